@@ -1,0 +1,29 @@
+"""diagqa validate: check a dataset's annotations, certificates and renders."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from benchmark.dataset import DEFAULT_ROOT
+from benchmark.validate import validate_path
+
+NAME = "validate"
+HELP = "validate a dataset: schema, solver answers, certificates (inside, proving, minimal), PNG renders, twins"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data", type=Path, default=DEFAULT_ROOT, help="dataset directory (default: the bundled one)")
+    p.add_argument("--no-renders", action="store_true", help="skip the PNG staleness check")
+
+
+def main(args: argparse.Namespace) -> int:
+    ds, problems = validate_path(args.data, check_renders=not args.no_renders)
+    for p in problems:
+        print(f"error: {p}", file=sys.stderr)
+    n_q = len(ds.questions)
+    if problems:
+        print(f"validate: {len(problems)} problem(s) in {len(ds.diagrams)} diagrams, {n_q} questions", file=sys.stderr)
+        return 1
+    print(f"validate: ok ({len(ds.diagrams)} diagrams, {n_q} questions)")
+    return 0

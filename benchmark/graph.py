@@ -1,0 +1,163 @@
+"""The diagram graph (DESIGN.md §3) and the subgraph value that flows between stages.
+
+Two views of an edge are kept apart on purpose:
+
+* the *parse view* (what ``diagqa parse`` prints) mirrors d2: ``src``/``dst`` in source-text
+  order plus the arrow, so ``a <- b`` is src ``a``, dst ``b``, arrow ``<-``;
+* the *flow view* (the :class:`networkx.MultiDiGraph` built here, which questions are reasoned
+  over) follows the flow: ``a <- b`` becomes the edge ``b -> a``; ``<->`` and ``--`` edges are
+  stored once, in text order, with ``directed=False`` and may be walked both ways.
+
+>>> g = build_graph({"nodes": [{"id": "a"}, {"id": "b"}],
+...                  "edges": [{"src": "a", "dst": "b", "arrow": "<-", "label": "x"}]})
+>>> [(e.src, e.dst, e.label) for e in graph_edges(g)]
+[('b', 'a', 'x')]
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+import networkx as nx
+
+ARROWS = ("->", "<-", "<->", "--")
+
+
+@dataclass(frozen=True, order=True)
+class Edge:
+    """One edge of the flow view. ``label`` is ``""`` when the edge has none."""
+
+    src: str
+    dst: str
+    label: str = ""
+    directed: bool = True
+
+    def key(self, with_label: bool = False) -> tuple:
+        """Identity used by the metrics: (src, dst), in either order when undirected.
+
+        >>> Edge("b", "a", directed=False).key() == Edge("a", "b", directed=False).key()
+        True
+        """
+        ends = (self.src, self.dst) if self.directed else tuple(sorted((self.src, self.dst)))
+        return ends + (self.label,) if with_label else ends
+
+    def to_list(self) -> list:
+        out: list = [self.src, self.dst]
+        if self.label:
+            out.append(self.label)
+        return out
+
+
+@dataclass(frozen=True)
+class Subgraph:
+    """A set of node ids and edges: a retrieved context or a gold certificate.
+
+    Edges bring their endpoints with them: :attr:`all_nodes` includes them.
+    """
+
+    nodes: frozenset[str] = field(default_factory=frozenset)
+    edges: frozenset[Edge] = field(default_factory=frozenset)
+
+    @property
+    def all_nodes(self) -> frozenset[str]:
+        return self.nodes | {e.src for e in self.edges} | {e.dst for e in self.edges}
+
+    def is_empty(self) -> bool:
+        return not self.nodes and not self.edges
+
+    def union(self, other: "Subgraph") -> "Subgraph":
+        return Subgraph(self.nodes | other.nodes, self.edges | other.edges)
+
+    def normalized(self) -> "Subgraph":
+        """Same subgraph with edge endpoints listed among the nodes."""
+        return Subgraph(self.all_nodes, self.edges)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "nodes": sorted(self.all_nodes),
+            "edges": [e.to_list() for e in sorted(self.edges)],
+        }
+
+    @classmethod
+    def from_edges(cls, edges: Iterable[Edge], nodes: Iterable[str] = ()) -> "Subgraph":
+        edges = frozenset(edges)
+        return cls(frozenset(nodes) | {e.src for e in edges} | {e.dst for e in edges}, edges)
+
+
+def build_graph(parsed: dict[str, Any]) -> nx.MultiDiGraph:
+    """Flow-view graph from the parser's (or the extractor's) public JSON form."""
+    g = nx.MultiDiGraph()
+    for n in parsed.get("nodes", []):
+        g.add_node(n["id"], label=n.get("label") if n.get("label") is not None else n["id"].split(".")[-1],
+                   shape=n.get("shape") or "rectangle", parent=n.get("parent"))
+    for e in parsed.get("edges", []):
+        arrow = e.get("arrow", "->")
+        if arrow not in ARROWS:
+            raise ValueError(f"unknown arrow {arrow!r} in edge {e!r}")
+        src, dst = (e["dst"], e["src"]) if arrow == "<-" else (e["src"], e["dst"])
+        for n in (src, dst):
+            if n not in g:
+                g.add_node(n, label=n.split(".")[-1], shape="rectangle", parent=None)
+        g.add_edge(src, dst, label=e.get("label") or "", directed=arrow in ("->", "<-"), arrow=arrow)
+    return g
+
+
+def graph_edges(g: nx.MultiDiGraph) -> list[Edge]:
+    """All edges of a flow-view graph, in insertion order."""
+    return [Edge(u, v, d.get("label") or "", d.get("directed", True)) for u, v, d in g.edges(data=True)]
+
+
+def out_edges(g: nx.MultiDiGraph, node: str) -> Iterator[tuple[str, Edge]]:
+    """(neighbour, edge) for every edge that can be walked out of ``node`` (sorted, deterministic)."""
+    if node not in g:
+        return iter(())
+    found = [(v, Edge(node, v, d.get("label") or "", d.get("directed", True))) for _, v, d in g.out_edges(node, data=True)]
+    found += [(u, Edge(u, node, d.get("label") or "", False)) for u, _, d in g.in_edges(node, data=True)
+              if not d.get("directed", True) and u != node]
+    return iter(sorted(found))
+
+
+def in_edges(g: nx.MultiDiGraph, node: str) -> Iterator[tuple[str, Edge]]:
+    """(neighbour, edge) for every edge that can be walked into ``node`` (sorted, deterministic)."""
+    if node not in g:
+        return iter(())
+    found = [(u, Edge(u, node, d.get("label") or "", d.get("directed", True))) for u, _, d in g.in_edges(node, data=True)]
+    found += [(v, Edge(node, v, d.get("label") or "", False)) for _, v, d in g.out_edges(node, data=True)
+              if not d.get("directed", True) and v != node]
+    return iter(sorted(found))
+
+
+def restrict(g: nx.MultiDiGraph, sub: Subgraph) -> nx.MultiDiGraph:
+    """The part of ``g`` that ``sub`` names, as a graph of its own (node attributes kept).
+
+    Edges of ``sub`` that ``g`` does not have are still added (a context may hold
+    claims that are not in the diagram); nodes unknown to ``g`` get their id as label.
+    """
+    h = nx.MultiDiGraph()
+    for n in sorted(sub.all_nodes):
+        attrs = dict(g.nodes[n]) if n in g else {"label": n.split(".")[-1], "shape": "rectangle", "parent": None}
+        h.add_node(n, **attrs)
+    for e in sorted(sub.edges):
+        h.add_edge(e.src, e.dst, label=e.label, directed=e.directed, arrow="->" if e.directed else "--")
+    return h
+
+
+def whole(g: nx.MultiDiGraph) -> Subgraph:
+    """The whole graph as a :class:`Subgraph`."""
+    return Subgraph(frozenset(g.nodes), frozenset(graph_edges(g)))
+
+
+def node_label(g: nx.MultiDiGraph, node: str) -> str:
+    if node in g:
+        return str(g.nodes[node].get("label") or node)
+    return node.split(".")[-1]
+
+
+def to_node_link(g: nx.MultiDiGraph) -> dict[str, Any]:
+    """Node-link JSON (stable order) for storage."""
+    return nx.node_link_data(g, edges="edges")
+
+
+def dumps(parsed: dict[str, Any]) -> str:
+    return json.dumps(parsed, ensure_ascii=False, indent=1)

@@ -1,0 +1,173 @@
+"""Question types, their structured arguments and answer kinds (DESIGN.md §4).
+
+Every question has a structured form (``type`` + ``args`` over node ids) so its answer can
+be recomputed by the reference solver (:mod:`benchmark.solver`). Answers are held in one
+canonical Python form per *answer kind*:
+
+========  =====================  =========================================
+kind      canonical value        example
+========  =====================  =========================================
+bool      ``True`` / ``False``   edge_exists, reachable, ...
+node      node id ``str``        decision_outcome
+nodes     ``frozenset[str]``     successors, predecessors
+int       ``int``                count_out, count_in
+label     ``str``                edge_label
+path      ``tuple[str, ...]``    path (node ids from source to target)
+========  =====================  =========================================
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchmark.graph import Edge, Subgraph
+
+
+@dataclass(frozen=True)
+class QuestionType:
+    name: str
+    args: tuple[str, ...]
+    kind: str
+    #: True when a negative answer (False) needs the closed set as proof
+    closed_when_false: bool = False
+    #: True when every answer needs the closed set as proof (universal questions)
+    always_closed: bool = False
+    doc: str = ""
+
+
+QUESTION_TYPES: dict[str, QuestionType] = {t.name: t for t in [
+    QuestionType("edge_exists", ("source", "target"), "bool", closed_when_false=True,
+                 doc="Is there an arrow directly from source to target?"),
+    QuestionType("reachable", ("source", "target"), "bool", closed_when_false=True,
+                 doc="Can the flow get from source to target?"),
+    QuestionType("reachable_avoiding", ("source", "target", "avoid"), "bool", closed_when_false=True,
+                 doc="Can the flow get from source to target without passing through avoid?"),
+    QuestionType("path", ("source", "target"), "path",
+                 doc="Which steps lead from source to target (a shortest path)?"),
+    QuestionType("successors", ("node",), "nodes", always_closed=True,
+                 doc="Which nodes come directly after node?"),
+    QuestionType("predecessors", ("node",), "nodes", always_closed=True,
+                 doc="Which nodes lead directly into node?"),
+    QuestionType("count_out", ("node",), "int", always_closed=True,
+                 doc="How many distinct nodes come directly after node?"),
+    QuestionType("count_in", ("node",), "int", always_closed=True,
+                 doc="How many distinct nodes lead directly into node?"),
+    QuestionType("edge_label", ("source", "target"), "label",
+                 doc="What is written on the arrow from source to target?"),
+    QuestionType("decision_outcome", ("node", "branch"), "node",
+                 doc="Where does the flow go from decision node when the branch labelled `branch` is taken?"),
+    QuestionType("common_downstream", ("first", "second", "target"), "bool", closed_when_false=True,
+                 doc="Do both first and second eventually lead to target?"),
+]}
+
+#: argument names that hold node ids (the others, like ``branch``, are free text)
+NODE_ARGS = {"source", "target", "avoid", "node", "first", "second"}
+
+
+@dataclass(frozen=True)
+class Question:
+    """One annotated question. ``answer`` is canonical for its type's kind."""
+
+    id: str
+    diagram: str
+    text: str
+    type: str
+    args: tuple[tuple[str, str], ...]
+    answer: Any
+    certificate: Subgraph
+    counter_prior: bool = False
+    rationale: str = ""
+    twin_of: str | None = None
+    language: str = "en"
+    file: str | None = None
+    line: int | None = None
+    extra: tuple[tuple[str, Any], ...] = field(default=())
+
+    @property
+    def qtype(self) -> QuestionType:
+        return QUESTION_TYPES[self.type]
+
+    @property
+    def kind(self) -> str:
+        return QUESTION_TYPES[self.type].kind
+
+    @property
+    def arg(self) -> dict[str, str]:
+        return dict(self.args)
+
+    def node_args(self) -> list[str]:
+        return [v for k, v in self.args if k in NODE_ARGS]
+
+    def needs_closure(self, answer: Any | None = None) -> bool:
+        """True when proving ``answer`` (default: the gold one) takes the closed set."""
+        t = self.qtype
+        a = self.answer if answer is None else answer
+        return t.always_closed or (t.closed_when_false and a is False)
+
+
+def canonical_answer(kind: str, value: Any) -> Any:
+    """Canonical form of an annotated (YAML/JSON) answer value; raises ValueError when it does not fit.
+
+    >>> canonical_answer("bool", "yes"), canonical_answer("nodes", ["b", "a"]) == frozenset({"a", "b"})
+    (True, True)
+    """
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        s = str(value).strip().lower()
+        if s in ("yes", "true", "да"):
+            return True
+        if s in ("no", "false", "нет"):
+            return False
+        raise ValueError(f"expected yes/no, got {value!r}")
+    if kind == "int":
+        if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip().lstrip("-").isdigit():
+            raise ValueError(f"expected an integer, got {value!r}")
+        return int(value)
+    if kind in ("node", "label"):
+        if not isinstance(value, (str, int)) or isinstance(value, bool):
+            raise ValueError(f"expected a string, got {value!r}")
+        return str(value)
+    if kind == "nodes":
+        if not isinstance(value, (list, tuple, set, frozenset)):
+            raise ValueError(f"expected a list of node ids, got {value!r}")
+        return frozenset(str(v) for v in value)
+    if kind == "path":
+        if not isinstance(value, (list, tuple)) or len(value) < 1:
+            raise ValueError(f"expected a list of node ids from source to target, got {value!r}")
+        return tuple(str(v) for v in value)
+    raise ValueError(f"unknown answer kind {kind!r}")
+
+
+def answer_to_json(value: Any) -> Any:
+    """JSON-friendly form of a canonical answer (sets sorted)."""
+    if isinstance(value, frozenset):
+        return sorted(value)
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+def certificate_from_json(data: Any) -> Subgraph:
+    """``{"nodes": [...], "edges": [[src, dst], [src, dst, label], ...]}`` -> Subgraph (flow direction).
+
+    Raises ValueError with what is wrong. Edge directedness is resolved against the
+    diagram later (:func:`benchmark.solver.resolve_certificate`).
+    """
+    if data is None:
+        return Subgraph()
+    if not isinstance(data, dict):
+        raise ValueError("certificate must be a mapping with 'nodes' and 'edges'")
+    unknown = set(data) - {"nodes", "edges"}
+    if unknown:
+        raise ValueError(f"certificate has unknown keys {sorted(unknown)}")
+    nodes = data.get("nodes") or []
+    edges = data.get("edges") or []
+    if not isinstance(nodes, list) or not all(isinstance(n, (str, int)) and not isinstance(n, bool) for n in nodes):
+        raise ValueError("certificate nodes must be a list of node ids")
+    out_edges = []
+    for e in edges:
+        if not isinstance(e, (list, tuple)) or len(e) not in (2, 3):
+            raise ValueError(f"certificate edge {e!r} must be [src, dst] or [src, dst, label]")
+        out_edges.append(Edge(str(e[0]), str(e[1]), str(e[2]) if len(e) == 3 and e[2] is not None else ""))
+    return Subgraph(frozenset(str(n) for n in nodes), frozenset(out_edges))

