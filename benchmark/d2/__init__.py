@@ -1,0 +1,28 @@
+"""D2 -> graph parser that agrees with the official ``d2`` compiler (v0.9.0).
+
+``parse_file(path)`` and ``parse_text(text, filename="<string>", base_dir=None)`` return
+``{"nodes": [{"id", "label", "shape", "parent"}], "edges": [{"src", "dst", "label",
+"directed", "arrow"}]}`` for the root board.
+
+Supported: node ids as d2 forms them (container paths, ``_`` parent references, case-
+insensitive identity keeping the first spelling, quoted and escaped keys); labels (primary
+value, ``label:``, later overrides, ``${vars}``, block strings kept raw); shapes; the four
+arrows with any number of hyphens; chains sharing one value; repeated edges; edge
+references ``(a -> b)[0].key`` and ``null`` deletion; reserved keywords; ``classes`` /
+``class``; ``sql_table`` and ``class`` columns; imports (``...@file``, ``x: @file``);
+globs (``*``, ``**``, ``* -> *``, ``(** -> **)[*]``, lazy like d2's) with ``&src`` /
+``&dst`` / ``&shape`` / ``&label`` filters; ``suspend`` / ``unsuspend``; sequence
+diagrams (actors, spans, groups and notes are nodes; lifelines are not edges); comments,
+block comments, ``;`` separators. ``layers`` / ``scenarios`` / ``steps`` are skipped.
+
+Errors: :class:`D2SyntaxError` (file, line, column, expected) for text d2 rejects, and
+:class:`D2UnsupportedError` for the few valid features not modelled (spread substitutions
+``...${x}``, key selection in imports ``@file.key``, ``*`` arrowheads, other glob filters).
+No other exception escapes.
+"""
+from __future__ import annotations
+
+from benchmark.d2.api import parse_file, parse_text
+from benchmark.d2.errors import D2SyntaxError, D2UnsupportedError
+
+__all__ = ["parse_file", "parse_text", "D2SyntaxError", "D2UnsupportedError"]

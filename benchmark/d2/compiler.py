@@ -1,0 +1,407 @@
+"""Syntax tree -> intermediate board (:mod:`benchmark.d2.ir`).
+
+Applies statements in order the way the d2 compiler does: key paths with ``_`` parent
+references, connection chains, edge references ``(a -> b)[i]``, ``null`` deletion,
+imports, globs (``*``, ``**``, ``* -> *``, ``(** -> **)[*]``; lazy, so they also reach
+fields declared later), filters ``&src`` / ``&dst`` / ``&key`` and ``suspend``.
+"""
+from __future__ import annotations
+
+import fnmatch
+import os
+
+from benchmark.d2.errors import D2SyntaxError, D2UnsupportedError
+from benchmark.d2.ir import Field, IREdge, IRMap, Value, common_owner
+from benchmark.d2.keywords import BOARD_KEYWORDS, is_reserved
+from benchmark.d2.lexer import Source
+from benchmark.d2.parser import Parser
+from benchmark.d2.syntax import Array, Import, Key, KeyPart, Map, Scalar
+
+MAX_IMPORT_DEPTH = 32
+
+
+class Rule:
+    """A glob statement kept on the map it was written in, applied to later fields too."""
+
+    def __init__(self, kind: str, stmt: Key, source: Source, parts=None, edge=None) -> None:
+        self.kind = kind          # "key", "edge" or "ref"
+        self.stmt = stmt
+        self.source = source
+        self.parts = parts        # remaining key parts (kind "key")
+        self.edge = edge          # syntax Edge (kinds "edge" and "ref")
+        self.done: set = set()
+        self.base_dir = None
+
+
+class Compiler:
+    """Compiles one board; ``compile_text`` is the entry point."""
+
+    def __init__(self) -> None:
+        self.root = IRMap()
+        self.seq = 0
+        self.edges: list[IREdge] = []
+        self.applying = 0
+        self.import_stack: list[str] = []
+
+    # -- entry ----------------------------------------------------------------------
+    def compile_text(self, text: str, filename: str, base_dir: str | None) -> IRMap:
+        source = Source(text, filename)
+        tree = Parser(source).parse_file()
+        self.compile_map(tree, self.root, source, base_dir)
+        return self.root
+
+    def compile_map(self, tree: Map, m: IRMap, source: Source, base_dir) -> None:
+        for stmt in tree.nodes:
+            if isinstance(stmt, Import):
+                self.spread_import(stmt, m, source, base_dir)
+            elif stmt.ampersand or stmt.not_ampersand:
+                if not self.applying:
+                    raise source.error(stmt.pos, "filters (&key) can only be used inside a glob")
+            else:
+                self.compile_key(stmt, m, source, base_dir)
+
+    def compile_key(self, stmt: Key, m: IRMap, source: Source, base_dir) -> None:
+        if stmt.edge_group and stmt.edge_index is not None:
+            self.compile_edge_ref(stmt, m, source, base_dir)
+        elif stmt.edges:
+            for edge in stmt.edges:
+                if _has_glob(edge.src) or _has_glob(edge.dst):
+                    rule = Rule("edge", stmt, source, edge=edge)
+                    rule.base_dir = base_dir
+                    m.rules.append(rule)
+                    self.apply_edge_rule(rule, m)
+                else:
+                    src = self.resolve(m, edge.src, source)
+                    dst = self.resolve(m, edge.dst, source)
+                    e = self.new_edge(src, dst, edge.arrow)
+                    self.apply_edge_value(e, stmt, m, source, base_dir)
+        elif stmt.key is not None:
+            self.compile_path(m, stmt.key, stmt, source, base_dir)
+
+    # -- keys -----------------------------------------------------------------------
+    def compile_path(self, m: IRMap, parts: list[KeyPart], stmt: Key, source, base_dir) -> None:
+        for i, part in enumerate(parts):
+            if part.value == "_" and not part.quoted:
+                if m.parent is None:
+                    raise source.error(part.pos, "'_' refers to the parent of the root map")
+                m = m.parent
+                continue
+            if part.glob:
+                rule = Rule("key", stmt, source, parts=parts[i:])
+                rule.base_dir = base_dir
+                m.rules.append(rule)
+                for f in list(self.glob_fields(m, part)):
+                    self.apply_key_rule(rule, f)
+                return
+            if part.value.lower() in BOARD_KEYWORDS and not part.quoted:
+                return  # layers / scenarios / steps: only the root board is compiled
+            f = self.ensure_field(m, part.value)
+            if i == len(parts) - 1:
+                self.apply_field_value(f, stmt, m, source, base_dir)
+            else:
+                m = f.ensure_map()
+
+    def apply_field_value(self, f: Field, stmt: Key, scope: IRMap, source, base_dir) -> None:
+        value = stmt.value
+        if isinstance(value, Scalar) and value.kind == "null":
+            self.delete_field(f)
+            return
+        if isinstance(value, Scalar) and value.kind in ("suspend", "unsuspend"):
+            f.suspended = value.kind == "suspend"
+            return
+        if stmt.primary is not None:
+            f.primary = Value(stmt.primary, scope)
+        if isinstance(value, (Scalar, Array)):
+            f.primary = Value(value, scope)
+        elif isinstance(value, Map):
+            self.compile_map(value, f.ensure_map(), source, base_dir)
+        elif isinstance(value, Import):
+            self.value_import(value, f.ensure_map(), source, base_dir)
+
+    def ensure_field(self, m: IRMap, name: str) -> Field:
+        f = m.get(name)
+        if f is not None:
+            return f
+        self.seq += 1
+        f = Field(name, m, self.seq)
+        m.fields[name.lower()] = f
+        if not self.applying and not is_reserved(name):
+            self.field_created(f)
+        return f
+
+    def delete_field(self, f: Field) -> None:
+        f.parent.fields.pop(f.name.lower(), None)
+        for e in self.edges:
+            if not e.deleted and (e.src.within(f) or e.dst.within(f)):
+                self.delete_edge(e)
+
+    def resolve(self, m: IRMap, parts: list[KeyPart], source, create: bool = True) -> Field | None:
+        """Field at key path ``parts`` from map ``m`` (created when ``create``)."""
+        f = None
+        for part in parts:
+            if part.value == "_" and not part.quoted:
+                if f is not None or m.parent is None:
+                    raise source.error(part.pos, "'_' can only start a path and needs a parent map")
+                m = m.parent
+                continue
+            if f is not None:
+                m = f.ensure_map() if create else f.map
+                if m is None:
+                    return None
+            f = self.ensure_field(m, part.value) if create else m.get(part.value)
+            if f is None:
+                return None
+        if f is None:
+            raise source.error(parts[0].pos, "a connection needs an object at each end")
+        return f
+
+    # -- connections ----------------------------------------------------------------
+    def new_edge(self, src: Field, dst: Field, arrow: str) -> IREdge:
+        e = IREdge(common_owner(src, dst), src, dst, arrow)
+        e.owner.edges.append(e)
+        self.edges.append(e)
+        if not self.applying:
+            self.edge_created(e)
+        return e
+
+    def delete_edge(self, e: IREdge) -> None:
+        e.deleted = True
+        if e in e.owner.edges:
+            e.owner.edges.remove(e)
+
+    def apply_edge_value(self, e: IREdge, stmt: Key, scope: IRMap, source, base_dir,
+                         key: list[KeyPart] | None = None) -> None:
+        value = stmt.value
+        if key:
+            m = e.ensure_map()
+            self.compile_path(m, key, stmt, source, base_dir)
+            return
+        if isinstance(value, Scalar) and value.kind == "null":
+            self.delete_edge(e)
+            return
+        if isinstance(value, Scalar) and value.kind in ("suspend", "unsuspend"):
+            e.suspended = value.kind == "suspend"
+            return
+        if stmt.primary is not None:
+            e.primary = Value(stmt.primary, scope)
+        if isinstance(value, (Scalar, Array)):
+            e.primary = Value(value, scope)
+        elif isinstance(value, Map):
+            self.compile_map(value, e.ensure_map(), source, base_dir)
+        elif isinstance(value, Import):
+            self.value_import(value, e.ensure_map(), source, base_dir)
+
+    def compile_edge_ref(self, stmt: Key, m: IRMap, source, base_dir) -> None:
+        if len(stmt.edges) != 1:
+            raise source.error(stmt.pos, "a connection reference names exactly one connection")
+        edge = stmt.edges[0]
+        if _has_glob(edge.src) or _has_glob(edge.dst) or stmt.edge_index == "*":
+            rule = Rule("ref", stmt, source, edge=edge)
+            rule.base_dir = base_dir
+            m.rules.append(rule)
+            for e in list(self.edges):
+                if not e.deleted:
+                    self.apply_ref_rule(rule, m, e)
+            return
+        src = self.resolve(m, edge.src, source, create=False)
+        dst = self.resolve(m, edge.dst, source, create=False)
+        found = [e for e in self.edges if not e.deleted and e.src is src and e.dst is dst
+                 and e.arrow == edge.arrow] if src and dst else []
+        if stmt.edge_index >= len(found):
+            if isinstance(stmt.value, Scalar) and stmt.value.kind == "null":
+                return
+            raise source.error(stmt.pos, f"no connection ({_text(edge)})[{stmt.edge_index}] "
+                                         "to refer to")
+        e = found[stmt.edge_index]
+        self.apply_edge_value(e, stmt, m, source, base_dir, key=stmt.edge_key)
+
+    # -- globs ------------------------------------------------------------------------
+    def glob_fields(self, m: IRMap, part: KeyPart, leaves_only: bool = False):
+        """Fields of ``m`` matching one glob segment (``**``: at any depth)."""
+        if part.value == "**":
+            stack = list(m.objects())
+            while stack:
+                f = stack.pop(0)
+                if not leaves_only or f.is_leaf():
+                    yield f
+                if f.map is not None:
+                    stack[0:0] = f.map.objects()
+            return
+        pattern = part.value.lower().replace("[", "[[]")
+        for f in m.objects():
+            if fnmatch.fnmatchcase(f.name.lower(), pattern):
+                yield f
+
+    def expand(self, m: IRMap, parts: list[KeyPart], source, in_edge: bool) -> list[Field]:
+        """All fields a (possibly glob) key path names from ``m``; no new globbed fields."""
+        current: list = [m]
+        fields: list[Field] = []
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            fields = []
+            for mm in current:
+                if part.value == "_" and not part.quoted:
+                    if mm.parent is None:
+                        raise source.error(part.pos, "'_' refers to the parent of the root map")
+                    fields.append(("up", mm.parent))
+                elif part.glob:
+                    fields.extend(self.glob_fields(mm, part, leaves_only=in_edge and last))
+                else:
+                    fields.append(self.ensure_field(mm, part.value))
+            if fields and isinstance(fields[0], tuple):
+                current = [x[1] for x in fields]
+                fields = []
+                continue
+            if not last:
+                current = [f.ensure_map() for f in fields]
+        return fields
+
+    def apply_key_rule(self, rule: Rule, f: Field) -> None:
+        if id(f) in rule.done:
+            return
+        rule.done.add(id(f))
+        if not self.passes_filters(rule, f):
+            return
+        self.applying += 1
+        try:
+            rest = rule.parts[1:]
+            if rest:
+                self.compile_path(f.ensure_map(), rest, rule.stmt, rule.source, rule.base_dir)
+            else:
+                self.apply_field_value(f, rule.stmt, f.parent, rule.source, rule.base_dir)
+        finally:
+            self.applying -= 1
+
+    def apply_edge_rule(self, rule: Rule, m: IRMap) -> None:
+        self.applying += 1
+        try:
+            srcs = self.expand(m, rule.edge.src, rule.source, True)
+            dsts = self.expand(m, rule.edge.dst, rule.source, True)
+            for s in srcs:
+                for d in dsts:
+                    if s is d or (id(s), id(d)) in rule.done:
+                        continue
+                    rule.done.add((id(s), id(d)))
+                    e = self.new_edge(s, d, rule.edge.arrow)
+                    self.apply_edge_value(e, rule.stmt, m, rule.source, rule.base_dir)
+        finally:
+            self.applying -= 1
+
+    def apply_ref_rule(self, rule: Rule, m: IRMap, e: IREdge) -> None:
+        if id(e) in rule.done or e.arrow != rule.edge.arrow:
+            return
+        self.applying += 1
+        try:
+            srcs = self.expand(m, rule.edge.src, rule.source, False)
+            dsts = self.expand(m, rule.edge.dst, rule.source, False)
+        finally:
+            self.applying -= 1
+        if not any(e.src is s for s in srcs) or not any(e.dst is d for d in dsts):
+            return
+        rule.done.add(id(e))
+        if not self.passes_filters(rule, e, m):
+            return
+        self.applying += 1
+        try:
+            self.apply_edge_value(e, rule.stmt, m, rule.source, rule.base_dir,
+                                  key=rule.stmt.edge_key)
+        finally:
+            self.applying -= 1
+
+    def field_created(self, f: Field) -> None:
+        """Apply the lazy glob rules that reach a newly created field."""
+        for depth, m in enumerate(f.parent.ancestors()):
+            for rule in list(m.rules):
+                if rule.kind == "key":
+                    head = rule.parts[0]
+                    if head.value == "**":
+                        self.apply_key_rule(rule, f)
+                    elif depth == 0 and any(g is f for g in self.glob_fields(m, head)):
+                        self.apply_key_rule(rule, f)
+                elif rule.kind == "edge":
+                    self.apply_edge_rule(rule, m)
+
+    def edge_created(self, e: IREdge) -> None:
+        for m in e.owner.ancestors():
+            for rule in list(m.rules):
+                if rule.kind == "ref":
+                    self.apply_ref_rule(rule, m, e)
+
+    def passes_filters(self, rule: Rule, target, scope: IRMap | None = None) -> bool:
+        value = rule.stmt.value
+        if not isinstance(value, Map):
+            return True
+        for stmt in value.nodes:
+            if not isinstance(stmt, Key) or not (stmt.ampersand or stmt.not_ampersand):
+                continue
+            ok = self.filter_matches(rule, stmt, target, scope)
+            if ok == stmt.not_ampersand:
+                return False
+        return True
+
+    def filter_matches(self, rule: Rule, stmt: Key, target, scope) -> bool:
+        src = rule.source
+        if stmt.key is None or len(stmt.key) != 1 or not isinstance(stmt.value, Scalar):
+            raise D2UnsupportedError("this kind of glob filter is unsupported",
+                                     file=src.filename, line=src.line_col(stmt.pos)[0])
+        name = stmt.key[0].value.lower()
+        want = stmt.value.text
+        if isinstance(target, IREdge) and name in ("src", "dst"):
+            from benchmark.d2.parser import Parser as _P
+            sub = _P(Source(want, src.filename))
+            path = sub.read_key_path() or []
+            end = self.resolve(scope, path, src, create=False) if path else None
+            return end is (target.src if name == "src" else target.dst)
+        if isinstance(target, Field) and name in ("shape", "label", "near", "icon", "class"):
+            have = target.text_of(name)
+            if name == "label" and have is None and target.primary is not None:
+                node = target.primary.node
+                have = node.text if isinstance(node, Scalar) else None
+            if name == "shape" and have is None:
+                have = "rectangle"
+            return have is not None and have.lower() == want.lower()
+        raise D2UnsupportedError(f"the glob filter &{name} is unsupported",
+                                 file=src.filename, line=src.line_col(stmt.pos)[0])
+
+    # -- imports ----------------------------------------------------------------------
+    def read_import(self, imp: Import, source: Source, base_dir):
+        base = base_dir if base_dir is not None else os.getcwd()
+        path = imp.path if imp.path.endswith(".d2") else imp.path + ".d2"
+        full = os.path.normpath(os.path.join(base, path))
+        if full in self.import_stack or len(self.import_stack) > MAX_IMPORT_DEPTH:
+            raise source.error(imp.pos, f"import cycle through {path}")
+        try:
+            with open(full, encoding="utf-8") as fh:
+                text = fh.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc)
+            raise source.error(imp.pos, f"cannot import {path}: {reason}") from None
+        sub = Source(text, os.path.join(os.path.dirname(source.filename), path)
+                     if source.filename != "<string>" else path)
+        return Parser(sub).parse_file(), sub, os.path.dirname(full), full
+
+    def spread_import(self, imp: Import, m: IRMap, source: Source, base_dir) -> None:
+        self._import_into(imp, m, source, base_dir)
+
+    def value_import(self, imp: Import, m: IRMap, source: Source, base_dir) -> None:
+        self._import_into(imp, m, source, base_dir)
+
+    def _import_into(self, imp: Import, m: IRMap, source: Source, base_dir) -> None:
+        tree, sub, sub_dir, full = self.read_import(imp, source, base_dir)
+        self.import_stack.append(full)
+        try:
+            self.compile_map(tree, m, sub, sub_dir)
+        finally:
+            self.import_stack.pop()
+
+
+def _has_glob(parts: list[KeyPart]) -> bool:
+    return any(p.glob for p in parts)
+
+
+def _text(edge) -> str:
+    return (".".join(p.value for p in edge.src) + f" {edge.arrow} "
+            + ".".join(p.value for p in edge.dst))
+
+
+__all__ = ["Compiler", "D2SyntaxError"]

@@ -1,0 +1,245 @@
+"""Intermediate board -> objects and connections, the public JSON form.
+
+Follows the d2 compiler's second stage: per map, classes first, then ``shape``, then the
+fields in order (keywords set attributes, other fields become child objects), then the
+map's connections. Sequence diagrams reuse an actor of the diagram when a group names it;
+``sql_table`` / ``class`` children are columns, not objects; suspended fields and
+connections are left out.
+"""
+from __future__ import annotations
+
+from benchmark.d2.errors import D2SyntaxError
+from benchmark.d2.ir import Field, IREdge, IRMap
+from benchmark.d2.keywords import BOARD_KEYWORDS, RESERVED_KEYWORDS, TEXT_LANGUAGES
+from benchmark.d2.syntax import Array, Scalar, Subst
+
+KEY_SPECIALS = set("#;\n\\{}[]'\"|:.-<>*&()@")
+TABLE_SHAPES = ("sql_table", "class")
+
+
+def format_segment(s: str) -> str:
+    """One id segment as d2 prints it: bare, or quoted when it holds special characters."""
+    if s == "":
+        return '""'
+    for i, c in enumerate(s):
+        if c == "-" and i + 1 < len(s) and s[i + 1] != "-":
+            continue
+        if c in KEY_SPECIALS:
+            if '"' not in s or "\n" in s:
+                return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+            return "'" + s.replace("'", "''") + "'"
+    if s.lower() == "null":
+        return "\\" + s
+    return s
+
+
+class Obj:
+    __slots__ = ("name", "parent", "children", "label", "shape", "column", "visible", "order")
+
+    def __init__(self, name: str, parent: "Obj | None", order: int) -> None:
+        self.name = name
+        self.parent = parent
+        self.children: dict[str, Obj] = {}
+        self.label = name
+        self.shape = "rectangle"
+        self.column = False
+        self.visible = True
+        self.order = order
+
+    def ident(self) -> str:
+        parts = []
+        o = self
+        while o.parent is not None:
+            parts.append(format_segment(o.name))
+            o = o.parent
+        return ".".join(reversed(parts))
+
+    def outer_sequence(self) -> "Obj | None":
+        o = self.parent
+        while o is not None:
+            if o.shape == "sequence_diagram":
+                return o
+            o = o.parent
+        return None
+
+
+class GraphBuilder:
+    def __init__(self, root: IRMap, filename: str) -> None:
+        self.ir_root = root
+        self.filename = filename
+        self.root = Obj("", None, 0)
+        self.objects: list[Obj] = []
+        self.edges: list[dict] = []
+        self.visible_cache: dict[int, bool] = {}
+
+    # -- values -----------------------------------------------------------------------
+    def text(self, value, scope: IRMap, depth: int = 0) -> str:
+        node = value.node if hasattr(value, "node") else value
+        if isinstance(node, Array):
+            return ", ".join(self.text(x, scope, depth) for x in node.items)
+        out = []
+        for part in node.parts:
+            if isinstance(part, Subst):
+                out.append(self.lookup_var(part, scope, depth))
+            else:
+                out.append(part)
+        return "".join(out)
+
+    def lookup_var(self, sub: Subst, scope: IRMap, depth: int) -> str:
+        if depth > 20:
+            raise D2SyntaxError(f"variable ${{{'.'.join(sub.path)}}} refers to itself",
+                                file=self.filename)
+        for m in scope.ancestors():
+            vars_field = m.get("vars")
+            if vars_field is None or vars_field.map is None:
+                continue
+            f: Field | None = vars_field
+            for name in sub.path:
+                f = f.map.get(name) if f is not None and f.map is not None else None
+            if f is not None and f.primary is not None:
+                return self.text(f.primary, f.primary.scope, depth + 1)
+        raise D2SyntaxError(f"could not resolve variable ${{{'.'.join(sub.path)}}}",
+                            file=self.filename)
+
+    # -- visibility (suspend) -----------------------------------------------------------
+    def field_visible(self, f: Field) -> bool:
+        key = id(f)
+        if key not in self.visible_cache:
+            vis = not f.suspended
+            if not vis and f.map is not None:
+                vis = any(self.field_visible(c) for c in f.map.objects())
+            self.visible_cache[key] = vis
+        return self.visible_cache[key]
+
+    def propagate_unsuspend(self, edges: list[IREdge]) -> None:
+        for e in edges:
+            if not e.deleted and e.suspended is False and e.arrow in ("->", "<-"):
+                for f in (e.src, e.dst):
+                    if f.suspended:
+                        f.suspended = False
+
+    # -- objects ----------------------------------------------------------------------
+    def ensure_child(self, obj: Obj, name: str) -> Obj:
+        seq = obj.outer_sequence()
+        low = name.lower()
+        if seq is not None and low in seq.children and obj.name.lower() != low:
+            obj = seq
+        child = obj.children.get(low)
+        if child is None:
+            child = Obj(name, obj, len(self.objects) + 1)
+            obj.children[low] = child
+            self.objects.append(child)
+        return child
+
+    def ensure_path(self, obj: Obj, names: list[str]) -> Obj:
+        for i, name in enumerate(names):
+            if i == 0:
+                obj = self.ensure_child(obj, name)
+            else:
+                low = name.lower()
+                nxt = obj.children.get(low)
+                if nxt is None:
+                    nxt = Obj(name, obj, len(self.objects) + 1)
+                    obj.children[low] = nxt
+                    self.objects.append(nxt)
+                obj = nxt
+        while obj.column and obj.parent is not None:
+            obj = obj.parent
+        return obj
+
+    def compile_map(self, obj: Obj, m: IRMap) -> None:
+        cls = m.get("class")
+        if cls is not None and cls.primary is not None:
+            for name in self.class_names(cls):
+                cmap = self.class_map(name)
+                if cmap is not None:
+                    self.compile_map(obj, cmap)
+        shape = m.get("shape")
+        if shape is not None and shape.primary is not None:
+            obj.shape = self.text(shape.primary, shape.primary.scope).lower()
+        for f in list(m.fields.values()):
+            low = f.name.lower()
+            if low in ("shape", "class") or low in BOARD_KEYWORDS:
+                continue
+            if low in RESERVED_KEYWORDS:
+                if low == "label" and f.primary is not None:
+                    self.set_label(obj, f)
+                continue
+            if not self.field_visible(f):
+                continue
+            child = self.ensure_child(obj, f.name)
+            if f.primary is not None:
+                self.set_label(child, f)
+            if f.map is not None:
+                self.compile_map(child, f.map)
+        if obj.shape in TABLE_SHAPES:
+            for child in obj.children.values():
+                self.mark_column(child)
+        for e in m.edges:
+            self.compile_edge(obj, e)
+
+    def mark_column(self, obj: Obj) -> None:
+        obj.column = True
+        for c in obj.children.values():
+            self.mark_column(c)
+
+    def set_label(self, obj: Obj, f: Field) -> None:
+        node = f.primary.node
+        obj.label = self.text(f.primary, f.primary.scope)
+        if isinstance(node, Scalar) and node.kind == "block":
+            obj.shape = "text" if node.tag in TEXT_LANGUAGES else "code"
+
+    def class_names(self, cls: Field) -> list[str]:
+        node = cls.primary.node
+        if isinstance(node, Array):
+            return [self.text(x, cls.primary.scope) for x in node.items]
+        return [self.text(cls.primary, cls.primary.scope)]
+
+    def class_map(self, name: str) -> IRMap | None:
+        classes = self.ir_root.get("classes")
+        if classes is None or classes.map is None:
+            return None
+        f = classes.map.get(name)
+        return f.map if f is not None else None
+
+    # -- connections ------------------------------------------------------------------
+    def compile_edge(self, obj: Obj, e: IREdge) -> None:
+        if e.deleted or e.suspended:
+            return
+        if not (self.field_visible(e.src) and self.field_visible(e.dst)):
+            return
+        if e.src.suspended or e.dst.suspended:
+            return
+        src = self.ensure_path(obj, e.rel(e.src))
+        dst = self.ensure_path(obj, e.rel(e.dst))
+        label = None
+        if e.primary is not None:
+            label = self.text(e.primary, e.primary.scope)
+        if e.map is not None:
+            cls = e.map.get("class")
+            if cls is not None and cls.primary is not None:
+                for name in self.class_names(cls):
+                    cmap = self.class_map(name)
+                    lab = cmap.get("label") if cmap is not None else None
+                    if lab is not None and lab.primary is not None:
+                        label = self.text(lab.primary, lab.primary.scope)
+            lab = e.map.get("label")
+            if lab is not None and lab.primary is not None:
+                label = self.text(lab.primary, lab.primary.scope)
+        self.edges.append({"src": src, "dst": dst, "label": label, "arrow": e.arrow})
+
+    # -- entry --------------------------------------------------------------------------
+    def build(self, ir_edges: list[IREdge]) -> dict:
+        self.propagate_unsuspend(ir_edges)
+        self.compile_map(self.root, self.ir_root)
+        nodes = []
+        for o in self.objects:
+            if o.column:
+                continue
+            nodes.append({"id": o.ident(), "label": o.label, "shape": o.shape,
+                          "parent": o.parent.ident() if o.parent is not self.root else None})
+        edges = []
+        for e in self.edges:
+            edges.append({"src": e["src"].ident(), "dst": e["dst"].ident(), "label": e["label"],
+                          "directed": e["arrow"] in ("->", "<-"), "arrow": e["arrow"]})
+        return {"nodes": nodes, "edges": edges}

@@ -1,0 +1,126 @@
+"""Intermediate form of a D2 board: a tree of fields, each with an optional primary value
+and map, plus connections owned by the map of their endpoints' common container.
+
+This mirrors what the d2 compiler builds before it turns fields into objects: keywords are
+still plain fields here (``style``, ``label``), and field names are matched without regard
+to case, keeping the first spelling.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from benchmark.d2.keywords import is_reserved
+from benchmark.d2.syntax import Scalar
+
+
+@dataclass
+class Value:
+    """A primary value and the map it was written in (the scope for ``${vars}``)."""
+    node: object          # Scalar or Array
+    scope: "IRMap"
+
+
+class IRMap:
+    """Ordered fields (by lower-cased name) and the connections this map owns."""
+
+    __slots__ = ("fields", "edges", "parent", "owner", "rules")
+
+    def __init__(self, parent: "IRMap | None" = None, owner: "Field | None" = None) -> None:
+        self.fields: dict[str, Field] = {}
+        self.edges: list[IREdge] = []
+        self.parent = parent
+        self.owner = owner
+        self.rules: list = []
+
+    def get(self, name: str) -> "Field | None":
+        return self.fields.get(name.lower())
+
+    def path(self) -> list[str]:
+        out = []
+        m = self
+        while m.owner is not None:
+            out.append(m.owner.name)
+            m = m.parent
+        return out[::-1]
+
+    def ancestors(self):
+        """This map, then each enclosing map up to the root."""
+        m = self
+        while m is not None:
+            yield m
+            m = m.parent
+
+    def objects(self):
+        """Fields that are objects (not keywords), in order."""
+        return [f for f in self.fields.values() if not is_reserved(f.name)]
+
+
+class Field:
+    __slots__ = ("name", "parent", "primary", "map", "suspended", "seq")
+
+    def __init__(self, name: str, parent: IRMap, seq: int) -> None:
+        self.name = name
+        self.parent = parent
+        self.primary: Value | None = None
+        self.map: IRMap | None = None
+        self.suspended: bool | None = None
+        self.seq = seq
+
+    def ensure_map(self) -> IRMap:
+        if self.map is None:
+            self.map = IRMap(self.parent, self)
+        return self.map
+
+    def path(self) -> list[str]:
+        return self.parent.path() + [self.name]
+
+    def is_leaf(self) -> bool:
+        return self.map is None or not self.map.objects()
+
+    def within(self, other: "Field") -> bool:
+        """True when this field is ``other`` or lies inside it."""
+        f = self
+        while f is not None:
+            if f is other:
+                return True
+            f = f.parent.owner
+        return False
+
+    def text_of(self, key: str) -> str | None:
+        """Literal text of keyword ``key`` set in this field's map, if any."""
+        sub = self.map.get(key) if self.map else None
+        if sub is None or sub.primary is None or not isinstance(sub.primary.node, Scalar):
+            return None
+        return sub.primary.node.text
+
+
+class IREdge:
+    __slots__ = ("owner", "src", "dst", "arrow", "primary", "map", "suspended", "deleted")
+
+    def __init__(self, owner: IRMap, src: Field, dst: Field, arrow: str) -> None:
+        self.owner = owner
+        self.src = src
+        self.dst = dst
+        self.arrow = arrow
+        self.primary: Value | None = None
+        self.map: IRMap | None = None
+        self.suspended: bool | None = None
+        self.deleted = False
+
+    def ensure_map(self) -> IRMap:
+        if self.map is None:
+            self.map = IRMap(self.owner, None)
+        return self.map
+
+    def rel(self, f: Field) -> list[str]:
+        """Path of endpoint ``f`` relative to the owning map."""
+        return f.path()[len(self.owner.path()):]
+
+
+def common_owner(src: Field, dst: Field) -> IRMap:
+    """The deepest map that contains both endpoints (not as the endpoint itself)."""
+    chain = list(src.parent.ancestors())
+    for m in dst.parent.ancestors():
+        if m in chain:
+            return m
+    return chain[-1]
