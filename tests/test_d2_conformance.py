@@ -20,7 +20,13 @@ if not CORPUS.is_dir():
     pytest.skip("d2 conformance corpus not present", allow_module_level=True)
 
 # Files whose graph cannot agree with the oracle, each with the reason (strict xfail).
-KNOWN_DIFFERENCES: dict[str, str] = {}
+KNOWN_DIFFERENCES: dict[str, str] = {
+    # d2 wraps an object that has a `link` in an SVG <a> element; svg_oracle.py reads only
+    # the top-level <g> elements, so the object is missing from the expected file although
+    # d2 compiles it (its <g class> inside the <a> decodes to the same id).
+    # test_linked_object_hidden_from_oracle checks the rest of the file exactly.
+    "d2docs_tiktok_layers": "oracle misses the object with a `link` (rendered inside <a>)",
+}
 
 
 def _cases() -> list[tuple[str, Path, Path]]:
@@ -98,3 +104,13 @@ def _order(have: list, want: list) -> list:
         if v is None and rest:
             out[i] = rest.pop(0)
     return out
+
+
+def test_linked_object_hidden_from_oracle():
+    """tiktok_layers equals its oracle plus the one object the oracle cannot see."""
+    expected = CORPUS / "expected" / "d2docs_tiktok_layers.json"
+    oracle = json.loads(expected.read_text(encoding="utf-8"))
+    got = parse_file(CORPUS / "d2docs_tiktok_layers.d2")
+    ids = sorted(n["id"] for n in got["nodes"])
+    assert ids == sorted([n["id"] for n in oracle["nodes"]] + ['"Tik Tok\'s User Data"'])
+    assert Counter((e["src"], e["dst"], e["arrow"]) for e in got["edges"]) == oracle_edges(oracle)

@@ -106,9 +106,10 @@ class Compiler:
         if isinstance(value, Scalar) and value.kind == "null":
             self.delete_field(f)
             return
-        if isinstance(value, Scalar) and value.kind in ("suspend", "unsuspend"):
-            f.suspended = value.kind == "suspend"
-            return
+        for v in (stmt.primary, value):
+            if isinstance(v, Scalar) and v.kind in ("suspend", "unsuspend"):
+                f.suspended = v.kind == "suspend"
+                return
         if stmt.primary is not None:
             f.primary = Value(stmt.primary, scope)
         if isinstance(value, (Scalar, Array)):
@@ -179,9 +180,10 @@ class Compiler:
         if isinstance(value, Scalar) and value.kind == "null":
             self.delete_edge(e)
             return
-        if isinstance(value, Scalar) and value.kind in ("suspend", "unsuspend"):
-            e.suspended = value.kind == "suspend"
-            return
+        for v in (stmt.primary, value):
+            if isinstance(v, Scalar) and v.kind in ("suspend", "unsuspend"):
+                e.suspended = v.kind == "suspend"
+                return
         if stmt.primary is not None:
             e.primary = Value(stmt.primary, scope)
         if isinstance(value, (Scalar, Array)):
@@ -205,8 +207,8 @@ class Compiler:
             return
         src = self.resolve(m, edge.src, source, create=False)
         dst = self.resolve(m, edge.dst, source, create=False)
-        found = [e for e in self.edges if not e.deleted and e.src is src and e.dst is dst
-                 and e.arrow == edge.arrow] if src and dst else []
+        found = [e for e in self.edges if not e.deleted and _same_edge(e, src, dst, edge.arrow)
+                 ] if src and dst else []
         if stmt.edge_index >= len(found):
             if isinstance(stmt.value, Scalar) and stmt.value.kind == "null":
                 return
@@ -288,7 +290,7 @@ class Compiler:
             self.applying -= 1
 
     def apply_ref_rule(self, rule: Rule, m: IRMap, e: IREdge) -> None:
-        if id(e) in rule.done or e.arrow != rule.edge.arrow:
+        if id(e) in rule.done:
             return
         self.applying += 1
         try:
@@ -296,7 +298,7 @@ class Compiler:
             dsts = self.expand(m, rule.edge.dst, rule.source, False)
         finally:
             self.applying -= 1
-        if not any(e.src is s for s in srcs) or not any(e.dst is d for d in dsts):
+        if not any(_same_edge(e, s, d, rule.edge.arrow) for s in srcs for d in dsts):
             return
         rule.done.add(id(e))
         if not self.passes_filters(rule, e, m):
@@ -393,6 +395,16 @@ class Compiler:
             self.compile_map(tree, m, sub, sub_dir)
         finally:
             self.import_stack.pop()
+
+
+REVERSED = {"->": "<-", "<-": "->", "<->": "<->", "--": "--"}
+
+
+def _same_edge(e: IREdge, src: Field, dst: Field, arrow: str) -> bool:
+    """``(src arrow dst)`` names ``e`` as written or mirrored (``(d -> c)`` is ``c <- d``)."""
+    if e.src is src and e.dst is dst and e.arrow == arrow:
+        return True
+    return e.src is dst and e.dst is src and e.arrow == REVERSED[arrow]
 
 
 def _has_glob(parts: list[KeyPart]) -> bool:

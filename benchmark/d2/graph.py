@@ -113,7 +113,7 @@ class GraphBuilder:
 
     def propagate_unsuspend(self, edges: list[IREdge]) -> None:
         for e in edges:
-            if not e.deleted and e.suspended is False and e.arrow in ("->", "<-"):
+            if not e.deleted and e.suspended is False:
                 for f in (e.src, e.dst):
                     if f.suspended:
                         f.suspended = False
