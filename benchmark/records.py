@@ -1,0 +1,193 @@
+"""The sample record: one line of ``samples.jsonl`` (one question x variant x answerer).
+
+A record holds everything a re-score needs -- the question's structured form and gold
+certificate, the retrieved subgraph and the context exactly as the answerer saw it, the answer
+as given -- so metrics can be recomputed without running any stage again. Like
+lm-evaluation-harness it carries hashes of its question, context and answer, so two runs can
+be compared line by line.
+
+The JSON forms here are lossless: ``value == from_json(to_json(value))``.
+
+>>> from benchmark.graph import Edge, Subgraph
+>>> s = Subgraph(frozenset({"a"}), frozenset({Edge("a", "b", "x", directed=False)}))
+>>> subgraph_from_json(subgraph_to_json(s)) == s
+True
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+import networkx as nx
+
+from benchmark.graph import Edge, Subgraph, restrict
+from benchmark.questions import Question, answer_to_json, canonical_answer
+
+SCHEMA_VERSION = 1
+
+
+def sha256_json(value: Any) -> str:
+    """SHA-256 of ``value`` as canonical JSON (sorted keys, UTF-8)."""
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# -- lossless JSON forms of the values that flow between stages ---------------------------------
+
+def subgraph_to_json(sub: Subgraph) -> dict[str, Any]:
+    """``{"nodes": [...], "edges": [[src, dst, label, directed], ...]}`` (sorted; nodes as given)."""
+    return {"nodes": sorted(sub.nodes), "edges": [[e.src, e.dst, e.label, e.directed] for e in sorted(sub.edges)]}
+
+
+def subgraph_from_json(data: dict[str, Any]) -> Subgraph:
+    return Subgraph(frozenset(data.get("nodes") or ()),
+                    frozenset(Edge(str(s), str(d), str(lab), bool(dr)) for s, d, lab, dr in data.get("edges") or ()))
+
+
+def question_to_json(q: Question) -> dict[str, Any]:
+    return {"id": q.id, "diagram": q.diagram, "text": q.text, "type": q.type, "args": dict(q.args),
+            "answer": answer_to_json(q.answer), "certificate": subgraph_to_json(q.certificate),
+            "counter_prior": q.counter_prior, "rationale": q.rationale, "twin_of": q.twin_of,
+            "language": q.language, "file": q.file, "line": q.line,
+            "extra": {k: v for k, v in q.extra}}
+
+
+def question_from_json(d: dict[str, Any]) -> Question:
+    from benchmark.questions import QUESTION_TYPES
+
+    kind = QUESTION_TYPES[d["type"]].kind
+    return Question(id=d["id"], diagram=d["diagram"], text=d["text"], type=d["type"],
+                    args=tuple((k, str(v)) for k, v in d["args"].items()),
+                    answer=canonical_answer(kind, d["answer"]), certificate=subgraph_from_json(d["certificate"]),
+                    counter_prior=bool(d.get("counter_prior")), rationale=d.get("rationale") or "",
+                    twin_of=d.get("twin_of"), language=d.get("language") or "en", file=d.get("file"),
+                    line=d.get("line"), extra=tuple(sorted((d.get("extra") or {}).items())))
+
+
+def context_to_json(ctx: Any) -> dict[str, Any]:
+    """A :class:`benchmark.context.Context` as the answerer saw it: subgraph, node attributes, text."""
+    g = ctx.graph
+    attrs = {n: [g.nodes[n].get("label"), g.nodes[n].get("shape"), g.nodes[n].get("parent")] for n in sorted(g.nodes)}
+    return {"diagram": ctx.diagram_id, **subgraph_to_json(ctx.subgraph), "node_attrs": attrs, "text": ctx.text}
+
+
+def context_from_json(d: dict[str, Any]) -> Any:
+    """Rebuild the Context: its graph is ``restrict`` of the stored node attributes, as ``make_context`` made it."""
+    from benchmark.context import Context
+
+    sub = subgraph_from_json(d)
+    stub = nx.MultiDiGraph()
+    for n, (label, shape, parent) in (d.get("node_attrs") or {}).items():
+        stub.add_node(n, label=label, shape=shape, parent=parent)
+    return Context(diagram_id=d["diagram"], subgraph=sub, graph=restrict(stub, sub), text=d.get("text") or "")
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, (frozenset, set)):
+        return sorted((_jsonable(v) for v in value), key=str)
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def answer_to_json_record(a: Any) -> dict[str, Any]:
+    """A :class:`benchmark.answers.Answer` as JSON (sets become sorted lists, tuples lists)."""
+    return _jsonable(a.to_json())
+
+
+def answer_from_json_record(d: dict[str, Any]) -> Any:
+    from benchmark.answers import Answer
+
+    return Answer.from_json(d)
+
+
+def graph_to_json(g: nx.MultiDiGraph) -> dict[str, Any]:
+    return nx.node_link_data(g, edges="edges")
+
+
+def graph_from_json(d: dict[str, Any]) -> nx.MultiDiGraph:
+    return nx.node_link_graph(d, directed=True, multigraph=True, edges="edges")
+
+
+# -- the record ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SampleRecord:
+    """One sample. ``context``/``answer``/``metrics`` are None when an earlier stage failed (see ``error``)."""
+
+    sample_id: str
+    question_id: str
+    diagram_id: str
+    variant: str
+    finder: str
+    source: str
+    selector: str
+    answerer: str
+    question: dict[str, Any]
+    found_diagram: str | None = None          # the diagram the finder chose
+    finder_rank: int | None = None            # 1-based rank of the question's own diagram
+    retrieved: dict[str, Any] | None = None   # the selector's subgraph
+    context: dict[str, Any] | None = None
+    answer: dict[str, Any] | None = None
+    metrics: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None       # {"stage", "type", "message"} of the stage that raised
+    timings: dict[str, float] = field(default_factory=dict)
+    hashes: dict[str, str] = field(default_factory=dict)
+    schema: int = SCHEMA_VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), ensure_ascii=False, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "SampleRecord":
+        names = {f.name for f in fields(cls)}
+        unknown = set(d) - names
+        if unknown:
+            raise ValueError(f"unknown record fields {sorted(unknown)}")
+        return cls(**d)
+
+    def with_metrics(self, metrics: dict[str, Any] | None, error: dict[str, Any] | None = None) -> "SampleRecord":
+        from dataclasses import replace
+
+        return replace(self, metrics=metrics, error=error if error is not None else self.error)
+
+
+def sample_id(question_id: str, variant: str, answerer: str) -> str:
+    return f"{question_id}|{variant}|{answerer}"
+
+
+def record_hashes(question: dict[str, Any], context: dict[str, Any] | None, answer: dict[str, Any] | None) -> dict[str, str]:
+    """Hashes of the question (structure and text), the context as seen, and the answer as given."""
+    out = {"question": sha256_json({k: question[k] for k in ("id", "text", "type", "args", "answer", "certificate")})}
+    if context is not None:
+        out["context"] = sha256_json({k: context[k] for k in ("nodes", "edges", "text")})
+    if answer is not None:
+        out["answer"] = sha256_json({k: answer[k] for k in ("raw", "evidence", "explanation", "error")})
+    return out
+
+
+def read_samples(path: Any) -> list[SampleRecord]:
+    """Every record of a ``samples.jsonl``; a bad line is an error naming the file and line."""
+    from pathlib import Path
+
+    from benchmark.errors import InputError
+
+    out = []
+    with Path(path).open(encoding="utf-8") as fh:
+        for i, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                out.append(SampleRecord.from_json(json.loads(line)))
+            except (ValueError, TypeError, KeyError) as exc:
+                raise InputError(f"not a sample record: {exc}", file=str(path), line=i) from exc
+    return out
