@@ -1,0 +1,25 @@
+"""Scoring: pure functions on plain values (DESIGN.md §5).
+
+* :mod:`~benchmark.metrics.overlap`      -- SRR, precision, F1 (node, edge, combined; label-aware)
+* :mod:`~benchmark.metrics.accuracy`     -- answer normalisation per kind and correctness
+* :mod:`~benchmark.metrics.sufficiency`  -- does the context prove the gold answer (exact)
+* :mod:`~benchmark.metrics.claims`       -- the claims an answer rests on
+* :mod:`~benchmark.metrics.faithfulness` -- supported / unsupported / fabricated claims
+* :mod:`~benchmark.metrics.guess`        -- guess class, guess rate, accuracy inflation
+* :mod:`~benchmark.metrics.stats`        -- means and bootstrap intervals that count ``None``
+* :mod:`~benchmark.metrics.sample`       -- :func:`score_sample`, every metric of one sample
+"""
+from benchmark.metrics.accuracy import is_correct, normalise_answer
+from benchmark.metrics.claims import extract_claims
+from benchmark.metrics.faithfulness import Faithfulness, faithfulness
+from benchmark.metrics.guess import GUESS_CLASSES, accuracy_inflation, guess_class, guess_rate
+from benchmark.metrics.overlap import Overlap, overlap
+from benchmark.metrics.sample import score_sample
+from benchmark.metrics.stats import CI, bootstrap_ci, mean
+from benchmark.metrics.sufficiency import is_sufficient
+
+__all__ = [
+    "CI", "Faithfulness", "GUESS_CLASSES", "Overlap", "accuracy_inflation", "bootstrap_ci", "extract_claims",
+    "faithfulness", "guess_class", "guess_rate", "is_correct", "is_sufficient", "mean", "normalise_answer",
+    "overlap", "score_sample",
+]

@@ -1,0 +1,74 @@
+"""Faithfulness: the share of an answer's claims that hold in the context it was given (DESIGN.md §5).
+
+Each claim's node texts are matched to diagram nodes through labels. A claim is
+
+* ``supported``   -- the context subgraph holds an edge from src to dst (either way when undirected);
+* ``unsupported`` -- the diagram has that edge but the context did not: prior knowledge or a guess;
+* ``fabricated``  -- the diagram has no such edge, or a node the claim names is not in the diagram.
+
+faithfulness = supported / claims; with no claims it is unmeasured (``None``), never 0 or 1.
+
+>>> from benchmark.answers import Claim
+>>> from benchmark.graph import Edge, Subgraph, build_graph
+>>> g = build_graph({"nodes": [{"id": n} for n in ("User", "Auth", "DB")],
+...                  "edges": [{"src": "User", "dst": "Auth"}, {"src": "Auth", "dst": "DB"}]})
+>>> ctx = Subgraph.from_edges([Edge("User", "Auth")])
+>>> claims = [Claim("edge", "user", "auth", ""), Claim("relation", "Auth", "DB", ""),
+...           Claim("relation", "User", "DB", ""), Claim("relation", "Firewall", "DB", "")]
+>>> f = faithfulness(claims, ctx, g)
+>>> f.score, f.supported, f.unsupported, f.fabricated, f.n_claims
+(0.25, 1, 1, 2, 4)
+>>> faithfulness([], ctx, g).score is None
+True
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import networkx as nx
+
+from benchmark.answers import Claim
+from benchmark.graph import Subgraph, out_edges
+from benchmark.metrics.names import match_node
+
+
+VERDICTS = ("supported", "unsupported", "fabricated")
+
+
+@dataclass(frozen=True)
+class Faithfulness:
+    """Counts of claims by verdict and the share supported (``None`` when there are no claims)."""
+
+    score: float | None
+    supported: int
+    unsupported: int
+    fabricated: int
+    n_claims: int
+    verdicts: tuple[str, ...] = ()
+
+
+def _walkable(sub: Subgraph) -> set[tuple[str, str]]:
+    pairs = set()
+    for e in sub.edges:
+        pairs.add((e.src, e.dst))
+        if not e.directed:
+            pairs.add((e.dst, e.src))
+    return pairs
+
+
+def verdict(claim: Claim, context_pairs: set[tuple[str, str]], diagram_graph: nx.MultiDiGraph) -> str:
+    """``supported``, ``unsupported`` or ``fabricated`` for one claim (see module doc)."""
+    src, dst = match_node(claim.src, diagram_graph), match_node(claim.dst, diagram_graph)
+    if src is None or dst is None or not any(v == dst for v, _ in out_edges(diagram_graph, src)):
+        return "fabricated"
+    return "supported" if (src, dst) in context_pairs else "unsupported"
+
+
+def faithfulness(claims: list[Claim], context_subgraph: Subgraph, diagram_graph: nx.MultiDiGraph) -> Faithfulness:
+    """Check every claim against the context and the diagram; see the module doc."""
+    pairs = _walkable(context_subgraph)
+    verdicts = tuple(verdict(c, pairs, diagram_graph) for c in claims)
+    n = len(verdicts)
+    supported = verdicts.count("supported")
+    return Faithfulness(supported / n if n else None, supported, verdicts.count("unsupported"),
+                        verdicts.count("fabricated"), n, verdicts)

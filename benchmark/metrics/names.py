@@ -1,0 +1,82 @@
+"""Matching node texts (as an answerer wrote them) to node ids of a graph, through labels.
+
+Case, spacing and quotes are ignored; a text that equals no id and no label is matched to the
+one label closest to it (rapidfuzz) when it is close enough, else to nothing.
+
+>>> from benchmark.graph import build_graph
+>>> g = build_graph({"nodes": [{"id": "auth", "label": "Auth Service"}, {"id": "db", "label": "Orders DB"}]})
+>>> match_node("auth service", g), match_node("db", g), match_node("Auth  Servce", g)
+('auth', 'db', 'auth')
+>>> match_node("Firewall", g) is None
+True
+"""
+from __future__ import annotations
+
+import re
+
+import networkx as nx
+from rapidfuzz import fuzz, process
+
+#: smallest rapidfuzz ratio (0-100) for a fuzzy match of a node text to a label
+FUZZY_CUTOFF = 80.0
+
+_QUOTES = "\"'`«»“”‘’*_"
+
+
+def norm(text: str) -> str:
+    """Case-, space- and quote-insensitive form of a node text.
+
+    >>> norm("  «Auth   Service» ")
+    'auth service'
+    """
+    text = str(text).strip().strip(_QUOTES + ".,;:!?")
+    return " ".join(text.split()).casefold()
+
+
+def label_index(g: nx.MultiDiGraph) -> dict[str, list[str]]:
+    """Normalised label -> node ids carrying it (sorted)."""
+    index: dict[str, list[str]] = {}
+    for n in sorted(g.nodes):
+        index.setdefault(norm(g.nodes[n].get("label") or n), []).append(n)
+    return index
+
+
+def match_node(text: str, g: nx.MultiDiGraph, cutoff: float = FUZZY_CUTOFF) -> str | None:
+    """The node id that ``text`` names: exact id, then label (case/space-insensitive), then the
+    single best fuzzy label match scoring at least ``cutoff``; ``None`` when nothing fits.
+
+    Where several nodes share a label the first id in sorted order is taken.
+    """
+    raw = str(text).strip().strip(_QUOTES)
+    if raw in g:
+        return raw
+    key = norm(text)
+    if not key:
+        return None
+    ids = {norm(n): n for n in sorted(g.nodes, reverse=True)}
+    if key in ids:
+        return ids[key]
+    index = label_index(g)
+    if key in index:
+        return index[key][0]
+    best = process.extractOne(key, list(index), scorer=fuzz.ratio, score_cutoff=cutoff)
+    return index[best[0]][0] if best else None
+
+
+def find_labels(text: str, g: nx.MultiDiGraph) -> list[tuple[int, int, str]]:
+    """Non-overlapping mentions of node labels in ``text``: (start, end, node id), longest label first.
+
+    >>> from benchmark.graph import build_graph
+    >>> g = build_graph({"nodes": [{"id": "a", "label": "Auth"}, {"id": "s", "label": "Auth Service"}]})
+    >>> find_labels("User calls the Auth Service", g)
+    [(15, 27, 's')]
+    """
+    low = text.casefold()
+    taken: list[tuple[int, int, str]] = []
+    for label, ids in sorted(label_index(g).items(), key=lambda kv: (-len(kv[0]), kv[0])):
+        if not label:
+            continue
+        for m in re.finditer(r"(?<!\w)" + re.escape(label) + r"(?!\w)", low):
+            if all(m.end() <= s or m.start() >= e for s, e, _ in taken):
+                taken.append((m.start(), m.end(), ids[0]))
+    return sorted(taken)
