@@ -1,0 +1,77 @@
+"""The context: what reached the answerer, as a subgraph, as a graph and as text.
+
+The text form is what a reader sees: one line per edge, ``"Auth Service -> Orders DB [reads]"``
+(``--`` for an undirected edge, ``<->`` for a two-headed one), then the nodes that have no edge
+in the context, one per line. Labels, never ids; lines sorted; ``""`` when the context is empty.
+
+>>> from benchmark.graph import build_graph, whole
+>>> g = build_graph({"nodes": [{"id": "auth", "label": "Auth Service"}, {"id": "db", "label": "Orders DB"},
+...                            {"id": "log", "label": "Audit Log"}],
+...                  "edges": [{"src": "auth", "dst": "db", "label": "reads"},
+...                            {"src": "db", "dst": "log", "arrow": "<->"}]})
+>>> print(make_context("d1", whole(g), g).text)
+Auth Service -> Orders DB [reads]
+Orders DB <-> Audit Log
+>>> make_context("d1", Subgraph(frozenset({"log"})), g).text
+'Audit Log'
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import networkx as nx
+
+from benchmark.graph import Edge, Subgraph, node_label, restrict
+
+
+@dataclass(frozen=True)
+class Context:
+    """The part of a diagram given to an answerer for one question."""
+
+    diagram_id: str
+    #: node ids + edges that reached the answerer (flow view)
+    subgraph: Subgraph
+    #: ``restrict(source_graph, subgraph)``: the context as a graph, node attributes kept
+    graph: nx.MultiDiGraph
+    #: the context as the answerer reads it (see the module docstring)
+    text: str
+
+    def is_empty(self) -> bool:
+        return self.subgraph.is_empty()
+
+
+def _label(g: nx.MultiDiGraph, node: str) -> str:
+    return " ".join(node_label(g, node).split())
+
+
+def _arrow(g: nx.MultiDiGraph, e: Edge) -> str:
+    """The arrow to print for ``e``: ``->`` when directed, else the diagram's own (``<->`` or ``--``)."""
+    if e.directed:
+        return "->"
+    for u, v in ((e.src, e.dst), (e.dst, e.src)):
+        if g.has_edge(u, v):
+            for d in g.get_edge_data(u, v).values():
+                if not d.get("directed", True) and (d.get("label") or "") == e.label:
+                    return "<->" if d.get("arrow") == "<->" else "--"
+    return "--"
+
+
+def edge_line(g: nx.MultiDiGraph, e: Edge) -> str:
+    """One edge as a context line: ``"Auth Service -> Orders DB [reads]"``."""
+    line = f"{_label(g, e.src)} {_arrow(g, e)} {_label(g, e.dst)}"
+    label = " ".join(e.label.split())
+    return f"{line} [{label}]" if label else line
+
+
+def context_text(sub: Subgraph, g: nx.MultiDiGraph) -> str:
+    """The text form of ``sub`` with labels from ``g`` (see the module docstring)."""
+    lines = sorted(edge_line(g, e) for e in sub.edges)
+    ends = {e.src for e in sub.edges} | {e.dst for e in sub.edges}
+    lines += sorted(_label(g, n) for n in sub.nodes - ends)
+    return "\n".join(lines)
+
+
+def make_context(diagram_id: str, subgraph: Subgraph, source_graph: nx.MultiDiGraph) -> Context:
+    """The :class:`Context` of ``subgraph``, a selection from ``source_graph`` (the flow view)."""
+    return Context(diagram_id=diagram_id, subgraph=subgraph, graph=restrict(source_graph, subgraph),
+                   text=context_text(subgraph, source_graph))

