@@ -210,8 +210,6 @@ class Compiler:
         found = [e for e in self.edges if not e.deleted and _same_edge(e, src, dst, edge.arrow)
                  ] if src and dst else []
         if stmt.edge_index >= len(found):
-            if isinstance(stmt.value, Scalar) and stmt.value.kind == "null":
-                return
             raise source.error(stmt.pos, f"no connection ({_text(edge)})[{stmt.edge_index}] "
                                          "to refer to")
         e = found[stmt.edge_index]

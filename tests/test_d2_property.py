@@ -1,0 +1,182 @@
+"""Property test: random D2 programs, compiled by the real ``d2`` binary, read back with the
+shared ``svg_oracle`` tool, must give the parser's node ids, edge multiset and labels.
+
+The generator covers nested containers, dotted paths, connection chains with all four arrows and long
+hyphen runs, labels (primary value and ``label:``), quoted keys with special characters,
+escaped dots, mixed-case references to one object, ``_`` parent references, repeated
+edges, ``null`` deletion of objects and edges, edge references ``(a -> b)[0].key``, shapes
+(``sql_table`` / ``class`` children become columns), lazy globs (``* -> *``, ``*.label``,
+``** -> x``), ``;`` and comments. Skipped when the d2 binary or the shared oracle tool is missing.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from benchmark.d2 import parse_text
+
+ORACLE = Path(__file__).resolve().parents[1].parent / "shared" / "d2-conformance" / "tools" / "svg_oracle.py"
+
+
+def _d2_binary() -> str | None:
+    local = Path(sys.executable).parent / "d2"
+    if local.exists():
+        return str(local)
+    return shutil.which("d2")
+
+
+D2 = _d2_binary()
+if D2 is None or not ORACLE.exists():
+    pytest.skip("d2 binary or shared svg_oracle tool not available", allow_module_level=True)
+
+
+def _load_oracle():
+    spec = importlib.util.spec_from_file_location("svg_oracle", ORACLE)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+svg_oracle = _load_oracle()
+
+# Spellings of a few objects; entries of one tuple name the same object (d2 ids ignore case).
+NAMES = [("a", "A"), ("b",), ("srv", "SRV", "Srv"), ("web app", "Web App"),
+         ('"x.y"',), ("my-node",), (r"k\.v",), ('"q:1"',), ("n1",), ("'it''s'",)]
+ARROWS = ["->", "<-", "<->", "--", "--->", "<--", "----", "<-->"]
+WORDS = ["hi", "reads", "REST call", "uses it", "2"]
+
+
+@st.composite
+def names(draw):
+    group = draw(st.sampled_from(NAMES))
+    return draw(st.sampled_from(group))
+
+
+@st.composite
+def label(draw):
+    if draw(st.booleans()):
+        return ""
+    return ": " + draw(st.sampled_from(WORDS))
+
+
+@st.composite
+def path(draw):
+    return ".".join(draw(st.lists(names(), min_size=1, max_size=3)))
+
+
+@st.composite
+def statement(draw, depth: int, inside: bool):
+    kind = draw(st.sampled_from(["node", "edge", "edge", "chain", "container", "labelkw",
+                                 "dotted", "null", "edge_ref", "shape", "comment", "glob"]
+                                + (["parent_edge"] if inside else [])))
+    if kind == "glob":
+        return draw(st.sampled_from(["* -> *", "*.label: g", "** -> n1", "*p*.shape: oval"]))
+    if kind == "dotted":
+        return f"{draw(path())} {draw(st.sampled_from(ARROWS))} {draw(path())}{draw(label())}"
+    if kind == "null":
+        return draw(path()) + ": null"
+    if kind == "edge_ref":
+        value = draw(st.sampled_from([": null", ".label: changed", ".style.stroke: red"]))
+        a, arrow, b = draw(names()), draw(st.sampled_from(ARROWS[:4])), draw(names())
+        return f"{a} {arrow} {b}\n({a} {arrow} {b})[0]{value}"
+    if kind == "shape":
+        shape = draw(st.sampled_from(["circle", "diamond", "cylinder", "sql_table", "class"]))
+        return f"{draw(names())}.shape: {shape}"
+    if kind == "comment":
+        return draw(names()) + "; # a comment"
+    if kind == "node":
+        return draw(names()) + draw(label())
+    if kind == "labelkw":
+        return draw(names()) + ".label: " + draw(st.sampled_from(WORDS))
+    if kind == "edge":
+        return f"{draw(names())} {draw(st.sampled_from(ARROWS))} {draw(names())}{draw(label())}"
+    if kind == "parent_edge":
+        return f"_.{draw(names())} {draw(st.sampled_from(ARROWS))} {draw(names())}{draw(label())}"
+    if kind == "chain":
+        n = draw(st.integers(2, 3))
+        parts = [draw(names())]
+        for _ in range(n):
+            parts += [draw(st.sampled_from(ARROWS)), draw(names())]
+        return " ".join(parts) + draw(label())
+    if depth >= 2:
+        return draw(names())
+    body = draw(st.lists(statement(depth + 1, True), min_size=1, max_size=4))
+    head = draw(names())
+    if draw(st.booleans()):
+        return head + ": {\n" + "\n".join("  " + line for s in body for line in s.split("\n")) + "\n}"
+    return head + " {" + "; ".join(s.replace("\n", "; ") for s in body if "{" not in s) + "}" \
+        if all("{" not in s and "#" not in s for s in body) else head + ": {\n" + "\n".join(body) + "\n}"
+
+
+programs = st.lists(statement(0, False), min_size=1, max_size=7).map("\n".join)
+
+
+def oracle_graph(text: str, tmp: Path) -> dict | None:
+    src, svg = tmp / "in.d2", tmp / "out.svg"
+    src.write_text(text, encoding="utf-8")
+    if svg.exists():
+        svg.unlink()
+    proc = subprocess.run([D2, "--bundle=false", "--omit-version", "--target=", str(src), str(svg)],
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "D2_LAYOUT": "dagre"})
+    if proc.returncode != 0 or not svg.exists():
+        return None
+    return svg_oracle.extract(str(svg))
+
+
+def compare(text: str, oracle: dict) -> None:
+    got = parse_text(text)
+    assert sorted(n["id"] for n in got["nodes"]) == sorted(n["id"] for n in oracle["nodes"]), text
+    by_path = {tuple(n["path"]): n["id"] for n in oracle["nodes"]}
+    want = Counter((by_path[tuple(e["src"])], by_path[tuple(e["dst"])], e["arrow"])
+                   for e in oracle["edges"])
+    assert Counter((e["src"], e["dst"], e["arrow"]) for e in got["edges"]) == want, text
+    labels = {n["id"]: n["label"] for n in got["nodes"]}
+    for n in oracle["nodes"]:
+        if n["label"] is not None:
+            assert labels[n["id"]] == n["label"], (n["id"], text)
+    got_edge_labels = Counter((e["src"], e["dst"], e["arrow"], e["label"] or None)
+                              for e in got["edges"])
+    want_edge_labels = Counter((by_path[tuple(e["src"])], by_path[tuple(e["dst"])], e["arrow"],
+                                e["label"]) for e in oracle["edges"])
+    assert got_edge_labels == want_edge_labels, text
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=programs)
+def test_random_programs_agree_with_d2(text, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("d2prop")
+    oracle = oracle_graph(text, tmp)
+    if oracle is None:
+        # d2 rejects the program (e.g. a connection from a container to its own child):
+        # the parser may accept it, but must not crash with anything but its own errors.
+        try:
+            parse_text(text)
+        except Exception as exc:  # noqa: BLE001 - checked just below
+            from benchmark.d2 import D2SyntaxError
+            assert isinstance(exc, D2SyntaxError)
+        return
+    compare(text, oracle)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("text", [
+    "a -> b -> c: shared\na -> b\nA -> B",
+    'x: {\n  "y.z" -> _.q: up\n  k\\.v <-> w\n}\nq -- x.w',
+    "a: {b: {c -> _._.d}}\nd ---> a.b.c",
+    "s: {shape: sequence_diagram; p -> q; g: {p -> q: in group}}",
+])
+def test_fixed_programs_agree_with_d2(text, tmp_path):
+    oracle = oracle_graph(text, tmp_path)
+    assert oracle is not None, "d2 rejected a program it should accept"
+    compare(text, oracle)
