@@ -1,0 +1,43 @@
+"""Finder ``ocr-bm25``: BM25 over the text tesseract reads in each diagram's PNG.
+
+What a system that only has the images can do with words. The OCR text of each PNG is cached by
+image hash (:mod:`benchmark.finders.ocr_text`), so fitting twice reads each image once.
+"""
+from __future__ import annotations
+
+from benchmark.dataset import Dataset
+from benchmark.errors import InputError
+from benchmark.finders.ocr_text import ocr_text, tesseract_version
+from benchmark.finders.ranking import bm25_scores, ranked
+from benchmark.questions import Question
+from benchmark.stages import FINDERS
+
+
+@FINDERS.register("ocr-bm25")
+class OCRBM25Finder:
+    """BM25 over whole-image OCR text (tesseract eng+rus)."""
+
+    name = "ocr-bm25"
+
+    def __init__(self) -> None:
+        self.docs: dict[str, list[str]] = {}
+        self.texts: dict[str, str] = {}
+        self.problems: list[str] = []
+
+    def fit(self, dataset: Dataset) -> None:
+        from retrievers.text import words
+
+        tesseract_version()  # StageUnavailable before any work when tesseract is missing
+        self.texts, self.problems = {}, []
+        for did, d in sorted(dataset.diagrams.items()):
+            try:
+                self.texts[did] = ocr_text(d.png_path)
+            except InputError as exc:  # one unreadable PNG ranks last; the others are still found
+                self.problems.append(str(exc))
+                self.texts[did] = ""
+        self.docs = {did: words(text) for did, text in self.texts.items()}
+
+    def rank(self, question: Question) -> list[tuple[str, float]]:
+        from retrievers.text import words
+
+        return ranked(bm25_scores(self.docs, words(question.text)))

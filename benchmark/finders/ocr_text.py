@@ -1,0 +1,77 @@
+"""Whole-image OCR text of a rendered diagram (tesseract, English + Russian), cached by image hash.
+
+Box outlines and arrows make tesseract skip the labels inside boxes, so the image is binarised
+(Otsu) and long horizontal and vertical strokes are erased before recognition. The text is cached
+under ``<cache>/ocr_text/`` keyed by the SHA-256 of the PNG bytes, the languages, the tesseract
+version and :data:`PREPROCESS_VERSION`; the same PNG is read once.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from benchmark.errors import InputError, StageUnavailable
+from benchmark.finders.cache import cache_root, sha256_bytes, write_atomic
+
+#: tesseract languages used for every diagram (the dataset is English and Russian)
+LANGUAGES = "eng+rus"
+#: bump when :func:`prepare_image` changes, so cached text is recomputed
+PREPROCESS_VERSION = "lines40-otsu-1"
+#: strokes at least this long (pixels) are box edges or arrows, not letters
+LINE_LENGTH = 40
+
+
+@lru_cache(maxsize=1)
+def tesseract_version() -> str:
+    """Installed tesseract version; :class:`StageUnavailable` when tesseract or pytesseract is missing."""
+    try:
+        import pytesseract
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise StageUnavailable("OCR needs pytesseract (pip install 'diagqa[image]')") from exc
+    try:
+        return str(pytesseract.get_tesseract_version())
+    except (pytesseract.TesseractNotFoundError, OSError) as exc:
+        raise StageUnavailable("OCR needs the tesseract binary (apt-get install tesseract-ocr tesseract-ocr-rus)") from exc
+
+
+def prepare_image(gray):
+    """Black text on white with long straight strokes (box edges, arrows) removed.
+
+    ``gray`` is a 2-D uint8 array; returns one of the same shape.
+    """
+    import cv2
+
+    ink = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY_INV | cv2.THRESH_OTSU)[1]
+    horizontal = cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (LINE_LENGTH, 1)))
+    vertical = cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (1, LINE_LENGTH)))
+    return 255 - (ink & ~(horizontal | vertical))
+
+
+def read_image_text(png: bytes, *, languages: str = LANGUAGES, source: str = "<image>") -> str:
+    """OCR ``png`` (encoded image bytes) without any cache; ``source`` names it in errors."""
+    import cv2
+    import numpy as np
+    import pytesseract
+
+    tesseract_version()
+    gray = cv2.imdecode(np.frombuffer(png, dtype=np.uint8), cv2.IMREAD_GRAYSCALE)
+    if gray is None:
+        raise InputError("not a readable image", file=source)
+    text = pytesseract.image_to_string(prepare_image(gray), lang=languages, config="--psm 3")
+    return "\n".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def ocr_text(png_path: Path | str, *, languages: str = LANGUAGES, cache_dir: Path | None = None) -> str:
+    """The OCR text of the image at ``png_path``, from the cache when this exact image was read before."""
+    path = Path(png_path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read image: {exc.strerror or exc}", file=str(path)) from exc
+    key = sha256_bytes(f"{sha256_bytes(data)}|{languages}|{tesseract_version()}|{PREPROCESS_VERSION}".encode())
+    entry = (cache_dir or cache_root() / "ocr_text") / f"{key}.txt"
+    if entry.exists():
+        return entry.read_text(encoding="utf-8")
+    text = read_image_text(data, languages=languages, source=str(path))
+    write_atomic(entry, text.encode("utf-8"))
+    return text
