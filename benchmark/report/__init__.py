@@ -1,0 +1,66 @@
+"""The report of a run: ``summary.csv``, ``report.md`` (+ ``plots/``) and a self-contained ``report.html``.
+
+:func:`write_report` reads only sample records and the run card, so a re-score rewrites the same
+files from ``samples.jsonl`` alone.
+"""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+SUMMARY = "summary.csv"
+
+
+def summary_rows(summary: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
+    """The main table as CSV cells: floats in full precision, unmeasured as an empty cell."""
+    cols = list(summary.columns)
+    rows = [["" if v is None else repr(float(v)) if isinstance(v, float) else str(v) for v in row]
+            for row in summary.itertuples(index=False)]
+    return cols, rows
+
+
+def write_summary(path: Path, summary: pd.DataFrame) -> None:
+    cols, rows = summary_rows(summary)
+    with Path(path).open("w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(cols)
+        w.writerows(rows)
+
+
+def make_plots(a: Any) -> dict[str, bytes]:
+    from benchmark.report import plots
+
+    if not len(a.summary):
+        return {}
+    out = {"accuracy_grounded.png": plots.accuracy_vs_grounded(a.summary, a.floor["accuracy"] if a.floor else None)}
+    if a.guess:
+        out["guess_tables.png"] = plots.guess_heatmaps(a.guess)
+    if len(a.buckets):
+        out["accuracy_srr.png"] = plots.accuracy_by_srr(a.buckets)
+    out["srr_accuracy_variants.png"] = plots.srr_vs_accuracy(a.summary)
+    if a.samples["faithfulness"].notna().any():
+        out["faithfulness_srr.png"] = plots.faithfulness_vs_srr(a.samples)
+    return out
+
+
+def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot: int = 1000) -> dict[str, Path]:
+    """Write summary.csv, report.md, plots/*.png and report.html into ``run_dir``; returns their paths."""
+    from benchmark.report.document import analyse, build_sections
+    from benchmark.report.html import render_html
+    from benchmark.report.markdown import render_markdown
+
+    run_dir = Path(run_dir)
+    a = analyse(records, seed=int(card.get("seed") or 0), n_boot=n_boot)
+    write_summary(run_dir / SUMMARY, a.summary)
+    figs = make_plots(a)
+    (run_dir / "plots").mkdir(exist_ok=True)
+    for name, data in figs.items():
+        (run_dir / "plots" / name).write_bytes(data)
+    sections = build_sections(a, card, figs)
+    title = f"diagqa report — {card.get('run_id', run_dir.name)}"
+    (run_dir / "report.md").write_text(render_markdown(sections, title), encoding="utf-8")
+    (run_dir / "report.html").write_text(render_html(sections, title, figs), encoding="utf-8")
+    return {"summary": run_dir / SUMMARY, "markdown": run_dir / "report.md", "html": run_dir / "report.html"}

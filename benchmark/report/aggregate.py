@@ -1,0 +1,356 @@
+"""From sample records to the numbers of the report: one flat frame, then grouped tables.
+
+Every table is a pure function of the frame. Rates are means of per-sample values, so each
+comes with a seeded percentile-bootstrap 95 % interval; ``None`` (unmeasured) values are left
+out of a mean and counted in a ``*_missing`` column, never averaged as NaN.
+
+* accuracy            mean of ``correct``
+* grounded accuracy   mean of ``guess_class == grounded`` (correct *and* sufficient context)
+* guess rate          mean of ``lucky_guess`` over the correct samples (= lucky / correct)
+* accuracy inflation  accuracy - grounded accuracy (= mean of ``lucky_guess`` over all)
+
+>>> rows = [{"variant": "v", "answerer": "a", "correct": c, "guess_class": g, "srr": s, "precision": None,
+...          "f1": None, "sufficient": g in ("grounded", "misread"), "faithfulness": None}
+...         for c, g, s in [(True, "grounded", 1.0), (True, "lucky_guess", 0.5), (False, "retrieval_miss", 0.0)]]
+>>> t = summary_table(pd.DataFrame(rows), seed=0, n_boot=200)
+>>> [round(t.loc[0, k], 3) for k in ("accuracy", "grounded_accuracy", "guess_rate", "accuracy_inflation", "srr")]
+[0.667, 0.333, 0.5, 0.333, 0.5]
+>>> int(t.loc[0, "precision_missing"]), t.loc[0, "precision"] is None
+(3, True)
+"""
+from __future__ import annotations
+
+import math
+import zlib
+from typing import Any, Iterable
+
+import numpy as np
+import pandas as pd
+
+GROUP = ["variant", "answerer"]
+CORRECT_CLASSES = ("grounded", "lucky_guess")
+GUESS_CLASSES = ("grounded", "lucky_guess", "misread", "retrieval_miss")
+#: SRR buckets: [low, high) except the last, which holds 1.0
+SRR_BUCKETS = ((0.0, 0.25), (0.25, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 1.0))
+#: the claim under test: faithfulness at or above this ...
+FAITHFUL = 0.9
+#: ... above this SRR
+SRR_HIGH = 0.7
+
+#: the per-sample columns the tables read from ``metrics`` (see benchmark.metrics.sample)
+METRIC_COLUMNS = ("correct", "sufficient", "guess_class", "srr", "precision", "f1", "node_srr", "edge_srr",
+                  "label_srr", "faithfulness", "n_claims", "claims_supported", "claims_unsupported",
+                  "claims_fabricated", "answer_value")
+
+
+# -- the frame ------------------------------------------------------------------------------------
+
+def _record_dict(r: Any) -> dict[str, Any]:
+    return r.to_json() if hasattr(r, "to_json") else dict(r)
+
+
+def frame(records: Iterable[Any]) -> pd.DataFrame:
+    """One row per sample: ids, question facts, the metric columns (``None`` when unmeasured), error stage."""
+    rows = []
+    for rec in records:
+        r = _record_dict(rec)
+        q, m = r["question"], r.get("metrics") or {}
+        row = {"sample_id": r["sample_id"], "question_id": r["question_id"], "diagram_id": r["diagram_id"],
+               "variant": r["variant"], "answerer": r["answerer"], "selector": r["selector"],
+               "qtype": q["type"], "counter_prior": bool(q.get("counter_prior")),
+               "twin_question": (q.get("extra") or {}).get("twin_question"), "question_text": q["text"],
+               "gold": q["answer"], "answer_raw": (r.get("answer") or {}).get("raw"),
+               "answer_error": (r.get("answer") or {}).get("error"),
+               "context_text": (r.get("context") or {}).get("text"),
+               "error_stage": (r.get("error") or {}).get("stage"),
+               "error_message": (r.get("error") or {}).get("message")}
+        for k in METRIC_COLUMNS:
+            row[k] = m.get(k)
+        rows.append(row)
+    df = pd.DataFrame(rows, columns=None if rows else
+                      ["sample_id", "question_id", "diagram_id", "variant", "answerer", "selector", "qtype",
+                       "counter_prior", "twin_question", "question_text", "gold", "answer_raw", "answer_error",
+                       "context_text", "error_stage", "error_message", *METRIC_COLUMNS])
+    return df.astype(object).where(df.notna(), None)
+
+
+def scored(df: pd.DataFrame) -> pd.DataFrame:
+    """The samples that have metrics (no stage error before scoring)."""
+    return df[df["guess_class"].notna() | df["correct"].notna()]
+
+
+# -- statistics -----------------------------------------------------------------------------------
+
+def _values(series: Iterable[Any]) -> tuple[np.ndarray, int]:
+    kept, missing = [], 0
+    for v in series:
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            missing += 1
+        else:
+            kept.append(float(v))
+    return np.asarray(kept, dtype=float), missing
+
+
+def mean_of(series: Iterable[Any]) -> float | None:
+    """Mean of the measured values; ``None`` when there are none.
+
+    >>> mean_of([1, None, 0]), mean_of([None])
+    (0.5, None)
+    """
+    kept, _ = _values(series)
+    return float(kept.mean()) if kept.size else None
+
+
+def bootstrap(series: Iterable[Any], seed: int, key: str, n_boot: int = 1000, level: float = 0.95) -> tuple[float | None, float | None]:
+    """Percentile-bootstrap interval of the mean (linear-interpolated quantiles), ``None`` values left out.
+
+    The same resampling as :func:`benchmark.metrics.stats.bootstrap_ci`, vectorised with numpy so
+    a report of a few hundred groups takes well under a second; ``key`` (e.g. the group and the
+    metric) is mixed into ``seed`` so each interval has its own recorded, stable stream.
+
+    >>> bootstrap([1, 1, 1], seed=0, key="k")
+    (1.0, 1.0)
+    >>> bootstrap([None], seed=0, key="k")
+    (None, None)
+    >>> low, high = bootstrap([0, 1] * 50, seed=0, key="k"); 0.35 < low < 0.5 < high < 0.65
+    True
+    """
+    kept, _ = _values(series)
+    if not kept.size:
+        return None, None
+    rng = np.random.default_rng([seed, zlib.crc32(key.encode("utf-8"))])
+    means = kept[rng.integers(0, kept.size, size=(n_boot, kept.size))].mean(axis=1)
+    tail = (1 - level) / 2
+    low, high = np.quantile(means, [tail, 1 - tail])
+    return float(low), float(high)
+
+
+def _with_ci(out: dict[str, Any], name: str, values: list[Any], seed: int, key: str, n_boot: int) -> None:
+    kept, missing = _values(values)
+    out[name] = float(kept.mean()) if kept.size else None
+    out[f"{name}_low"], out[f"{name}_high"] = bootstrap(values, seed, f"{key}|{name}", n_boot)
+    out[f"{name}_missing"] = missing
+
+
+def _is(value: Any, *classes: str) -> bool | None:
+    return None if value is None else value in classes
+
+
+# -- tables ---------------------------------------------------------------------------------------
+
+#: the main table's rate columns, in order (each has _low, _high, _missing)
+MAIN_METRICS = ("accuracy", "grounded_accuracy", "srr", "precision", "f1", "sufficiency", "guess_rate",
+                "accuracy_inflation", "faithfulness")
+
+
+def group_metrics(g: pd.DataFrame, seed: int, key: str, n_boot: int = 1000) -> dict[str, Any]:
+    """The main-table numbers for one group of samples."""
+    out: dict[str, Any] = {"n": int(len(g)), "errors": int(g["error_stage"].notna().sum())}
+    s = g[g["error_stage"].isna() | g["guess_class"].notna()]
+    classes = list(s["guess_class"])
+    _with_ci(out, "accuracy", list(s["correct"]), seed, key, n_boot)
+    _with_ci(out, "grounded_accuracy", [_is(c, "grounded") for c in classes], seed, key, n_boot)
+    for col in ("srr", "precision", "f1"):
+        _with_ci(out, col, list(s[col]), seed, key, n_boot)
+    _with_ci(out, "sufficiency", list(s["sufficient"]), seed, key, n_boot)
+    _with_ci(out, "guess_rate", [c == "lucky_guess" for c in classes if c in CORRECT_CLASSES], seed, key, n_boot)
+    out["guess_rate_missing"] = sum(1 for c in classes if c not in CORRECT_CLASSES)
+    _with_ci(out, "accuracy_inflation", [_is(c, "lucky_guess") for c in classes], seed, key, n_boot)
+    _with_ci(out, "faithfulness", list(s["faithfulness"]), seed, key, n_boot)
+    for c in GUESS_CLASSES:
+        out[c] = sum(1 for x in classes if x == c)
+    return out
+
+
+def summary_table(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000) -> pd.DataFrame:
+    """Per variant x answerer (in first-seen order): every main metric with its 95 % interval."""
+    rows = []
+    for (variant, answerer), g in df.groupby(GROUP, sort=False):
+        rows.append({"variant": variant, "answerer": answerer,
+                     **group_metrics(g, seed, f"{variant}|{answerer}", n_boot)})
+    return _objects(pd.DataFrame(rows))
+
+
+def _objects(df: pd.DataFrame) -> pd.DataFrame:
+    """Missing values as ``None`` (never NaN)."""
+    return df.astype(object).where(df.notna(), None) if len(df) else df
+
+
+def guess_tables(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Per answerer, the 2x2 table of counts: rows correct / wrong, columns sufficient / insufficient."""
+    out = {}
+    s = scored(df)
+    for answerer, g in s.groupby("answerer", sort=False):
+        counts = g["guess_class"].value_counts()
+        c = {k: int(counts.get(k, 0)) for k in GUESS_CLASSES}
+        out[answerer] = pd.DataFrame({"sufficient context": [c["grounded"], c["misread"]],
+                                      "insufficient context": [c["lucky_guess"], c["retrieval_miss"]]},
+                                     index=["correct", "wrong"])
+    return out
+
+
+def lucky_guesses(df: pd.DataFrame) -> pd.DataFrame:
+    """Every lucky guess: question, gold, answer, context as the answerer saw it."""
+    g = df[df["guess_class"] == "lucky_guess"]
+    return g[["answerer", "variant", "question_id", "qtype", "question_text", "gold", "answer_raw", "srr",
+              "context_text"]].reset_index(drop=True)
+
+
+def breakdown(df: pd.DataFrame, column: str) -> pd.DataFrame:
+    """Accuracy, grounded accuracy and sufficiency per answerer and value of ``column`` (over all variants)."""
+    s = scored(df)
+    rows = []
+    for (answerer, value), g in s.groupby(["answerer", column], sort=True):
+        rows.append({"answerer": answerer, column: value, "n": int(len(g)),
+                     "accuracy": mean_of(g["correct"]),
+                     "grounded_accuracy": mean_of([_is(c, "grounded") for c in g["guess_class"]]),
+                     "sufficiency": mean_of(g["sufficient"]),
+                     "lucky_guesses": int((g["guess_class"] == "lucky_guess").sum())})
+    return _objects(pd.DataFrame(rows))
+
+
+def _answer_key(row: pd.Series) -> Any:
+    v = row["answer_value"]
+    if v is None:
+        raw = row["answer_raw"]
+        return ("raw", " ".join(str(raw).split()).casefold()) if raw is not None else None
+    return ("value", repr(v))
+
+
+def twin_consistency(df: pd.DataFrame) -> pd.DataFrame:
+    """Per variant x answerer: twin pairs asked, and the share answered differently (as they should be).
+
+    A pair where either answer is missing is counted in ``unmeasured``.
+    """
+    s = scored(df)
+    rows = []
+    for (variant, answerer), g in s.groupby(GROUP, sort=False):
+        by_q = {r["question_id"]: r for _, r in g.iterrows()}
+        pairs = sorted({tuple(sorted((q, r["twin_question"]))) for q, r in by_q.items()
+                        if r["twin_question"] and r["twin_question"] in by_q})
+        differ, unmeasured = [], 0
+        for a, b in pairs:
+            ka, kb = _answer_key(by_q[a]), _answer_key(by_q[b])
+            if ka is None or kb is None:
+                unmeasured += 1
+            else:
+                differ.append(ka != kb)
+        both_right = sum(1 for a, b in pairs if by_q[a]["correct"] and by_q[b]["correct"])
+        rows.append({"variant": variant, "answerer": answerer, "pairs": len(pairs),
+                     "answered_differently": mean_of(differ), "both_correct": both_right, "unmeasured": unmeasured})
+    return _objects(pd.DataFrame(rows))
+
+
+def faithfulness_table(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000) -> pd.DataFrame:
+    """Per variant x answerer: mean faithfulness (95 % CI), answers with claims, and the share of those
+    with an unsupported or a fabricated claim."""
+    s = scored(df)
+    rows = []
+    for (variant, answerer), g in s.groupby(GROUP, sort=False):
+        out: dict[str, Any] = {"variant": variant, "answerer": answerer}
+        _with_ci(out, "faithfulness", list(g["faithfulness"]), seed, f"{variant}|{answerer}", n_boot)
+        claimed = g[g["n_claims"].fillna(0).astype(int) > 0] if len(g) else g
+        out["with_claims"] = int(len(claimed))
+        out["unmeasured"] = int(len(g) - len(claimed))
+        out["share_unsupported"] = mean_of(claimed["claims_unsupported"].astype(int) > 0) if len(claimed) else None
+        out["share_fabricated"] = mean_of(claimed["claims_fabricated"].astype(int) > 0) if len(claimed) else None
+        rows.append(out)
+    return _objects(pd.DataFrame(rows))
+
+
+def srr_bucket(srr: float | None) -> str | None:
+    """The SRR bucket label of a value.
+
+    >>> srr_bucket(0.1), srr_bucket(0.7), srr_bucket(1.0), srr_bucket(None)
+    ('0.00-0.25', '0.70-0.90', '0.90-1.00', None)
+    """
+    if srr is None:
+        return None
+    for lo, hi in SRR_BUCKETS:
+        if lo <= srr < hi or (hi == 1.0 and srr >= hi):
+            return f"{lo:.2f}-{hi:.2f}"
+    return None
+
+
+def srr_buckets(df: pd.DataFrame) -> pd.DataFrame:
+    """Per answerer and SRR bucket: samples, accuracy, sufficiency, mean faithfulness."""
+    s = scored(df).copy()
+    s["srr_bucket"] = [srr_bucket(v) for v in s["srr"]]
+    rows = []
+    for (answerer, bucket), g in s[s["srr_bucket"].notna()].groupby(["answerer", "srr_bucket"], sort=True):
+        rows.append({"answerer": answerer, "srr_bucket": bucket, "n": int(len(g)), "accuracy": mean_of(g["correct"]),
+                     "sufficiency": mean_of(g["sufficient"]), "faithfulness": mean_of(g["faithfulness"]),
+                     "faithfulness_unmeasured": int(g["faithfulness"].isna().sum())})
+    return _objects(pd.DataFrame(rows))
+
+
+def auc(scores: list[float], labels: list[bool]) -> float | None:
+    """Area under the ROC curve of ``scores`` for ``labels`` (ties count one half); ``None`` without both classes.
+
+    >>> auc([0.1, 0.4, 0.35, 0.8], [False, False, True, True])
+    0.75
+    >>> auc([1, 1], [True, True]) is None
+    True
+    """
+    pos = [s for s, y in zip(scores, labels) if y]
+    neg = [s for s, y in zip(scores, labels) if not y]
+    if not pos or not neg:
+        return None
+    ranks = pd.Series(list(pos) + list(neg)).rank(method="average").to_numpy()
+    r_pos = ranks[: len(pos)].sum()
+    return float((r_pos - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
+
+
+def claim_check(df: pd.DataFrame, summary: pd.DataFrame) -> dict[str, Any]:
+    """The numbers behind the report's claim under test (see :mod:`benchmark.report.markdown`).
+
+    1. Sensitivity: per answerer, how well per-sample accuracy and SRR separate sufficient from
+       insufficient contexts (AUC), and how far each spreads across variants (max - min of the
+       variant means).
+    2. Faithfulness: among samples with SRR >= 0.7 and measured faithfulness, the share with
+       faithfulness >= 0.9; among *correct* samples with SRR < 0.7, the share with faithfulness < 0.9.
+    """
+    s = scored(df)
+    per_answerer = []
+    for answerer, g in s.groupby("answerer", sort=False):
+        g = g[g["srr"].notna() & g["sufficient"].notna()]
+        labels = [bool(x) for x in g["sufficient"]]
+        row: dict[str, Any] = {"answerer": answerer, "n": int(len(g)),
+                               "auc_accuracy": auc([float(bool(c)) for c in g["correct"]], labels),
+                               "auc_srr": auc([float(x) for x in g["srr"]], labels)}
+        m = summary[summary["answerer"] == answerer]
+        for col, name in (("accuracy", "spread_accuracy"), ("srr", "spread_srr")):
+            vals = [v for v in m[col] if v is not None]
+            row[name] = float(max(vals) - min(vals)) if len(vals) >= 2 else None
+        row["srr_more_sensitive"] = (None if None in (row["auc_accuracy"], row["auc_srr"], row["spread_accuracy"],
+                                                     row["spread_srr"])
+                                     else row["auc_srr"] > row["auc_accuracy"] and row["spread_srr"] > row["spread_accuracy"])
+        per_answerer.append(row)
+    faith = s[s["faithfulness"].notna() & s["srr"].notna()]
+    high = faith[faith["srr"].astype(float) >= SRR_HIGH]
+    low_right = faith[(faith["srr"].astype(float) < SRR_HIGH) & faith["correct"].astype(bool)]
+    share_high = mean_of(high["faithfulness"].astype(float) >= FAITHFUL) if len(high) else None
+    share_low = mean_of(low_right["faithfulness"].astype(float) < FAITHFUL) if len(low_right) else None
+    return {
+        "sensitivity": per_answerer,
+        "faithful_above": {"n": int(len(high)), "share_faithful": share_high,
+                           "unmeasured": int((s["srr"].notna() & (s["srr"].astype(float, errors="ignore") >= SRR_HIGH)
+                                              & s["faithfulness"].isna()).sum()) if len(s) else 0},
+        "unfaithful_right_below": {"n": int(len(low_right)), "share_unfaithful": share_low},
+        "faithfulness_holds": None if share_high is None or share_low is None else bool(share_high >= 0.9 and share_low >= 0.5),
+    }
+
+
+def blind_floor(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000, answerer: str = "blind") -> dict[str, Any] | None:
+    """Accuracy of the ``blind`` answerer over every question (one sample per question), with its CI
+    and per question type: the share of the dataset a guesser gets right with no context."""
+    s = scored(df)
+    b = s[s["answerer"] == answerer]
+    if not len(b):
+        return None
+    per_q = b.groupby("question_id", sort=False).first()  # blind ignores the context: one answer per question
+    out: dict[str, Any] = {"questions": int(len(per_q))}
+    _with_ci(out, "accuracy", list(per_q["correct"]), seed, f"{answerer}|floor", n_boot)
+    out["by_type"] = {t: mean_of(g["correct"]) for t, g in per_q.groupby("qtype", sort=True)}
+    out["counter_prior"] = {str(bool(k)): mean_of(g["correct"]) for k, g in per_q.groupby("counter_prior", sort=True)}
+    return out

@@ -1,0 +1,244 @@
+"""The report as a document: sections of paragraphs, tables and plots, built once from the
+aggregated numbers and rendered by :mod:`benchmark.report.markdown` and :mod:`benchmark.report.html`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from benchmark.report import aggregate as agg
+from benchmark.report.tables import Table, fmt, fmt_ci, short
+
+#: lucky guesses listed per answerer (all are counted)
+LUCKY_LISTED = 15
+
+
+@dataclass(frozen=True)
+class Plot:
+    name: str        # file name under plots/
+    caption: str
+
+
+@dataclass
+class Section:
+    title: str
+    blocks: list[Any] = field(default_factory=list)   # str (a paragraph), Table or Plot
+
+
+@dataclass
+class Analysis:
+    """Every aggregated table of a run (the report's numbers)."""
+
+    samples: pd.DataFrame
+    summary: pd.DataFrame
+    guess: dict[str, pd.DataFrame]
+    lucky: pd.DataFrame
+    by_type: pd.DataFrame
+    by_prior: pd.DataFrame
+    twins: pd.DataFrame
+    faith: pd.DataFrame
+    buckets: pd.DataFrame
+    claim: dict[str, Any]
+    floor: dict[str, Any] | None
+
+
+def analyse(records: list[Any], seed: int = 0, n_boot: int = 1000) -> Analysis:
+    df = agg.frame(records)
+    summary = agg.summary_table(df, seed, n_boot)
+    return Analysis(df, summary, agg.guess_tables(df), agg.lucky_guesses(df), agg.breakdown(df, "qtype"),
+                    agg.breakdown(df, "counter_prior"), agg.twin_consistency(df),
+                    agg.faithfulness_table(df, seed, n_boot), agg.srr_buckets(df), agg.claim_check(df, summary),
+                    agg.blind_floor(df, seed, n_boot))
+
+
+HOW_TO_READ = [
+    "Each **sample** is one question answered by one answerer from the context one retriever variant "
+    "(`finder+source+selector`) gave it. **SRR** is the share of the question's gold certificate (the smallest "
+    "part of the diagram that proves the answer) that reached the answerer; **precision** the share of what "
+    "reached it that belongs to the certificate. A context is **sufficient** when the reference solver, run on it "
+    "alone, proves the gold answer — exact, not a threshold on SRR.",
+    "A correct answer from a sufficient context is **grounded**; from an insufficient one it is a **lucky guess**. "
+    "**Guess rate** = lucky guesses / correct answers; **accuracy inflation** = accuracy − grounded accuracy. "
+    "**Faithfulness** is the share of the claims an answer rests on (cited edges, stated relations) that hold in "
+    "its context; an answer without claims has no faithfulness (unmeasured, shown as –).",
+    "Intervals are 95 % percentile-bootstrap intervals over samples (seeded). `–` is an unmeasured value; where "
+    "some samples of a group are unmeasured their number is given. Read accuracy next to grounded accuracy: "
+    "the gap is what the answerer got right without the structure that proves it.",
+]
+
+
+def _main_table(a: Analysis) -> Table:
+    headers = ["variant", "answerer", "n", "accuracy", "grounded acc.", "SRR", "precision", "F1", "sufficiency",
+               "guess rate", "inflation"]
+    rows = [[r["variant"], r["answerer"], fmt(r["n"]) + (f" ({r['errors']} errors)" if r["errors"] else "")]
+            + [fmt_ci(r, k) for k in ("accuracy", "grounded_accuracy", "srr", "precision", "f1", "sufficiency",
+                                      "guess_rate", "accuracy_inflation")]
+            for _, r in a.summary.iterrows()]
+    return Table("Per variant × answerer (95 % CI)", headers, rows, align=["l", "l"] + ["r"] * 9)
+
+
+def _simple(df: pd.DataFrame, caption: str, columns: list[tuple[str, str]]) -> Table:
+    rows = [[fmt(r[c]) for c, _ in columns] for _, r in df.iterrows()]
+    return Table(caption, [h for _, h in columns], rows,
+                 align=["r" if df[c].map(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)).any()
+                        else "l" for c, _ in columns] if len(df) else [])
+
+
+def _claim_section(a: Analysis) -> Section:
+    c = a.claim
+    sec = Section("The claim under test")
+    sec.blocks.append("Claim: *answer accuracy is a less sensitive signal of retrieval quality than SRR, and "
+                      f"faithfulness is nearly always ≥ {agg.FAITHFUL} above SRR {agg.SRR_HIGH}, while right answers "
+                      "below it are often unfaithful.*")
+    sens = c["sensitivity"]
+    sec.blocks.append(Table(
+        "Sensitivity: separating sufficient from insufficient contexts (AUC) and spread across variants (max − min)",
+        ["answerer", "samples", "AUC of accuracy", "AUC of SRR", "spread of accuracy", "spread of SRR",
+         "SRR more sensitive"],
+        [[r["answerer"], fmt(r["n"]), fmt(r["auc_accuracy"]), fmt(r["auc_srr"]), fmt(r["spread_accuracy"]),
+          fmt(r["spread_srr"]), fmt(r["srr_more_sensitive"])] for r in sens], align=["l"] + ["r"] * 6))
+    verdicts = [r["srr_more_sensitive"] for r in sens if r["srr_more_sensitive"] is not None]
+    if verdicts:
+        held = sum(verdicts)
+        sec.blocks.append(f"**Part 1 {'holds' if held == len(verdicts) else 'holds only in part' if held else 'does not hold'}**: "
+                          f"SRR separates sufficient from insufficient contexts better than accuracy *and* spreads "
+                          f"wider across variants for {held} of {len(verdicts)} answerers.")
+    else:
+        sec.blocks.append("**Part 1 is unmeasured**: no answerer has both sufficient and insufficient contexts "
+                          "over at least two variants.")
+    hi, lo = c["faithful_above"], c["unfaithful_right_below"]
+    sec.blocks.append(
+        f"Above SRR {agg.SRR_HIGH}: {fmt(hi['share_faithful'])} of {hi['n']} answers with claims have faithfulness ≥ "
+        f"{agg.FAITHFUL} ({hi['unmeasured']} answers there state no claims). Below it: {fmt(lo['share_unfaithful'])} "
+        f"of {lo['n']} right answers with claims have faithfulness < {agg.FAITHFUL}.")
+    h = c["faithfulness_holds"]
+    sec.blocks.append("**Part 2 " + ("is unmeasured** (too few answers with claims on one side)." if h is None else
+                                     "holds** (≥ 0.90 above, ≥ 0.50 below)." if h else
+                                     "does not hold** by the thresholds used here (≥ 0.90 of answers faithful above "
+                                     "the SRR line, ≥ 0.50 of right answers unfaithful below it)."))
+    return sec
+
+
+def build_sections(a: Analysis, card: dict[str, Any], plots: dict[str, bytes]) -> list[Section]:
+    """The whole report, in reading order."""
+    out: list[Section] = []
+    ds = card.get("dataset", {})
+    head = Section("How to read this", list(HOW_TO_READ))
+    head.blocks.append(f"Run `{card.get('run_id')}`: {card.get('samples', len(a.samples))} samples "
+                       f"({card.get('sample_errors', 0)} with a stage error) over {ds.get('questions_run', '–')} "
+                       f"questions of {ds.get('diagrams', '–')} diagrams; dataset hash `{str(ds.get('hash', ''))[:12]}`; "
+                       f"seed {card.get('seed', 0)}. Samples: `samples.jsonl`; configuration and versions: `run.json`.")
+    out.append(head)
+
+    main = Section("Accuracy against grounded accuracy", [_main_table(a)])
+    if "accuracy_grounded.png" in plots:
+        main.blocks.append(Plot("accuracy_grounded.png", "Green: grounded answers; orange: lucky guesses; "
+                                                         "dashed: the blind answerer's accuracy."))
+    out.append(main)
+
+    floor = Section("Guessability floor (blind answerer)")
+    if a.floor:
+        f = a.floor
+        floor.blocks.append(f"The `blind` answerer sees no context; its accuracy over the {f['questions']} questions "
+                            f"is **{fmt_ci(f, 'accuracy')}** — the share of the dataset a guesser gets right by "
+                            f"priors alone. Counter-prior questions: {fmt(f['counter_prior'].get('True'))}; "
+                            f"others: {fmt(f['counter_prior'].get('False'))}.")
+        floor.blocks.append(Table("Blind accuracy by question type", ["type", "accuracy"],
+                                  [[t, fmt(v)] for t, v in f["by_type"].items()], align=["l", "r"]))
+    else:
+        floor.blocks.append("The `blind` answerer was not part of this run: the floor is unmeasured.")
+    out.append(floor)
+
+    guess = Section("Guess tables")
+    guess.blocks.append("Counts over every variant of each answerer: rows correct / wrong, columns sufficient / "
+                        "insufficient context.")
+    for name, t in a.guess.items():
+        guess.blocks.append(Table(f"{name}", ["", "sufficient context", "insufficient context"],
+                                  [[idx] + [fmt(int(v)) for v in row] for idx, row in zip(t.index, t.to_numpy())],
+                                  align=["l", "r", "r"]))
+    if "guess_tables.png" in plots:
+        guess.blocks.append(Plot("guess_tables.png", "Guess tables as shares of each answerer's samples."))
+    out.append(guess)
+
+    lucky = Section("Lucky guesses")
+    if len(a.lucky):
+        lucky.blocks.append(f"{len(a.lucky)} lucky guesses in all; up to {LUCKY_LISTED} per answerer listed with "
+                            "the context the answerer saw.")
+        for answerer, g in a.lucky.groupby("answerer", sort=False):
+            rows = [[r["variant"], r["question_id"], short(r["question_text"], 90), short(r["gold"], 30),
+                     short(r["answer_raw"], 40), fmt(r["srr"]), short(r["context_text"] or "(empty)", 140)]
+                    for _, r in g.head(LUCKY_LISTED).iterrows()]
+            lucky.blocks.append(Table(f"{answerer}: {len(g)} lucky guesses",
+                                      ["variant", "question", "text", "gold", "answer", "SRR", "context"], rows))
+    else:
+        lucky.blocks.append("No lucky guesses in this run.")
+    out.append(lucky)
+
+    slices = Section("By question type, counter-prior flag and twin pairs")
+    slices.blocks.append(_simple(a.by_type, "By question type (all variants)",
+                                 [("answerer", "answerer"), ("qtype", "type"), ("n", "n"), ("accuracy", "accuracy"),
+                                  ("grounded_accuracy", "grounded acc."), ("sufficiency", "sufficiency"),
+                                  ("lucky_guesses", "lucky guesses")]))
+    slices.blocks.append(_simple(a.by_prior, "By counter-prior flag (all variants)",
+                                 [("answerer", "answerer"), ("counter_prior", "counter-prior"), ("n", "n"),
+                                  ("accuracy", "accuracy"), ("grounded_accuracy", "grounded acc."),
+                                  ("sufficiency", "sufficiency"), ("lucky_guesses", "lucky guesses")]))
+    slices.blocks.append("Twin questions have opposite gold answers on two diagrams that differ only in the "
+                         "structure they turn on; answering both alike is guessing.")
+    slices.blocks.append(_simple(a.twins, "Twin-pair consistency",
+                                 [("variant", "variant"), ("answerer", "answerer"), ("pairs", "pairs"),
+                                  ("answered_differently", "answered differently"), ("both_correct", "both correct"),
+                                  ("unmeasured", "unmeasured")]))
+    out.append(slices)
+
+    faith = Section("Faithfulness")
+    rows = [[r["variant"], r["answerer"], fmt_ci(r, "faithfulness"), fmt(r["with_claims"]), fmt(r["unmeasured"]),
+             fmt(r["share_unsupported"]), fmt(r["share_fabricated"])] for _, r in a.faith.iterrows()]
+    faith.blocks.append(Table("Faithfulness per variant × answerer (answers without claims are unmeasured)",
+                              ["variant", "answerer", "faithfulness", "with claims", "unmeasured",
+                               "with unsupported claim", "with fabricated claim"], rows,
+                              align=["l", "l"] + ["r"] * 5))
+    if "faithfulness_srr.png" in plots:
+        faith.blocks.append(Plot("faithfulness_srr.png", "Each dot one answer with claims."))
+    out.append(faith)
+
+    srr = Section("Accuracy vs SRR")
+    srr.blocks.append(_simple(a.buckets, "By SRR bucket (all variants)",
+                              [("answerer", "answerer"), ("srr_bucket", "SRR"), ("n", "n"), ("accuracy", "accuracy"),
+                               ("sufficiency", "sufficiency"), ("faithfulness", "faithfulness"),
+                               ("faithfulness_unmeasured", "faithfulness unmeasured")]))
+    for name, cap in (("accuracy_srr.png", "Accuracy per SRR bucket."),
+                      ("srr_accuracy_variants.png", "One point per variant × answerer.")):
+        if name in plots:
+            srr.blocks.append(Plot(name, cap))
+    out.append(srr)
+    out.append(_claim_section(a))
+
+    health = Section("Errors and skipped stages")
+    skipped = card.get("skipped") or []
+    if skipped:
+        health.blocks.append(Table("Skipped (unavailable) stages", ["what", "component", "reason"],
+                                   [[s.get("variant") or s.get("answerer") or (f"{s.get('samples')} samples"
+                                                                               if s.get("samples") else "–"),
+                                     s["component"], short(s["reason"], 160)] for s in skipped]))
+    else:
+        health.blocks.append("No stage was skipped.")
+    errs = a.samples[a.samples["error_stage"].notna()]
+    if len(errs):
+        counts = errs.groupby(["error_stage", "variant", "answerer"], sort=True).size().reset_index(name="n")
+        health.blocks.append(Table("Samples with a stage error (recorded in samples.jsonl; left out of the rates)",
+                                   ["stage", "variant", "answerer", "samples"],
+                                   [[r["error_stage"], r["variant"], r["answerer"], fmt(int(r["n"]))]
+                                    for _, r in counts.iterrows()]))
+    else:
+        health.blocks.append("No sample had a stage error.")
+    problems = ds.get("problems") or []
+    if problems:
+        health.blocks.append(Table(f"Dataset problems ({len(problems)}; these questions were left out)",
+                                   ["file", "line", "question", "problem"],
+                                   [[str(p.get("file") or "–"), fmt(p.get("line")), str(p.get("question") or "–"),
+                                     short(p.get("message"), 160)] for p in problems[:50]]))
+    out.append(health)
+    return out
