@@ -1,0 +1,89 @@
+"""Re-scoring a finished run from ``samples.jsonl`` alone: no stage runs again, no answer is regenerated.
+
+Every record that reached the answerer is scored again with ``score_sample`` from its stored
+question, retrieved subgraph, context and answer (the diagram graphs come from the run's
+``graphs.json``); ``samples.jsonl``, ``summary.csv`` and the reports are rewritten, and the run card
+records the re-score.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from benchmark.errors import DiagQAError, InputError
+from benchmark.records import SampleRecord, graph_from_json, read_samples
+from benchmark.runner import CARD, GRAPHS, SAMPLES, _error, score_stored, write_samples
+
+
+def resolve_run_dir(path: Path | str) -> Path:
+    """A run directory, or a results directory whose ``LATEST`` names one."""
+    p = Path(path)
+    if (p / SAMPLES).exists():
+        return p
+    if (p / "LATEST").exists():
+        return p / (p / "LATEST").read_text(encoding="utf-8").strip()
+    raise DiagQAError(f"{p} is not a run directory (no {SAMPLES}) nor a results directory (no LATEST)")
+
+
+def load_run(run_dir: Path) -> tuple[list[SampleRecord], dict[str, Any], dict[str, Any]]:
+    """Records, diagram graphs (JSON) and run card of a run directory."""
+    records = read_samples(run_dir / SAMPLES)
+    gpath = run_dir / GRAPHS
+    if not gpath.exists():
+        raise InputError("the run has no diagram graphs to score against", file=str(gpath))
+    graphs = json.loads(gpath.read_text(encoding="utf-8"))
+    cpath = run_dir / CARD
+    card = json.loads(cpath.read_text(encoding="utf-8")) if cpath.exists() else {"run_id": run_dir.name}
+    return records, graphs, card
+
+
+def rescore_records(records: list[SampleRecord], graphs: dict[str, Any]) -> list[SampleRecord]:
+    """Records with their metrics recomputed; a record whose scoring raises keeps its error, not the run."""
+    built: dict[str, Any] = {}
+    out = []
+    for r in records:
+        if r.answer is None or r.context is None:
+            out.append(r)  # an earlier stage failed: nothing to score
+            continue
+        if r.diagram_id not in built:
+            if r.diagram_id not in graphs:
+                raise DiagQAError(f"{GRAPHS} has no graph of diagram {r.diagram_id!r}")
+            built[r.diagram_id] = graph_from_json(graphs[r.diagram_id])
+        t = time.perf_counter()
+        try:
+            metrics, error = score_stored(r.question, built[r.diagram_id], r.retrieved, r.context, r.answer), None
+        except Exception as exc:
+            metrics, error = None, _error("score", exc)
+        prior = r.error if r.error is not None and r.error.get("stage") != "score" else None
+        timings = dict(r.timings, score_s=round(time.perf_counter() - t, 6))
+        out.append(replace(r, metrics=metrics, error=error or prior, timings=timings))
+    return out
+
+
+def rescore(path: Path | str, report: bool = True) -> tuple[Path, list[SampleRecord], dict[str, Any]]:
+    """Re-score the run at ``path`` in place; returns its directory, records and updated card."""
+    from benchmark.plugins import load_all
+    from benchmark.report import write_report
+
+    run_dir = resolve_run_dir(path)
+    t0 = time.perf_counter()
+    load_all()
+    records, graphs, card = load_run(run_dir)
+    records = rescore_records(records, graphs)
+    tmp = run_dir / (SAMPLES + ".tmp")
+    write_samples(tmp, records)
+    os.replace(tmp, run_dir / SAMPLES)
+    card["sample_errors"] = sum(1 for r in records if r.error is not None)
+    t1 = time.perf_counter()
+    if report:
+        write_report(run_dir, records, card)
+    card.setdefault("rescored", []).append({"at_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                                           "score_s": round(t1 - t0, 3),
+                                           "report_s": round(time.perf_counter() - t1, 3)})
+    (run_dir / CARD).write_text(json.dumps(card, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+    return run_dir, records, card
