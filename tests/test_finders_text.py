@@ -147,7 +147,7 @@ def write_dataset(root: Path, diagrams: dict[str, str] = DIAGRAMS, annotations: 
 @pytest.fixture(scope="module")
 def cache_env(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("DIAGQA_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        mp.setenv("DIAGQA_CACHE", str(tmp_path_factory.mktemp("cache")))
         yield
 
 
@@ -273,3 +273,18 @@ def test_tesseract_missing_is_stage_unavailable(monkeypatch):
             OCRBM25Finder().fit(Dataset(root=Path("."), diagrams={}))
     finally:
         ocr_mod.tesseract_version.cache_clear()
+
+
+def test_dense_ranks_by_meaning_of_ocr_text(dataset):
+    from benchmark.finders.dense import DenseFinder
+
+    finder = DenseFinder()
+    finder.fit(dataset)
+    order = ranks_by_question(finder, dataset)
+    assert order["ci_notify"][0] == "ci_pipeline"
+    assert order["of_unpaid"][0] == "order_flow"
+    assert set(order["ac_cache_db"][:2]) == {"auth_cache", "auth_nocache"}
+    ranking = finder.rank(query("deploy the built image to staging"))
+    assert ranking[0][0] == "ci_pipeline"
+    assert all(-1.0 <= s <= 1.0 for _, s in ranking)
+    assert finder.rank(query("deploy the built image to staging")) == ranking  # deterministic

@@ -1,6 +1,6 @@
 """Where finders keep what they computed once: OCR text and image embeddings, keyed by content hash.
 
-The cache lives in ``.cache/`` at the repository root, or under ``$DIAGQA_CACHE_DIR`` when set.
+The cache lives in ``.cache/`` at the repository root, or under ``$DIAGQA_CACHE`` when set.
 Entries are named by the SHA-256 of the input bytes, so an edited PNG is never served stale text.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from benchmark.dataset import DEFAULT_ROOT
 
 def cache_root() -> Path:
     """The cache folder (not created here)."""
-    env = os.environ.get("DIAGQA_CACHE_DIR")
+    env = os.environ.get("DIAGQA_CACHE")
     return Path(env) if env else DEFAULT_ROOT / ".cache"
 
 

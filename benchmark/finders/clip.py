@@ -80,8 +80,14 @@ def _tags_of(node: ast.AST, variables: dict[str, ast.AST]) -> dict[str, dict[str
 
 def pretrained_cfg_fast(model: str, tag: str) -> dict[str, Any] | None:
     """open_clip's download configuration for ``model``/``tag`` read from its source, without importing
-    it (importing open_clip imports torch, seconds of work). None when the source cannot be read
-    this way; the caller then asks open_clip itself."""
+    it (importing open_clip imports torch, seconds of work). ``{}`` when the model has no such tag;
+    None when the source cannot be read this way (the caller then asks open_clip itself).
+
+    >>> pretrained_cfg_fast("ViT-B-32", "laion2b_s34b_b79k")["hf_hub"]
+    'laion/CLIP-ViT-B-32-laion2B-s34B-b79K/'
+    >>> pretrained_cfg_fast("ViT-B-32", "no_such_tag")
+    {}
+    """
     spec = importlib.util.find_spec("open_clip")
     if spec is None or not spec.submodule_search_locations:
         return None
@@ -101,8 +107,10 @@ def pretrained_cfg_fast(model: str, tag: str) -> dict[str, Any] | None:
     for key, value in zip(table.keys, table.values):
         if isinstance(key, ast.Constant) and key.value == base:
             tags = _tags_of(value, variables)
-            cfg = None if tags is None else tags.get(tag.lower().replace("-", "_"))
-            return None if cfg is None or (base != model and not cfg.get("quick_gelu")) else cfg
+            if tags is None:
+                return None
+            cfg = tags.get(tag.lower().replace("-", "_"), {})  # {}: the model is known, the tag is not
+            return cfg if base == model or cfg.get("quick_gelu") else {}
     return None
 
 
