@@ -12,8 +12,9 @@ five or more letters, start alike and are one edit apart (two from nine letters:
 ``Paymnet``). Words with digits must match exactly; a word under five letters may carry one typo
 only inside a name of several words whose other words match (``Auht Service``).
 
-Where mentions overlap, the longest one wins (``"Orders API"`` over ``"API"``); nodes that share
-the winning name (two ``DB`` nodes in different containers) are all linked. Only the question's
+Where mentions overlap, the longest one wins (``"Orders API"`` over ``"API"``), then the one
+matching more words exactly, then a label over an id; nodes that share the winning name (two
+``DB`` nodes in different containers) are all linked. Only the question's
 text and the graph's labels are read: never the question's answer or certificate.
 
 >>> from benchmark.graph import build_graph
@@ -75,7 +76,7 @@ def _short_typo(a: str, b: str) -> bool:
     return min(len(a), len(b)) >= 4 and not any(c.isdigit() for c in a + b) and OSA.distance(a, b) <= 1
 
 
-def node_names(g: nx.MultiDiGraph, node: str) -> list[str]:
+def node_names(g: nx.MultiDiGraph, node: str, ranked: bool = False) -> list:
     """The names a question may use for ``node`` (label, label without brackets, id), deduplicated.
 
     >>> from benchmark.graph import build_graph
@@ -85,11 +86,11 @@ def node_names(g: nx.MultiDiGraph, node: str) -> list[str]:
     label = label_of(g, node)
     tail = node.split(".")[-1]
     names = [label, " ".join(_BRACKETS.sub(" ", label).split()), " ".join(_CAMEL.sub(" ", tail).replace("_", " ").replace("-", " ").split())]
-    out: list[str] = []
-    for n in names:
-        if n and fold(n) not in {fold(o) for o in out}:
-            out.append(n)
-    return out
+    out: list[tuple[int, str]] = []
+    for rank, n in enumerate(names):
+        if n and fold(n) not in {fold(o) for _, o in out}:
+            out.append((rank, n))
+    return out if ranked else [n for _, n in out]
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,10 @@ class _Mention:
     end: int  # last word position, inclusive
     size: int  # number of name words matched
     exact: int  # of which exactly equal stems
+    rank: int  # which name matched: 0 label, 1 label without brackets, 2 id
+
+    def span(self) -> tuple[int, int, int, int, int]:
+        return (self.start, self.end, self.size, self.exact, self.rank)
 
 
 class LabelIndex:
@@ -106,17 +111,17 @@ class LabelIndex:
 
     def __init__(self, g: nx.MultiDiGraph, language: str | None = "en") -> None:
         self.stopwords = stopwords_for(language)
-        self.names: list[tuple[str, list[str], bool]] = []  # (node, words, content-only)
+        self.names: list[tuple[str, list[str], bool, int]] = []  # (node, words, content-only, rank)
         for node in sorted(g.nodes, key=str):
-            for name in node_names(g, str(node)):
+            for rank, name in node_names(g, str(node), ranked=True):
                 toks = raw_words(name)
                 content = [w for w in toks if w not in self.stopwords]
                 if content:
-                    self.names.append((str(node), content, True))
+                    self.names.append((str(node), content, True, rank))
                 elif toks:
-                    self.names.append((str(node), toks, False))
+                    self.names.append((str(node), toks, False, rank))
 
-    def _find(self, seq: list[_Word], name: list[str], node: str) -> list[_Mention]:
+    def _find(self, seq: list[_Word], name: list[str], node: str, rank: int) -> list[_Mention]:
         found = []
         n = len(name)
         for i in range(len(seq) - n + 1):
@@ -128,7 +133,7 @@ class LabelIndex:
                 if n < 2 or len(misses) > 1 or not _short_typo(*misses[0]):
                     continue
             exact = sum(q.stem == stem(w) for q, w in zip(window, name))
-            found.append(_Mention(node, window[0].pos, window[-1].pos, n, exact))
+            found.append(_Mention(node, window[0].pos, window[-1].pos, n, exact, rank))
         return found
 
     def link(self, text: str) -> list[str]:
@@ -136,17 +141,17 @@ class LabelIndex:
         every = _tokens(text)
         content = [w for w in every if w.raw not in self.stopwords]
         cands: list[_Mention] = []
-        for node, name, content_only in self.names:
-            cands.extend(self._find(content if content_only else every, name, node))
-        cands.sort(key=lambda m: (-m.size, -m.exact, m.start, m.node))
-        taken: list[tuple[int, int, int, int]] = []  # spans already won: (start, end, size, exact)
+        for node, name, content_only, rank in self.names:
+            cands.extend(self._find(content if content_only else every, name, node, rank))
+        cands.sort(key=lambda m: (-m.size, -m.exact, m.rank, m.start, m.node))
+        taken: list[tuple[int, int, int, int, int]] = []  # spans already won
         chosen: dict[str, int] = {}
         for m in cands:
             clash = [t for t in taken if not (m.end < t[0] or m.start > t[1])]
-            if clash and any(t != (m.start, m.end, m.size, m.exact) for t in clash):
+            if clash and any(t != m.span() for t in clash):
                 continue
             if not clash:
-                taken.append((m.start, m.end, m.size, m.exact))
+                taken.append(m.span())
             chosen.setdefault(m.node, m.start)
         return sorted(chosen, key=lambda n: (chosen[n], n))
 
