@@ -1,0 +1,240 @@
+"""The dataset card's numbers: counts computed from a loaded :class:`~benchmark.dataset.Dataset`.
+
+Everything here is a pure function of the dataset, so the card in ``annotations/README.md`` is
+regenerated rather than typed (``diagqa card --write``) and a test can tell when it is stale.
+
+>>> share(3, 4), share(0, 0)
+(0.75, None)
+>>> size_bucket(8), size_bucket(25), size_bucket(41)
+('6-10', '11-25', 'over 40')
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Iterable
+
+import networkx as nx
+
+from benchmark.dataset import Dataset, Diagram
+from benchmark.graph import out_edges
+from benchmark.questions import QUESTION_TYPES
+
+BEGIN, END = "<!-- card:begin -->", "<!-- card:end -->"
+
+#: node-count buckets of the size table: (name, lowest, highest)
+SIZE_BUCKETS = (("under 6", 0, 5), ("6-10", 6, 10), ("11-25", 11, 25), ("26-40", 26, 40), ("over 40", 41, None))
+
+
+def share(part: int, whole: int) -> float | None:
+    """``part / whole``, or None when there is nothing to divide (an unmeasured share, never 0)."""
+    return part / whole if whole else None
+
+
+def size_bucket(n_nodes: int) -> str:
+    """Name of the :data:`SIZE_BUCKETS` bucket a diagram with ``n_nodes`` nodes falls in."""
+    for name, lo, hi in SIZE_BUCKETS:
+        if n_nodes >= lo and (hi is None or n_nodes <= hi):
+            return name
+    raise ValueError(n_nodes)  # pragma: no cover - buckets cover every count
+
+
+def has_containers(g: nx.MultiDiGraph) -> bool:
+    """True when some node sits inside a container.
+
+    >>> from benchmark.graph import build_graph
+    >>> has_containers(build_graph({"nodes": [{"id": "vpc"}, {"id": "vpc.web", "parent": "vpc"}]}))
+    True
+    """
+    return any(d.get("parent") for _, d in g.nodes(data=True))
+
+
+def decision_nodes(g: nx.MultiDiGraph) -> list[str]:
+    """Diamond-shaped nodes with at least two labelled outgoing branches.
+
+    >>> from benchmark.graph import build_graph
+    >>> g = build_graph({"nodes": [{"id": "ok", "shape": "diamond"}, {"id": "a"}, {"id": "b"}],
+    ...                  "edges": [{"src": "ok", "dst": "a", "label": "yes"}, {"src": "ok", "dst": "b", "label": "no"}]})
+    >>> decision_nodes(g)
+    ['ok']
+    """
+    return sorted(n for n, d in g.nodes(data=True)
+                  if d.get("shape") == "diamond" and sum(1 for _, e in out_edges(g, n) if e.label) >= 2)
+
+
+def twin_pairs(ds: Dataset) -> list[tuple[str, str]]:
+    """Pairs of diagrams that name each other as twins (each pair once, sorted)."""
+    pairs = set()
+    for d in ds.diagrams.values():
+        other = ds.diagrams.get(d.twin) if d.twin else None
+        if other is not None and other.twin == d.id:
+            pairs.add(tuple(sorted((d.id, other.id))))
+    return sorted(pairs)
+
+
+@dataclass(frozen=True)
+class CardStats:
+    """The counts the card reports. Every mapping is sorted by key."""
+
+    diagrams: int
+    questions: int
+    domains: dict[str, tuple[int, int]]          # domain -> (diagrams, questions)
+    sizes: dict[str, int]                         # size bucket -> diagrams
+    min_nodes: int | None
+    max_nodes: int | None
+    types: dict[str, int]                         # every question type, 0 included
+    kinds: dict[str, int]                         # answer kind -> questions
+    yes_no: int
+    yes: int
+    counter_prior: int
+    closed_set: int                               # questions whose proof is a closed set
+    languages: dict[str, tuple[int, int]]         # language -> (diagrams, questions)
+    twin_pairs: int
+    twin_questions: int
+    container_diagrams: int
+    decision_diagrams: int
+
+    @property
+    def yes_share(self) -> float | None:
+        return share(self.yes, self.yes_no)
+
+    @property
+    def counter_prior_share(self) -> float | None:
+        return share(self.counter_prior, self.questions)
+
+    @property
+    def closed_set_share(self) -> float | None:
+        return share(self.closed_set, self.questions)
+
+
+def _count_pairs(items: Iterable[tuple[str, int]]) -> dict[str, tuple[int, int]]:
+    diagrams: Counter[str] = Counter()
+    questions: Counter[str] = Counter()
+    for key, n_q in items:
+        diagrams[key] += 1
+        questions[key] += n_q
+    return {k: (diagrams[k], questions[k]) for k in sorted(diagrams)}
+
+
+def card_stats(ds: Dataset) -> CardStats:
+    """Compute the card's counts for ``ds`` (parses every diagram)."""
+    diagrams: list[Diagram] = [ds.diagrams[k] for k in sorted(ds.diagrams)]
+    questions = [q for d in diagrams for q in d.questions]
+    node_counts = [d.graph.number_of_nodes() for d in diagrams]
+    sizes = Counter(size_bucket(n) for n in node_counts)
+    bools = [q for q in questions if q.kind == "bool"]
+    return CardStats(
+        diagrams=len(diagrams),
+        questions=len(questions),
+        domains=_count_pairs((d.domain or "unknown", len(d.questions)) for d in diagrams),
+        sizes={name: sizes.get(name, 0) for name, _, _ in SIZE_BUCKETS},
+        min_nodes=min(node_counts) if node_counts else None,
+        max_nodes=max(node_counts) if node_counts else None,
+        types={t: sum(1 for q in questions if q.type == t) for t in QUESTION_TYPES},
+        kinds=dict(sorted(Counter(q.kind for q in questions).items())),
+        yes_no=len(bools),
+        yes=sum(1 for q in bools if q.answer is True),
+        counter_prior=sum(1 for q in questions if q.counter_prior),
+        closed_set=sum(1 for q in questions if q.needs_closure()),
+        languages=_count_pairs((d.language, len(d.questions)) for d in diagrams),
+        twin_pairs=len(twin_pairs(ds)),
+        twin_questions=sum(1 for q in questions if dict(q.extra).get("twin_question")),
+        container_diagrams=sum(1 for d in diagrams if has_containers(d.graph)),
+        decision_diagrams=sum(1 for d in diagrams if decision_nodes(d.graph)),
+    )
+
+
+@dataclass(frozen=True)
+class Target:
+    """One dataset target: what is required, what the data has, and whether it is met."""
+
+    name: str
+    required: str
+    actual: str
+    met: bool
+
+
+def _pct(x: float | None) -> str:
+    """Percentage with one decimal, or ``n/a`` when unmeasured.
+
+    >>> _pct(0.5), _pct(None)
+    ('50.0 %', 'n/a')
+    """
+    return "n/a" if x is None else f"{100 * x:.1f} %"
+
+
+def targets(s: CardStats) -> list[Target]:
+    """The dataset's targets (issue "dataset") checked against ``s``."""
+    low_type = min(s.types.values()) if s.types else 0
+    low_names = ", ".join(t for t, n in s.types.items() if n == low_type)
+    ys, cp = s.yes_share, s.counter_prior_share
+    return [
+        Target("questions", ">= 300", str(s.questions), s.questions >= 300),
+        Target("questions per type", ">= 15 each", f"min {low_type} ({low_names})", low_type >= 15),
+        Target("yes share of yes/no answers", "40-60 %", _pct(ys), ys is not None and 0.4 <= ys <= 0.6),
+        Target("counter-prior share", ">= 33.3 %", _pct(cp), cp is not None and 3 * s.counter_prior >= s.questions),
+        Target("diagrams with containers", ">= 10", str(s.container_diagrams), s.container_diagrams >= 10),
+        Target("diagrams with labelled decisions", ">= 10", str(s.decision_diagrams), s.decision_diagrams >= 10),
+        Target("Russian diagrams", ">= 5", str(s.languages.get("ru", (0, 0))[0]), s.languages.get("ru", (0, 0))[0] >= 5),
+        Target("twin pairs", ">= 6", str(s.twin_pairs), s.twin_pairs >= 6),
+    ]
+
+
+def _table(header: tuple[str, ...], rows: Iterable[tuple]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return out
+
+
+def render_markdown(s: CardStats) -> str:
+    """The card's statistics section as markdown (deterministic for the same dataset)."""
+    lines = [f"{s.diagrams} diagrams, {s.questions} questions "
+             f"(generated by `diagqa card`; do not edit by hand).", ""]
+    met = targets(s)
+    lines += ["**Targets**", ""]
+    lines += _table(("target", "required", "dataset", "met"),
+                    ((t.name, t.required, t.actual, "yes" if t.met else "**no**") for t in met))
+    lines += ["", "**By domain**", ""]
+    lines += _table(("domain", "diagrams", "questions"), ((k, d, q) for k, (d, q) in s.domains.items()))
+    lines += ["", f"**By size** (nodes per diagram, containers included; smallest {s.min_nodes}, "
+                  f"largest {s.max_nodes})", ""]
+    lines += _table(("nodes", "diagrams"), s.sizes.items())
+    lines += ["", "**By question type**", ""]
+    lines += _table(("type", "answer kind", "questions"),
+                    ((t, QUESTION_TYPES[t].kind, n) for t, n in s.types.items()))
+    lines += ["", "**Answers and priors**", ""]
+    lines += _table(("measure", "count", "share"), [
+        ("yes/no questions answered yes", f"{s.yes} of {s.yes_no}", _pct(s.yes_share)),
+        ("counter-prior questions", f"{s.counter_prior} of {s.questions}", _pct(s.counter_prior_share)),
+        ("negative / universal questions (closed-set certificate)", f"{s.closed_set} of {s.questions}",
+         _pct(s.closed_set_share)),
+    ])
+    lines += ["", "**By language**", ""]
+    lines += _table(("language", "diagrams", "questions"), ((k, d, q) for k, (d, q) in s.languages.items()))
+    lines += ["", "**Structure**", ""]
+    lines += _table(("feature", "diagrams"), [
+        ("containers (a node inside another)", s.container_diagrams),
+        ("labelled decisions (a diamond with two or more labelled branches)", s.decision_diagrams),
+        ("twin pairs", f"{s.twin_pairs} pairs ({2 * s.twin_pairs} diagrams, {s.twin_questions} twin questions)"),
+    ])
+    return "\n".join(lines) + "\n"
+
+
+def replace_section(text: str, section: str) -> str:
+    """``text`` with everything between :data:`BEGIN` and :data:`END` replaced by ``section``.
+
+    >>> replace_section("a\\n<!-- card:begin -->\\nold\\n<!-- card:end -->\\nb", "new\\n")
+    'a\\n<!-- card:begin -->\\nnew\\n<!-- card:end -->\\nb'
+    """
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        raise ValueError(f"the card needs the markers {BEGIN} and {END}, in that order")
+    return text[:start + len(BEGIN)] + "\n" + section + text[end:]
+
+
+def current_section(text: str) -> str:
+    """What is between the markers now (the inverse of :func:`replace_section`)."""
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        raise ValueError(f"the card needs the markers {BEGIN} and {END}, in that order")
+    return text[start + len(BEGIN):end].removeprefix("\n")
