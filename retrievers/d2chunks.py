@@ -279,8 +279,8 @@ class D2ChunksSelector:
 
     def __init__(self, k: int = 5, window: int | None = None, stride: int | None = None) -> None:
         self.k = k
-        self.window = window or 4
-        self.stride = stride or 2
+        self.window = 4 if window is None else window
+        self.stride = 2 if stride is None else stride
         if k < 1 or self.window < 1 or self.stride < 1:
             raise ValueError(f"d2chunks needs k, window and stride >= 1, got {k}, {self.window}, {self.stride}")
         suffix = "" if (self.window, self.stride) == (4, 2) else f"-w{self.window}s{self.stride}"
