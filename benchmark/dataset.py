@@ -198,7 +198,11 @@ def load_dataset(root: Path | str | None = None, *, strict: bool = True) -> tupl
     diagrams: dict[str, Diagram] = {}
     problems: list[InputError] = []
     for path in sorted(adir.glob("*.yaml")):
-        diagram, errs = load_annotation_file(path, ddir)
+        try:
+            diagram, errs = load_annotation_file(path, ddir)
+        except InputError as exc:  # the whole file is unreadable; the other files still load
+            problems.append(exc)
+            continue
         problems.extend(errs)
         if not diagram.d2_path.exists():
             problems.append(InputError(f"diagram file {diagram.d2_path.name} is missing", file=str(path), line=1))
