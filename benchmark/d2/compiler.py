@@ -7,6 +7,7 @@ fields declared later), filters ``&src`` / ``&dst`` / ``&key`` and ``suspend``.
 """
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import os
 
@@ -31,6 +32,7 @@ class Rule:
         self.edge = edge          # syntax Edge (kinds "edge" and "ref")
         self.done: set = set()
         self.base_dir = None
+        self.signature: tuple = ()
 
 
 class Compiler:
@@ -41,6 +43,8 @@ class Compiler:
         self.seq = 0
         self.edges: list[IREdge] = []
         self.applying = 0
+        self.active: list[Rule] = []
+        self.pending: list[Field] = []
         self.import_stack: list[str] = []
 
     # -- entry ----------------------------------------------------------------------
@@ -66,9 +70,7 @@ class Compiler:
         elif stmt.edges:
             for edge in stmt.edges:
                 if _has_glob(edge.src) or _has_glob(edge.dst):
-                    rule = Rule("edge", stmt, source, edge=edge)
-                    rule.base_dir = base_dir
-                    m.rules.append(rule)
+                    rule = self.add_rule(m, Rule("edge", stmt, source, edge=edge), base_dir)
                     self.apply_edge_rule(rule, m)
                 else:
                     src = self.resolve(m, edge.src, source)
@@ -77,6 +79,7 @@ class Compiler:
                     self.apply_edge_value(e, stmt, m, source, base_dir)
         elif stmt.key is not None:
             self.compile_path(m, stmt.key, stmt, source, base_dir)
+        self.flush_created()
 
     # -- keys -----------------------------------------------------------------------
     def compile_path(self, m: IRMap, parts: list[KeyPart], stmt: Key, source, base_dir) -> None:
@@ -87,9 +90,7 @@ class Compiler:
                 m = m.parent
                 continue
             if part.glob:
-                rule = Rule("key", stmt, source, parts=parts[i:])
-                rule.base_dir = base_dir
-                m.rules.append(rule)
+                rule = self.add_rule(m, Rule("key", stmt, source, parts=parts[i:]), base_dir)
                 for f in list(self.glob_fields(m, part)):
                     self.apply_key_rule(rule, f)
                 return
@@ -97,6 +98,7 @@ class Compiler:
                 return  # layers / scenarios / steps: only the root board is compiled
             f = self.ensure_field(m, part.value)
             if i == len(parts) - 1:
+                self.flush_created()
                 self.apply_field_value(f, stmt, m, source, base_dir)
             else:
                 m = f.ensure_map()
@@ -126,14 +128,24 @@ class Compiler:
         self.seq += 1
         f = Field(name, m, self.seq)
         m.fields[name.lower()] = f
-        if not self.applying and not is_reserved(name):
-            self.field_created(f)
+        f.created_by = {id(r.done) for r in self.active}
+        if not is_reserved(name):
+            self.pending.append(f)
         return f
+
+    def flush_created(self) -> None:
+        """Run lazy globs for the fields a whole key path created (d2 looks at them only
+        once the path is complete, so ``a.b`` makes ``a`` a container first)."""
+        while self.pending:
+            created, self.pending = self.pending, []
+            for f in created:
+                self.field_created(f)
 
     def delete_field(self, f: Field) -> None:
         f.parent.fields.pop(f.name.lower(), None)
         for e in self.edges:
-            if not e.deleted and (e.src.within(f) or e.dst.within(f)):
+            # d2 keeps connections made by globs: they bring the endpoint back
+            if not e.deleted and not e.from_glob and (e.src.within(f) or e.dst.within(f)):
                 self.delete_edge(e)
 
     def resolve(self, m: IRMap, parts: list[KeyPart], source, create: bool = True) -> Field | None:
@@ -154,6 +166,7 @@ class Compiler:
                 return None
         if f is None:
             raise source.error(parts[0].pos, "a connection needs an object at each end")
+        self.flush_created()
         return f
 
     # -- connections ----------------------------------------------------------------
@@ -161,8 +174,7 @@ class Compiler:
         e = IREdge(common_owner(src, dst), src, dst, arrow)
         e.owner.edges.append(e)
         self.edges.append(e)
-        if not self.applying:
-            self.edge_created(e)
+        self.edge_created(e)
         return e
 
     def delete_edge(self, e: IREdge) -> None:
@@ -198,9 +210,7 @@ class Compiler:
             raise source.error(stmt.pos, "a connection reference names exactly one connection")
         edge = stmt.edges[0]
         if _has_glob(edge.src) or _has_glob(edge.dst) or stmt.edge_index == "*":
-            rule = Rule("ref", stmt, source, edge=edge)
-            rule.base_dir = base_dir
-            m.rules.append(rule)
+            rule = self.add_rule(m, Rule("ref", stmt, source, edge=edge), base_dir)
             for e in list(self.edges):
                 if not e.deleted:
                     self.apply_ref_rule(rule, m, e)
@@ -216,6 +226,20 @@ class Compiler:
         self.apply_edge_value(e, stmt, m, source, base_dir, key=stmt.edge_key)
 
     # -- globs ------------------------------------------------------------------------
+    def add_rule(self, m: IRMap, rule: Rule, base_dir) -> Rule:
+        """Keep a glob on its map. A textually identical glob statement in the same map
+        shares what the first one already did (d2 does not repeat its connections)."""
+        rule.base_dir = base_dir
+        sig = (rule.kind, rule.source.text[rule.stmt.pos:rule.stmt.end].strip(),
+               rule.stmt.edges.index(rule.edge) if rule.edge is not None else None)
+        for other in m.rules:
+            if other.signature == sig:
+                rule.done = other.done
+                break
+        rule.signature = sig
+        m.rules.append(rule)
+        return rule
+
     def glob_fields(self, m: IRMap, part: KeyPart, leaves_only: bool = False):
         """Fields of ``m`` matching one glob segment (``**``: at any depth)."""
         if part.value == "**":
@@ -262,56 +286,59 @@ class Compiler:
         rule.done.add(id(f))
         if not self.passes_filters(rule, f):
             return
-        self.applying += 1
-        try:
+        with self.running(rule):
             rest = rule.parts[1:]
             if rest:
                 self.compile_path(f.ensure_map(), rest, rule.stmt, rule.source, rule.base_dir)
             else:
                 self.apply_field_value(f, rule.stmt, f.parent, rule.source, rule.base_dir)
-        finally:
-            self.applying -= 1
 
     def apply_edge_rule(self, rule: Rule, m: IRMap) -> None:
-        self.applying += 1
-        try:
+        with self.running(rule):
             srcs = self.expand(m, rule.edge.src, rule.source, True)
             dsts = self.expand(m, rule.edge.dst, rule.source, True)
             for s in srcs:
                 for d in dsts:
-                    if s is d or (id(s), id(d)) in rule.done:
+                    key = (_lower_path(s), _lower_path(d))
+                    if s is d or key in rule.done:
                         continue
-                    rule.done.add((id(s), id(d)))
+                    rule.done.add(key)
                     e = self.new_edge(s, d, rule.edge.arrow)
+                    e.from_glob = True
                     self.apply_edge_value(e, rule.stmt, m, rule.source, rule.base_dir)
-        finally:
-            self.applying -= 1
 
     def apply_ref_rule(self, rule: Rule, m: IRMap, e: IREdge) -> None:
         if id(e) in rule.done:
             return
-        self.applying += 1
-        try:
+        with self.running(rule):
             srcs = self.expand(m, rule.edge.src, rule.source, False)
             dsts = self.expand(m, rule.edge.dst, rule.source, False)
-        finally:
-            self.applying -= 1
         if not any(_same_edge(e, s, d, rule.edge.arrow) for s in srcs for d in dsts):
             return
         rule.done.add(id(e))
         if not self.passes_filters(rule, e, m):
             return
-        self.applying += 1
-        try:
+        with self.running(rule):
             self.apply_edge_value(e, rule.stmt, m, rule.source, rule.base_dir,
                                   key=rule.stmt.edge_key)
+
+    @contextlib.contextmanager
+    def running(self, rule: Rule):
+        """While a glob applies, what it creates is not fed back to that same glob."""
+        self.applying += 1
+        self.active.append(rule)
+        try:
+            yield
         finally:
+            self.active.pop()
             self.applying -= 1
 
     def field_created(self, f: Field) -> None:
         """Apply the lazy glob rules that reach a newly created field."""
         for depth, m in enumerate(f.parent.ancestors()):
             for rule in list(m.rules):
+                if rule in self.active or id(rule.done) in f.created_by:
+                    continue
                 if rule.kind == "key":
                     head = rule.parts[0]
                     if head.value == "**":
@@ -324,7 +351,7 @@ class Compiler:
     def edge_created(self, e: IREdge) -> None:
         for m in e.owner.ancestors():
             for rule in list(m.rules):
-                if rule.kind == "ref":
+                if rule.kind == "ref" and rule not in self.active:
                     self.apply_ref_rule(rule, m, e)
 
     def passes_filters(self, rule: Rule, target, scope: IRMap | None = None) -> bool:
@@ -403,6 +430,10 @@ def _same_edge(e: IREdge, src: Field, dst: Field, arrow: str) -> bool:
     if e.src is src and e.dst is dst and e.arrow == arrow:
         return True
     return e.src is dst and e.dst is src and e.arrow == REVERSED[arrow]
+
+
+def _lower_path(f: Field) -> tuple:
+    return tuple(name.lower() for name in f.path())
 
 
 def _has_glob(parts: list[KeyPart]) -> bool:

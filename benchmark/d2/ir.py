@@ -56,7 +56,7 @@ class IRMap:
 
 
 class Field:
-    __slots__ = ("name", "parent", "primary", "map", "suspended", "seq")
+    __slots__ = ("name", "parent", "primary", "map", "suspended", "seq", "created_by")
 
     def __init__(self, name: str, parent: IRMap, seq: int) -> None:
         self.name = name
@@ -65,6 +65,7 @@ class Field:
         self.map: IRMap | None = None
         self.suspended: bool | None = None
         self.seq = seq
+        self.created_by: set = set()
 
     def ensure_map(self) -> IRMap:
         if self.map is None:
@@ -95,7 +96,8 @@ class Field:
 
 
 class IREdge:
-    __slots__ = ("owner", "src", "dst", "arrow", "primary", "map", "suspended", "deleted")
+    __slots__ = ("owner", "src", "dst", "arrow", "primary", "map", "suspended", "deleted",
+                 "from_glob")
 
     def __init__(self, owner: IRMap, src: Field, dst: Field, arrow: str) -> None:
         self.owner = owner
@@ -106,6 +108,7 @@ class IREdge:
         self.map: IRMap | None = None
         self.suspended: bool | None = None
         self.deleted = False
+        self.from_glob = False
 
     def ensure_map(self) -> IRMap:
         if self.map is None:

@@ -93,6 +93,7 @@ class Parser(Scanner):
         key = self.parse_map_key()
         if key is None:
             return None, "nothing"
+        key.end = self.i
         return key, _describe(key)
 
     # -- statements ---------------------------------------------------------------------

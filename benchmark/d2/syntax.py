@@ -104,3 +104,4 @@ class Key:
     not_ampersand: bool = False
     primary: Scalar | None = None
     value: object = None
+    end: int = 0
