@@ -17,6 +17,7 @@ path      ``tuple[str, ...]``    path (node ids from source to target)
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -121,7 +122,7 @@ def canonical_answer(kind: str, value: Any) -> Any:
             return False
         raise ValueError(f"expected yes/no, got {value!r}")
     if kind == "int":
-        if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip().lstrip("-").isdigit():
+        if isinstance(value, bool) or not isinstance(value, (int, str)) or not re.fullmatch(r"-?[0-9]+", str(value).strip()):
             raise ValueError(f"expected an integer, got {value!r}")
         return int(value)
     if kind in ("node", "label"):
