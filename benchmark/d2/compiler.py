@@ -12,8 +12,8 @@ import fnmatch
 import os
 
 from benchmark.d2.errors import D2SyntaxError, D2UnsupportedError
-from benchmark.d2.ir import Field, IREdge, IRMap, Value, common_owner
-from benchmark.d2.keywords import BOARD_KEYWORDS, is_reserved
+from benchmark.d2.ir import Field, IREdge, IRMap, Value, common_owner, field_key
+from benchmark.d2.keywords import BOARD_KEYWORDS
 from benchmark.d2.lexer import Source
 from benchmark.d2.parser import Parser
 from benchmark.d2.syntax import Array, Import, Key, KeyPart, Map, Scalar
@@ -96,7 +96,7 @@ class Compiler:
                 return
             if part.value.lower() in BOARD_KEYWORDS and not part.quoted:
                 return  # layers / scenarios / steps: only the root board is compiled
-            f = self.ensure_field(m, part.value)
+            f = self.ensure_field(m, part.value, part.quoted)
             if i == len(parts) - 1:
                 self.flush_created()
                 self.apply_field_value(f, stmt, m, source, base_dir)
@@ -121,15 +121,15 @@ class Compiler:
         elif isinstance(value, Import):
             self.value_import(value, f.ensure_map(), source, base_dir)
 
-    def ensure_field(self, m: IRMap, name: str) -> Field:
-        f = m.get(name)
+    def ensure_field(self, m: IRMap, name: str, quoted: bool = False) -> Field:
+        f = m.get(name, quoted)
         if f is not None:
             return f
         self.seq += 1
-        f = Field(name, m, self.seq)
-        m.fields[name.lower()] = f
+        f = Field(name, m, self.seq, quoted)
+        m.fields[field_key(name, quoted)] = f
         f.created_by = {id(r.done) for r in self.active}
-        if not is_reserved(name):
+        if not f.keyword:
             self.pending.append(f)
         return f
 
@@ -142,7 +142,7 @@ class Compiler:
                 self.field_created(f)
 
     def delete_field(self, f: Field) -> None:
-        f.parent.fields.pop(f.name.lower(), None)
+        f.parent.fields.pop(field_key(f.name, not f.keyword), None)
         for e in self.edges:
             # d2 keeps connections made by globs: they bring the endpoint back
             if not e.deleted and not e.from_glob and (e.src.within(f) or e.dst.within(f)):
@@ -161,7 +161,8 @@ class Compiler:
                 m = f.ensure_map() if create else f.map
                 if m is None:
                     return None
-            f = self.ensure_field(m, part.value) if create else m.get(part.value)
+            f = (self.ensure_field(m, part.value, part.quoted) if create
+                 else m.get(part.value, part.quoted))
             if f is None:
                 return None
         if f is None:
@@ -271,7 +272,7 @@ class Compiler:
                 elif part.glob:
                     fields.extend(self.glob_fields(mm, part, leaves_only=in_edge and last))
                 else:
-                    fields.append(self.ensure_field(mm, part.value))
+                    fields.append(self.ensure_field(mm, part.value, part.quoted))
             if fields and isinstance(fields[0], tuple):
                 current = [x[1] for x in fields]
                 fields = []

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from benchmark.d2.errors import D2SyntaxError
 from benchmark.d2.ir import Field, IREdge, IRMap
-from benchmark.d2.keywords import BOARD_KEYWORDS, RESERVED_KEYWORDS, TEXT_LANGUAGES
+from benchmark.d2.keywords import BOARD_KEYWORDS, TEXT_LANGUAGES
 from benchmark.d2.syntax import Array, Scalar, Subst
 
 KEY_SPECIALS = set("#;\n\\{}[]'\"|:.-<>*&()@")
@@ -159,9 +159,9 @@ class GraphBuilder:
             obj.shape = self.text(shape.primary, shape.primary.scope).lower()
         for f in list(m.fields.values()):
             low = f.name.lower()
-            if low in ("shape", "class") or low in BOARD_KEYWORDS:
-                continue
-            if low in RESERVED_KEYWORDS:
+            if f.keyword:
+                if low in ("shape", "class") or low in BOARD_KEYWORDS:
+                    continue
                 if low == "label" and f.primary is not None:
                     self.set_label(obj, f)
                 continue

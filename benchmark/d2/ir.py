@@ -13,6 +13,12 @@ from benchmark.d2.keywords import is_reserved
 from benchmark.d2.syntax import Scalar
 
 
+def field_key(name: str, quoted: bool = False) -> str:
+    """Lookup key of a field: names match without case; a quoted keyword is a plain name."""
+    low = name.lower()
+    return '"' + low if quoted and is_reserved(low) else low
+
+
 @dataclass
 class Value:
     """A primary value and the map it was written in (the scope for ``${vars}``)."""
@@ -32,8 +38,8 @@ class IRMap:
         self.owner = owner
         self.rules: list = []
 
-    def get(self, name: str) -> "Field | None":
-        return self.fields.get(name.lower())
+    def get(self, name: str, quoted: bool = False) -> "Field | None":
+        return self.fields.get(field_key(name, quoted))
 
     def path(self) -> list[str]:
         out = []
@@ -52,14 +58,15 @@ class IRMap:
 
     def objects(self):
         """Fields that are objects (not keywords), in order."""
-        return [f for f in self.fields.values() if not is_reserved(f.name)]
+        return [f for f in self.fields.values() if not f.keyword]
 
 
 class Field:
-    __slots__ = ("name", "parent", "primary", "map", "suspended", "seq", "created_by")
+    __slots__ = ("name", "parent", "primary", "map", "suspended", "seq", "created_by", "keyword")
 
-    def __init__(self, name: str, parent: IRMap, seq: int) -> None:
+    def __init__(self, name: str, parent: IRMap, seq: int, quoted: bool = False) -> None:
         self.name = name
+        self.keyword = not quoted and is_reserved(name)
         self.parent = parent
         self.primary: Value | None = None
         self.map: IRMap | None = None
