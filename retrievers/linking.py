@@ -3,7 +3,8 @@
 A node is *mentioned* when every content word of one of its names appears in the question, in
 order and next to each other once the question's function words are set aside. A node's names
 are its label, its label without bracketed parts (``"Orders DB (primary)"`` -> ``"Orders DB"``)
-and the last segment of its id with ``_``/``-``/camelCase split (``users_db`` -> ``users db``).
+and, matched word for word only, the last segment of its id with ``_``/``-``/camelCase split
+(``users_db`` -> ``users db``).
 
 Two words match when (after folding case, ``ё`` -> ``е`` and light stemming, see
 :mod:`retrievers.text`) they are equal; or both are Cyrillic, share a prefix of four or more
@@ -12,8 +13,11 @@ five or more letters, start alike and are one edit apart (two from nine letters:
 ``Paymnet``). Words with digits must match exactly; a word under five letters may carry one typo
 only inside a name of several words whose other words match (``Auht Service``).
 
+A name of two to four words also matches with its words in another order, when nothing else
+stands between them but function words (``"Isolate host"`` in "once a host is isolated").
+
 Where mentions overlap, the longest one wins (``"Orders API"`` over ``"API"``), then the one
-matching more words exactly, then a label over an id; nodes that share the winning name (two
+matching more words exactly, then one in the name's own order, then a label over an id; nodes that share the winning name (two
 ``DB`` nodes in different containers) are all linked. Only the question's
 text and the graph's labels are read: never the question's answer or certificate.
 
@@ -25,10 +29,12 @@ text and the graph's labels are read: never the question's answer or certificate
 """
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import weakref
 from dataclasses import dataclass
+from itertools import permutations
 
 import networkx as nx
 from rapidfuzz.distance import OSA
@@ -51,15 +57,21 @@ def _tokens(text: str) -> list[_Word]:
     return [_Word(w, stem(w), i) for i, w in enumerate(raw_words(text))]
 
 
+@functools.lru_cache(maxsize=262144)
 def words_match(a: str, b: str) -> bool:
     """Do two folded words name the same thing (equal stems, Russian ending, one typo)?
 
     >>> words_match("сервиса", "сервис"), words_match("paymnet", "payment"), words_match("used", "user")
     (True, True, False)
+    >>> words_match("closing", "closed"), words_match("checking", "check")
+    (False, True)
     """
-    sa, sb = stem(a), stem(b)
-    if sa == sb or a == b:
+    if a == b:
         return True
+    sa, sb = stem(a), stem(b)
+    if sa == sb:
+        # one stem, two different steps: "closing" is not "closed"
+        return not (a.endswith("ing") and b.endswith("ed") or a.endswith("ed") and b.endswith("ing"))
     if any(c.isdigit() for c in a + b):
         return False
     if _CYRILLIC.search(a) and _CYRILLIC.search(b):
@@ -72,6 +84,16 @@ def words_match(a: str, b: str) -> bool:
     return False
 
 
+def _reordered(window: list[_Word], name: list[str]) -> list[str] | None:
+    """``name``'s words in the order they appear in ``window`` (all must match), else None."""
+    if not all(any(words_match(q.raw, w) for w in name) for q in window):
+        return None
+    for perm in permutations(name):
+        if all(words_match(q.raw, w) for q, w in zip(window, perm)):
+            return list(perm)
+    return None
+
+
 def _short_typo(a: str, b: str) -> bool:
     return min(len(a), len(b)) >= 4 and not any(c.isdigit() for c in a + b) and OSA.distance(a, b) <= 1
 
@@ -79,13 +101,18 @@ def _short_typo(a: str, b: str) -> bool:
 def node_names(g: nx.MultiDiGraph, node: str, ranked: bool = False) -> list:
     """The names a question may use for ``node`` (label, label without brackets, id), deduplicated.
 
+    The id (its last segment, split into words) is matched only word for word, since it is the
+    script's name and not what the reader sees.
+
     >>> from benchmark.graph import build_graph
-    >>> node_names(build_graph({"nodes": [{"id": "be.userStore", "label": "Users DB (primary)"}]}), "be.userStore")
-    ['Users DB (primary)', 'Users DB', 'user Store']
+    >>> g = build_graph({"nodes": [{"id": "be.userStore", "label": "Users DB (primary)"}, {"id": "check", "label": "OK?"}]})
+    >>> node_names(g, "be.userStore"), node_names(g, "check")
+    (['Users DB (primary)', 'Users DB', 'user Store'], ['OK?', 'check'])
     """
     label = label_of(g, node)
     tail = node.split(".")[-1]
-    names = [label, " ".join(_BRACKETS.sub(" ", label).split()), " ".join(_CAMEL.sub(" ", tail).replace("_", " ").replace("-", " ").split())]
+    id_name = " ".join(_CAMEL.sub(" ", tail).replace("_", " ").replace("-", " ").split())
+    names = [label, " ".join(_BRACKETS.sub(" ", label).split()), id_name]
     out: list[tuple[int, str]] = []
     for rank, n in enumerate(names):
         if n and fold(n) not in {fold(o) for _, o in out}:
@@ -99,11 +126,12 @@ class _Mention:
     start: int
     end: int  # last word position, inclusive
     size: int  # number of name words matched
-    exact: int  # of which exactly equal stems
+    exact: int  # 2 per word written the same, 1 per word with the same stem
     rank: int  # which name matched: 0 label, 1 label without brackets, 2 id
+    shuffled: bool = False  # the name's words appear in another order
 
-    def span(self) -> tuple[int, int, int, int, int]:
-        return (self.start, self.end, self.size, self.exact, self.rank)
+    def span(self) -> tuple:
+        return (self.start, self.end, self.size, self.exact, self.shuffled, self.rank)
 
 
 class LabelIndex:
@@ -126,14 +154,26 @@ class LabelIndex:
         n = len(name)
         for i in range(len(seq) - n + 1):
             window = seq[i:i + n]
+            if rank == 2:  # an id is matched word for word
+                if all(q.raw == w for q, w in zip(window, name)):
+                    found.append(_Mention(node, window[0].pos, window[-1].pos, n, 2 * n, rank))
+                continue
             strict = [words_match(q.raw, w) for q, w in zip(window, name)]
+            shuffled = False
             if not all(strict):
                 # a name of several words tolerates one typo in a short word when the rest match
                 misses = [(q.raw, w) for (q, w), ok in zip(zip(window, name), strict) if not ok]
-                if n < 2 or len(misses) > 1 or not _short_typo(*misses[0]):
+                order = _reordered(window, name) if 2 <= n <= 4 else None
+                if order is not None:
+                    name_here, shuffled = order, True
+                elif n < 2 or len(misses) > 1 or not _short_typo(*misses[0]):
                     continue
-            exact = sum(q.stem == stem(w) for q, w in zip(window, name))
-            found.append(_Mention(node, window[0].pos, window[-1].pos, n, exact, rank))
+                else:
+                    name_here = name
+            else:
+                name_here = name
+            exact = sum(2 if q.raw == w else q.stem == stem(w) for q, w in zip(window, name_here))
+            found.append(_Mention(node, window[0].pos, window[-1].pos, n, exact, rank, shuffled))
         return found
 
     def link(self, text: str) -> list[str]:
@@ -143,7 +183,7 @@ class LabelIndex:
         cands: list[_Mention] = []
         for node, name, content_only, rank in self.names:
             cands.extend(self._find(content if content_only else every, name, node, rank))
-        cands.sort(key=lambda m: (-m.size, -m.exact, m.rank, m.start, m.node))
+        cands.sort(key=lambda m: (-m.size, -m.exact, m.shuffled, m.rank, m.start, m.node))
         taken: list[tuple[int, int, int, int, int]] = []  # spans already won
         chosen: dict[str, int] = {}
         for m in cands:

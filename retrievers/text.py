@@ -19,6 +19,7 @@ True
 """
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -79,11 +80,14 @@ def fold(text: str) -> str:
     return " ".join(text.split())
 
 
+@functools.lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """Light stem of one folded word: strips one inflectional ending, keeping a stem of 3+ letters.
 
     >>> stem("сервиса"), stem("авторизации"), stem("services"), stem("processing"), stem("db")
     ('сервис', 'авторизац', 'servic', 'process', 'db')
+    >>> stem("setting"), stem("swapped"), stem("called"), stem("set")
+    ('set', 'swap', 'call', 'set')
     """
     if _CYRILLIC.search(word):
         if word.endswith(("ся", "сь")) and len(word) > 5:
@@ -99,7 +103,10 @@ def stem(word: str) -> str:
             return word[:-2]
         for end in _EN_ENDINGS[2:]:
             if word.endswith(end) and not word.endswith("ss") and len(word) - len(end) >= 3:
-                return word[: -len(end)]
+                base = word[: -len(end)]
+                if end in ("ing", "ed") and len(base) >= 3 and base[-1] == base[-2] and base[-1] not in "lsz":
+                    base = base[:-1]  # setting -> set, swapped -> swap
+                return base
     return word
 
 

@@ -88,3 +88,26 @@ def test_duplicate_labels_link_every_node_with_that_name():
     g = build_graph({"nodes": [{"id": "eu.db", "label": "DB"}, {"id": "us.db", "label": "DB"},
                                {"id": "eu", "label": "EU"}], "edges": []})
     assert link_mentions("What reads from the DB?", g) == ["eu.db", "us.db"]
+
+
+def test_states_that_share_a_stem_stay_apart():
+    g = build_graph({"nodes": [{"id": "closed", "label": "CLOSED"}, {"id": "closing", "label": "CLOSING"},
+                               {"id": "close_wait", "label": "CLOSE-WAIT"}, {"id": "time_wait", "label": "TIME-WAIT"}],
+                     "edges": []})
+    assert link_mentions("Can CLOSE-WAIT get to TIME-WAIT without going back to CLOSED?", g) == [
+        "close_wait", "time_wait", "closed"]
+    assert link_mentions("How many states lead directly to CLOSING?", g) == ["closing"]
+
+
+def test_name_words_in_another_order():
+    g = build_graph({"nodes": [{"id": "iso", "label": "Isolate host"}, {"id": "rm", "label": "Remove malware"},
+                               {"id": "pw", "label": "Set new password"}], "edges": []})
+    assert link_mentions("Once a host is isolated, can malware be removed?", g) == ["iso", "rm"]
+    assert link_mentions("Does setting a new password unlock the account?", g) == ["pw"]
+
+
+def test_ids_are_matched_word_for_word_only():
+    g = build_graph({"nodes": [{"id": "check", "label": "Password correct?"}, {"id": "billing", "label": "Invoices"}],
+                     "edges": []})
+    assert link_mentions("Can an order be billed?", g) == []  # "billed" is not the id "billing"
+    assert link_mentions("What follows billing?", g) == ["billing"]
