@@ -370,8 +370,9 @@ class Compiler:
     def filter_matches(self, rule: Rule, stmt: Key, target, scope) -> bool:
         src = rule.source
         if stmt.key is None or len(stmt.key) != 1 or not isinstance(stmt.value, Scalar):
+            line, col = src.line_col(stmt.pos)
             raise D2UnsupportedError("this kind of glob filter is unsupported",
-                                     file=src.filename, line=src.line_col(stmt.pos)[0])
+                                     file=src.filename, line=line, column=col)
         name = stmt.key[0].value.lower()
         want = stmt.value.text
         if isinstance(target, IREdge) and name in ("src", "dst"):
@@ -388,8 +389,9 @@ class Compiler:
             if name == "shape" and have is None:
                 have = "rectangle"
             return have is not None and have.lower() == want.lower()
+        line, col = src.line_col(stmt.pos)
         raise D2UnsupportedError(f"the glob filter &{name} is unsupported",
-                                 file=src.filename, line=src.line_col(stmt.pos)[0])
+                                 file=src.filename, line=line, column=col)
 
     # -- imports ----------------------------------------------------------------------
     def read_import(self, imp: Import, source: Source, base_dir):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 
-from benchmark.d2.errors import D2SyntaxError
+from benchmark.d2.errors import D2SyntaxError, D2UnsupportedError
 from benchmark.d2.syntax import Scalar, Subst
 
 ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
@@ -50,6 +50,10 @@ class Scanner:
     # -- cursor helpers -------------------------------------------------------------
     def fail(self, pos: int, message: str, expected: str | None = None):
         raise self.src.error(pos, message, expected)
+
+    def unsupported(self, pos: int, message: str):
+        line, col = self.src.line_col(pos)
+        raise D2UnsupportedError(message, file=self.src.filename, line=line, column=col)
 
     def char(self, j: int | None = None) -> str:
         j = self.i if j is None else j

@@ -89,7 +89,7 @@ class Parser(Scanner):
             self.i = i + 4
             return self.parse_import(spread=True, start=i), "import"
         if text.startswith("...$", i):
-            self.fail(i, "spread substitutions (...${var}) are unsupported")
+            self.unsupported(i, "spread substitutions (...${var}) are unsupported")
         key = self.parse_map_key()
         if key is None:
             return None, "nothing"
@@ -136,6 +136,8 @@ class Parser(Scanner):
         finally:
             self.in_edge_group = False
         c, j = self.peek_same_line()
+        if not c and mk.edges:
+            return  # d2 reads an unclosed "(a -> b" at the end of a line as a connection
         if c != ")":
             self.fail(j, "expected ')' to close the connection reference", expected=")")
         self.i = j + 1
@@ -208,11 +210,11 @@ class Parser(Scanner):
                     continue
                 break
             if "*" in (src_arrow, dst_arrow):
-                self.fail(start, "'*' arrowheads in connections are unsupported")
+                self.unsupported(start, "'*' arrowheads in connections are unsupported")
             self.i = j
             dst = self.read_key_path()
             if dst is None:
-                self.fail(start, "connection missing destination", expected="key")
+                self.fail(src[0].pos, "connection missing destination", expected="key")
             mk.edges.append(Edge(src, dst, src_arrow, dst_arrow, start))
             src = dst
 
@@ -306,7 +308,7 @@ class Parser(Scanner):
         if len(names) > 1 and not path[1].quoted and names[1] == "d2":
             del names[1]
         if len(names) > 1:
-            self.fail(start, "importing a key out of a file (@file.key) is unsupported")
+            self.unsupported(start, "importing a key out of a file (@file.key) is unsupported")
         return Import(spread, pre + names[0], start)
 
 
