@@ -1,0 +1,296 @@
+"""Connectors between shapes: stroke pixels outside the shapes, traced, joined and attached.
+
+1. The connector mask is the stroke colour minus every leaf shape (dilated past its outline) and
+   minus the outline ring of every container (connectors do run inside containers).
+2. Arrowheads are the filled blobs that survive an opening wider than the line; they are
+   cut out and remembered.
+3. The rest is thinned and traced into chains (:mod:`.skeleton`).
+4. Chain ends are attached to the shape whose outline they touch (an arrowed end by its tip).
+   Ends that are not at a leaf shape are joined to a collinear partner when one is close:
+   across an edge label's box (d2 breaks the line there), across a container's outline, or
+   across text drawn over the line. Chains whose two ends reach shapes become edges.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from benchmark.extract.labels import Block
+from benchmark.extract.raster import Raster
+from benchmark.extract.shapes import Shape
+from benchmark.extract.skeleton import Chain, thin, trace
+
+
+@dataclass
+class RawEdge:
+    """An edge between two shape indices; ``head_*`` says where arrowheads are."""
+
+    a: int
+    b: int
+    head_a: bool
+    head_b: bool
+    points: np.ndarray
+    label: str = ""
+    label_block: int | None = None
+
+
+@dataclass
+class _End:
+    chain: int
+    which: int
+    point: np.ndarray              # where the stroke ends (or the arrow tip)
+    direction: np.ndarray          # unit vector pointing out of the chain
+    arrow: bool = False
+    shape: int | None = None       # attached shape index
+    at_container: bool = False
+    joined: bool = False
+    label_boxes: list[int] = field(default_factory=list)
+
+
+def connector_mask(r: Raster, shapes: list[Shape]) -> np.ndarray:
+    """Stroke pixels that are not part of a shape outline (uint8 0/1)."""
+    lw = r.line_width
+    h_img, w_img = r.shape
+    zone = np.zeros((h_img, w_img), np.uint8)
+    grow = lw + 3
+    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * grow + 1, 2 * grow + 1))
+    for s in shapes:
+        x, y, w, h = s.box
+        pad = grow + 2
+        x0, y0 = max(0, x - pad), max(0, y - pad)
+        x1, y1 = min(w_img, x + w + pad), min(h_img, y + h + pad)
+        filled = np.zeros((y1 - y0, x1 - x0), np.uint8)
+        cv2.drawContours(filled, [s.contour - np.array([[x0, y0]])], -1, 1, thickness=cv2.FILLED)
+        grown = cv2.dilate(filled, kernel)
+        if s.is_container:
+            inner = cv2.erode(filled, cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3)))
+            grown = grown & (1 - inner)
+        zone[y0:y1, x0:x1] |= grown
+    mask = r.stroke.astype(np.uint8) & (1 - zone)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    small = np.nonzero(stats[:, cv2.CC_STAT_AREA] < 3 * lw * lw)[0]
+    if len(small) > 1:
+        mask[np.isin(labels, small[small > 0])] = 0
+    return mask
+
+
+def arrowheads(mask: np.ndarray, lw: int) -> tuple[list[np.ndarray], np.ndarray]:
+    """Arrowhead blobs (their stroke pixels, x y) and the mask with them cut out.
+
+    The opening keeps only what is wider than a line: the cores of the filled triangles. Every
+    stroke pixel near a core (its thin corners, the line's last stretch) belongs to the head.
+    """
+    k = 2 * lw + 3
+    opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(opened, connectivity=8)
+    blobs = []
+    cut = mask.copy()
+    reach = 2 * lw + 2
+    grow = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * reach + 1, 2 * reach + 1))
+    h_img, w_img = mask.shape
+    for i in range(1, n):
+        x, y, w, h, a = (int(v) for v in stats[i])
+        if a < 2 * lw * lw or max(w, h) > 12 * lw:
+            continue
+        x0, y0 = max(0, x - reach), max(0, y - reach)
+        x1, y1 = min(w_img, x + w + reach), min(h_img, y + h + reach)
+        core = (labels[y0:y1, x0:x1] == i).astype(np.uint8)
+        region = cv2.dilate(core, grow) & mask[y0:y1, x0:x1]
+        ry, rx = np.nonzero(region)
+        cut[ry + y0, rx + x0] = 0
+        blobs.append(np.stack([rx + x0, ry + y0], axis=1).astype(float))
+    return blobs, cut
+
+
+def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
+               label_boxes: dict[int, list[tuple[int, int, int, int]]] | None = None) -> list[RawEdge]:
+    """Edges between shapes, with arrowheads and (grey) labels.
+
+    ``label_boxes`` are node labels drawn outside their shape; a connector may end at one.
+    """
+    label_boxes = label_boxes or {}
+    lw = r.line_width
+    mask = connector_mask(r, shapes)
+    blobs, cut = arrowheads(mask, lw)
+    skel = thin(cut > 0)
+    chains = [c for c in trace(skel, spur=3 * lw, reach=4 * lw) if c.length() >= 4 * lw]
+    ends = _make_ends(chains, blobs, lw)
+    _attach(ends, shapes, lw, label_boxes)
+    _mark_label_boxes(ends, edge_blocks, lw)
+    groups = _join(ends, chains, lw)
+    edges = []
+    for members, (e1, e2) in groups:
+        for e in (e1, e2):
+            if e.shape is None:
+                _attach_one(e, shapes, lw, 6 * lw, label_boxes)
+        if e1.shape is None or e2.shape is None:
+            continue
+        if e1.shape == e2.shape and not (e1.arrow or e2.arrow):
+            continue
+        pts = np.concatenate([chains[i].points for i in members], axis=0)
+        edges.append(RawEdge(e1.shape, e2.shape, e1.arrow, e2.arrow, pts))
+    _label_edges(edges, edge_blocks, lw)
+    return edges
+
+
+def _make_ends(chains: list[Chain], blobs: list[np.ndarray], lw: int) -> list[_End]:
+    ends = []
+    used_blobs: set[int] = set()
+    for ci, c in enumerate(chains):
+        for which in (0, 1):
+            p = np.array(c.end(which))
+            d = c.direction(which)
+            ends.append(_End(ci, which, p, d))
+    # each arrowhead goes to the nearest chain end (within reach)
+    for bi, blob in enumerate(blobs):
+        best = None
+        for e in ends:
+            dist = float(np.min(np.hypot(*(blob - e.point).T)))
+            if dist <= 2.5 * lw and (best is None or dist < best[0]):
+                best = (dist, e)
+        if best is None:
+            continue
+        e = best[1]
+        tip = blob[np.argmax(np.hypot(*(blob - e.point).T))]
+        e.arrow = True
+        e.point = tip
+        used_blobs.add(bi)
+    return ends
+
+
+def _box_distance(x: float, y: float, box: tuple[int, int, int, int]) -> float:
+    bx, by, bw, bh = box
+    dx = max(bx - x, 0.0, x - (bx + bw))
+    dy = max(by - y, 0.0, y - (by + bh))
+    return float(np.hypot(dx, dy))
+
+
+def _attach_one(e: _End, shapes: list[Shape], lw: int, tol: float,
+                label_boxes: dict[int, list[tuple[int, int, int, int]]]) -> None:
+    best = None
+    x, y = float(e.point[0]), float(e.point[1])
+    for s in shapes:
+        d = s.border_distance(x, y)
+        if not s.is_container and s.contains(x, y):
+            d = 0.0
+        for box in label_boxes.get(s.index, ()):
+            d = min(d, _box_distance(x, y, box) + lw)
+        if d <= tol and (best is None or d < best[0] or (d == best[0] and s.area < best[1].area)):
+            best = (d, s)
+    if best is not None:
+        e.shape = best[1].index
+        e.at_container = best[1].is_container
+
+
+def _attach(ends: list[_End], shapes: list[Shape], lw: int,
+            label_boxes: dict[int, list[tuple[int, int, int, int]]]) -> None:
+    for e in ends:
+        _attach_one(e, shapes, lw, 4 * lw + 4, label_boxes)
+
+
+def _mark_label_boxes(ends: list[_End], blocks: list[Block], lw: int) -> None:
+    for bi, b in enumerate(blocks):
+        x, y, w, h = b.box
+        pad = 2 * lw + b.line_height
+        for e in ends:
+            px, py = e.point
+            if x - pad <= px <= x + w + pad and y - pad <= py <= y + h + pad:
+                e.label_boxes.append(bi)
+
+
+def _join(ends: list[_End], chains: list[Chain], lw: int) -> list[tuple[list[int], tuple[_End, _End]]]:
+    """Join free chain ends to collinear partners; returns (chain ids, outer ends) per group."""
+    def free(e: _End) -> bool:
+        return not e.arrow and (e.shape is None or e.at_container)
+
+    cands = []
+    for i, e1 in enumerate(ends):
+        if not free(e1):
+            continue
+        for e2 in ends[i + 1:]:
+            if not free(e2) or e2.chain == e1.chain:
+                continue
+            v = e2.point - e1.point
+            dist = float(np.hypot(*v))
+            in_label = bool(set(e1.label_boxes) & set(e2.label_boxes))
+            limit = 40 * lw if in_label else (5 * lw if (e1.at_container and e2.at_container) else 8 * lw)
+            if dist > limit:
+                continue
+            if e1.at_container != e2.at_container and not in_label and dist > 2 * lw:
+                continue
+            facing = float(np.dot(e1.direction, -e2.direction))
+            if dist > 2 * lw:
+                u = v / dist
+                along = min(float(np.dot(e1.direction, u)), float(np.dot(e2.direction, -u)))
+            else:
+                along = 1.0
+            if facing < 0.3 or along < 0.5:
+                continue
+            cands.append((dist / (0.5 + facing + along) - (20 * lw if in_label else 0), i, ends.index(e2)))
+    cands.sort()
+    partner: dict[int, int] = {}
+    for _, i, j in cands:
+        if i in partner or j in partner:
+            continue
+        partner[i], partner[j] = j, i
+        ends[i].joined = ends[j].joined = True
+    # walk the joins: chain c has ends 2c and 2c+1
+    groups = []
+    seen: set[int] = set()
+    for c in range(len(chains)):
+        if c in seen:
+            continue
+        # find a group end: walk from end (2c) through joins
+        start = 2 * c
+        visited = {c}
+        e = start
+        while e in partner:
+            other = partner[e]
+            oc = other // 2
+            if oc in visited:
+                break
+            visited.add(oc)
+            e = other ^ 1
+        first = e
+        members = []
+        e = first
+        seen_local: set[int] = set()
+        while True:
+            ch = e // 2
+            if ch in seen_local:
+                break
+            seen_local.add(ch)
+            members.append(ch)
+            out = e ^ 1
+            if out in partner and partner[out] // 2 not in seen_local:
+                e = partner[out]
+            else:
+                break
+        seen |= seen_local
+        groups.append((members, (ends[first], ends[out])))
+    return groups
+
+
+def _label_edges(edges: list[RawEdge], blocks: list[Block], lw: int) -> None:
+    cands = []
+    for bi, b in enumerate(blocks):
+        x, y, w, h = b.box
+        cx, cy = x + w / 2, y + h / 2
+        for ei, e in enumerate(edges):
+            pts = e.points
+            dx = np.maximum(np.maximum(x - pts[:, 0], pts[:, 0] - (x + w)), 0)
+            dy = np.maximum(np.maximum(y - pts[:, 1], pts[:, 1] - (y + h)), 0)
+            d_box = float(np.min(np.hypot(dx, dy)))
+            d_centre = float(np.min(np.hypot(pts[:, 0] - cx, pts[:, 1] - cy)))
+            if d_box <= 3 * lw + 0.5 * b.line_height:
+                cands.append((d_box, d_centre, bi, ei))
+    cands.sort()
+    used_b: set[int] = set()
+    for _, _, bi, ei in cands:
+        if bi in used_b or edges[ei].label_block is not None:
+            continue
+        used_b.add(bi)
+        edges[ei].label_block = bi
+        edges[ei].label = blocks[bi].text

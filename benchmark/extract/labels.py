@@ -1,0 +1,178 @@
+"""Words grouped into lines and label blocks, and blocks given to shapes.
+
+Words on one baseline with small gaps form a line; lines stacked closely form a block (a
+multi-line label). Dark blocks inside a leaf shape are its label; dark blocks just above or at
+the top of a container, or just below a person, label those; grey blocks are edge labels.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+from benchmark.extract.ocr import Word
+from benchmark.extract.shapes import Shape
+
+
+@dataclass
+class Block:
+    """A label: one or more lines of words, with its box and ink class."""
+
+    lines: list[list[Word]] = field(default_factory=list)
+    grey: bool = False
+
+    @property
+    def words(self) -> list[Word]:
+        return [w for line in self.lines for w in line]
+
+    @property
+    def box(self) -> tuple[int, int, int, int]:
+        ws = self.words
+        x0, y0 = min(w.x for w in ws), min(w.y for w in ws)
+        x1, y1 = max(w.x + w.w for w in ws), max(w.y + w.h for w in ws)
+        return x0, y0, x1 - x0, y1 - y0
+
+    @property
+    def line_height(self) -> float:
+        return max(w.h for w in self.words)
+
+    @property
+    def centre(self) -> tuple[float, float]:
+        x, y, w, h = self.box
+        return x + w / 2, y + h / 2
+
+    @property
+    def text(self) -> str:
+        return "\n".join(" ".join(w.text for w in sorted(line, key=lambda w: w.x)) for line in self.lines)
+
+
+def group_lines(words: list[Word]) -> list[list[Word]]:
+    """Words on one baseline, close together and of one ink class, as lines (top to bottom).
+
+    >>> ws = [Word("Orders", 10, 10, 60, 20, 90, 10), Word("DB", 78, 11, 20, 19, 90, 10),
+    ...       Word("reads", 300, 10, 50, 20, 90, 110)]
+    >>> [[w.text for w in line] for line in group_lines(ws)]
+    [['Orders', 'DB'], ['reads']]
+    """
+    lines: list[list[Word]] = []
+    for w in sorted(words, key=lambda w: (w.x, w.y)):
+        best = None
+        for line in lines:
+            last = line[-1]
+            if last.grey != w.grey:
+                continue
+            top, bottom = max(last.y, w.y), min(last.y + last.h, w.y + w.h)
+            overlap = (bottom - top) / max(1, min(last.h, w.h))
+            gap = w.x - (last.x + last.w)
+            if overlap >= 0.4 and -0.5 * w.h <= gap <= 1.1 * max(last.h, w.h):
+                best = line
+                break
+        if best is None:
+            lines.append([w])
+        else:
+            best.append(w)
+    lines.sort(key=lambda ln: (min(w.y for w in ln), min(w.x for w in ln)))
+    return lines
+
+
+def group_blocks(lines: list[list[Word]]) -> list[Block]:
+    """Lines stacked under each other (centred, small leading, same ink) as blocks."""
+    blocks: list[Block] = []
+    for line in lines:
+        lb = Block([line], line[0].grey)
+        lx, ly, lw_, lh = lb.box
+        placed = False
+        for b in blocks:
+            if b.grey != lb.grey:
+                continue
+            bx, by, bw, bh = b.box
+            last = Block([b.lines[-1]], b.grey)
+            _, ly0, _, lh0 = last.box
+            gap = ly - (ly0 + lh0)
+            h = max(lh, lh0)
+            horizontal = min(bx + bw, lx + lw_) - max(bx, lx) > 0 or abs((bx + bw / 2) - (lx + lw_ / 2)) < h
+            if -0.3 * h <= gap <= 0.8 * h and horizontal and abs(lh - lh0) < 0.5 * h:
+                b.lines.append(line)
+                placed = True
+                break
+        if not placed:
+            blocks.append(lb)
+    return blocks
+
+
+def assign_node_labels(blocks: list[Block], shapes: list[Shape],
+                       outside: dict[int, list[tuple[int, int, int, int]]] | None = None) -> dict[int, str]:
+    """Label text per shape index, from the dark blocks (grey ones are left for edges).
+
+    Boxes of labels drawn outside their shape (below a person, above a container) are added to
+    ``outside`` when given: connectors may end at them.
+    """
+    by_shape: dict[int, list[Block]] = {}
+    leaves = [s for s in shapes if not s.is_container]
+    for b in blocks:
+        if b.grey:
+            continue
+        cx, cy = b.centre
+        inside = [s for s in leaves if s.contains(cx, cy)]
+        if inside:
+            owner = min(inside, key=lambda s: s.area)
+            by_shape.setdefault(owner.index, []).append(b)
+            continue
+        owner = _outside_owner(b, shapes)
+        if owner is not None:
+            by_shape.setdefault(owner.index, []).append(b)
+            if outside is not None and not owner.contains(cx, cy):
+                outside.setdefault(owner.index, []).append(b.box)
+    labels: dict[int, str] = {}
+    for idx, bs in by_shape.items():
+        bs.sort(key=lambda b: (b.box[1], b.box[0]))
+        labels[idx] = "\n".join(b.text for b in bs)
+    return labels
+
+
+def _outside_owner(b: Block, shapes: list[Shape]) -> Shape | None:
+    """The person (label below it) or container (label above or at its top) a block belongs to."""
+    x, y, w, h = b.box
+    cx = x + w / 2
+    lh = b.line_height
+    best: tuple[float, Shape] | None = None
+    for s in shapes:
+        sx, sy, sw, sh = s.box
+        if not (sx - lh <= cx <= sx + sw + lh):
+            continue
+        if s.kind == "person" and not s.is_container:
+            d = y - (sy + sh)
+            if -0.5 * lh <= d <= 2.5 * lh:
+                score = abs(d)
+            else:
+                continue
+        elif s.is_container:
+            below = sy - (y + h)               # label above the container (dagre)
+            inside = y - sy                    # label inside, at the top (elk, nested)
+            if -0.5 * lh <= below <= 2.5 * lh:
+                score = abs(below)
+            elif 0 <= inside <= 2.5 * lh and not any(
+                    shapes[c].contains(cx, y + h / 2, margin=lh / 2) for c in s.children):
+                score = inside
+            else:
+                continue
+        else:
+            continue
+        if best is None or score < best[0]:
+            best = (score, s)
+    return best[1] if best else None
+
+
+def slug(text: str) -> str:
+    """An id from a label: lower case, words joined by '-', letters of any script kept.
+
+    >>> slug("Orders DB")
+    'orders-db'
+    >>> slug("Is user\\nauthenticated?")
+    'is-user-authenticated'
+    >>> slug("Сервис заказов")
+    'сервис-заказов'
+    """
+    t = unicodedata.normalize("NFKC", text).lower()
+    t = re.sub(r"[^\w]+", "-", t, flags=re.UNICODE).strip("-_")
+    return t or "node"

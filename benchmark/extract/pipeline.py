@@ -1,0 +1,96 @@
+"""PNG -> graph in the parser's public JSON form (DESIGN.md §3), without reading any D2.
+
+``extract(path)`` returns ``{"nodes": [{"id", "label", "shape", "parent"}], "edges": [{"src",
+"dst", "label", "directed", "arrow"}]}``. Node ids are slugs of the labels, joined with their
+container's id by ``.`` the way d2 names nested shapes; unlabelled shapes are ``node-<n>``. An
+edge with one arrowhead is written tail ``->`` head; pixels cannot tell ``a <- b`` from
+``b -> a``, and both mean the same flow.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmark.extract.connectors import RawEdge, find_edges
+from benchmark.extract.labels import assign_node_labels, group_blocks, group_lines, slug
+from benchmark.extract.ocr import LANG, read_words
+from benchmark.extract.raster import Raster, load_rgb, make_raster
+from benchmark.extract.shapes import Shape, find_shapes
+
+#: bump when the output for the same image may change (invalidates the cache)
+EXTRACTOR_VERSION = "1"
+
+
+def extract(path: Path | str, lang: str = LANG) -> dict[str, Any]:
+    """The graph drawn in the PNG at ``path``."""
+    return extract_image(load_rgb(path), lang=lang)
+
+
+def extract_image(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] | None = None) -> dict[str, Any]:
+    """The graph drawn in an RGB image (H x W x 3 uint8)."""
+    clock = _Clock(timings)
+    r = make_raster(rgb)
+    shapes = find_shapes(r)
+    clock.lap("shapes")
+    words = read_words(r, lang=lang)
+    clock.lap("ocr")
+    blocks = group_blocks(group_lines(words))
+    outside: dict[int, list[tuple[int, int, int, int]]] = {}
+    labels = assign_node_labels(blocks, shapes, outside)
+    edge_blocks = [b for b in blocks if b.grey]
+    edges = find_edges(r, shapes, edge_blocks, outside)
+    clock.lap("connectors")
+    return to_parse_json(shapes, labels, edges)
+
+
+def to_parse_json(shapes: list[Shape], labels: dict[int, str], edges: list[RawEdge]) -> dict[str, Any]:
+    """Shapes, their labels and edges in the public JSON form, with unique label-derived ids."""
+    ids: dict[int, str] = {}
+    used: set[str] = set()
+
+    def ident(s: Shape) -> str:
+        if s.index in ids:
+            return ids[s.index]
+        base = slug(labels[s.index]) if labels.get(s.index) else f"node-{s.index + 1}"
+        prefix = ident(_by_index[s.parent]) + "." if s.parent is not None else ""
+        cand, n = prefix + base, 2
+        while cand in used:
+            cand, n = f"{prefix}{base}-{n}", n + 1
+        used.add(cand)
+        ids[s.index] = cand
+        return cand
+
+    _by_index = {s.index: s for s in shapes}
+    nodes = []
+    for s in sorted(shapes, key=lambda s: (s.box[1], s.box[0])):
+        nid = ident(s)
+        nodes.append({"id": nid, "label": labels.get(s.index, ""), "shape": s.kind,
+                      "parent": ids[s.parent] if s.parent is not None else None})
+    out_edges = []
+    for e in edges:
+        a, b = ids[e.a], ids[e.b]
+        if e.head_a and e.head_b:
+            src, dst, arrow = a, b, "<->"
+        elif e.head_a:
+            src, dst, arrow = b, a, "->"
+        elif e.head_b:
+            src, dst, arrow = a, b, "->"
+        else:
+            src, dst, arrow = a, b, "--"
+        out_edges.append({"src": src, "dst": dst, "label": e.label, "directed": arrow == "->", "arrow": arrow})
+    out_edges.sort(key=lambda e: (e["src"], e["dst"], e["label"], e["arrow"]))
+    return {"nodes": nodes, "edges": out_edges}
+
+
+class _Clock:
+    def __init__(self, sink: dict[str, float] | None) -> None:
+        self.sink, self.t = sink, time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        if self.sink is not None:
+            self.sink[name] = self.sink.get(name, 0.0) + now - self.t
+        self.t = now

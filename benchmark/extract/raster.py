@@ -1,0 +1,127 @@
+"""Pixel classes of a d2 render: stroke blue, dark and grey text, flat fills.
+
+d2's default theme draws every shape outline and connector in one blue (``#0D32B2``), node
+labels in near-black (``#0A0F25``), edge labels in grey (``#676C7E``) and shape interiors in a
+small set of flat light colours. Those facts are all this module assumes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+#: a pixel is stroke when its blue channel exceeds the mean of red and green by this much
+BLUENESS_MIN = 40
+#: lightest luminance still counted as text ink
+TEXT_LUM_MAX = 200
+
+
+@dataclass(frozen=True)
+class Raster:
+    """One image and the masks every later step uses."""
+
+    rgb: np.ndarray          # H x W x 3 uint8
+    lum: np.ndarray          # H x W uint8 luminance
+    stroke: np.ndarray       # H x W bool: outline / connector blue
+    ink: np.ndarray          # H x W bool: text (dark or grey, not blue)
+    line_width: int          # stroke width in pixels (odd or even, >= 1)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.lum.shape  # type: ignore[return-value]
+
+
+def load_rgb(path: Path | str) -> np.ndarray:
+    """Read a PNG as an H x W x 3 uint8 RGB array (transparency composed on white)."""
+    import cv2
+
+    data = np.fromfile(str(path), dtype=np.uint8)
+    img = cv2.imdecode(data, cv2.IMREAD_UNCHANGED)
+    if img is None:
+        raise ValueError(f"{path}: not a readable image")
+    if img.ndim == 2:
+        return cv2.cvtColor(img, cv2.COLOR_GRAY2RGB)
+    if img.shape[2] == 4:
+        alpha = img[..., 3:4].astype(np.float32) / 255.0
+        img = (img[..., :3].astype(np.float32) * alpha + 255.0 * (1 - alpha)).astype(np.uint8)
+    return cv2.cvtColor(img[..., :3], cv2.COLOR_BGR2RGB)
+
+
+def make_raster(rgb: np.ndarray) -> Raster:
+    """Masks of one image."""
+    import cv2
+
+    rgb = np.ascontiguousarray(rgb, dtype=np.uint8)
+    r, g, b = cv2.split(rgb)
+    lum = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
+    blueness = cv2.subtract(b, cv2.addWeighted(r, 0.5, g, 0.5, 0))
+    stroke = blueness > BLUENESS_MIN
+    ink = (~stroke) & (lum < TEXT_LUM_MAX)
+    return Raster(rgb=rgb, lum=lum, stroke=stroke, ink=ink, line_width=stroke_width(stroke))
+
+
+def stroke_width(stroke: np.ndarray) -> int:
+    """Most common thickness of the stroke: the mode of short vertical and horizontal runs.
+
+    >>> m = np.zeros((20, 30), bool); m[5:9, 2:28] = True; m[2:18, 14:18] = True
+    >>> stroke_width(m)
+    4
+    """
+    counts = np.zeros(32, dtype=np.int64)
+    for arr in (stroke, stroke.T):
+        a = arr[:, ::3] if arr.shape[1] > 300 else arr
+        padded = np.zeros((a.shape[0] + 2, a.shape[1]), dtype=np.int8)
+        padded[1:-1] = a
+        d = np.diff(padded, axis=0)
+        starts = np.nonzero(d.T == 1)
+        ends = np.nonzero(d.T == -1)
+        runs = ends[1] - starts[1]
+        runs = runs[(runs > 0) & (runs < 32)]
+        counts += np.bincount(runs, minlength=32)[:32]
+    if counts.sum() == 0:
+        return 2
+    return max(1, int(np.argmax(counts)))
+
+
+def fill_palette(rgb: np.ndarray, min_share: float = 0.0004) -> list[tuple[int, int, int]]:
+    """The flat light colours that cover a noticeable share of the image (white first).
+
+    Anti-aliased pixels are blends and never reach the share, so only real fills remain.
+    """
+    flat = rgb.reshape(-1, 3)
+    step = 4 if flat.shape[0] > 400_000 else 1
+    sample = flat[::step]
+    packed = (sample[:, 0].astype(np.int32) << 16) | (sample[:, 1].astype(np.int32) << 8) | sample[:, 2]
+    values, counts = np.unique(packed, return_counts=True)
+    need = max(50, int(min_share * sample.shape[0]))
+    out = []
+    for v, n in zip(values, counts):
+        if n < need:
+            continue
+        col = ((v >> 16) & 255, (v >> 8) & 255, v & 255)
+        r, g, b = (int(x) for x in col)
+        if min(r, g, b) < 180 or b - (r + g) // 2 > BLUENESS_MIN:
+            continue
+        out.append((r, g, b))
+    out.sort(key=lambda c: (c != (255, 255, 255), -sum(c)))
+    return out
+
+
+def pack(colour: tuple[int, int, int]) -> int:
+    """``(r, g, b)`` as the int32 ``0xRRGGBB`` used by :attr:`Raster.packed`.
+
+    >>> hex(pack((13, 50, 178)))
+    '0xd32b2'
+    """
+    r, g, b = colour
+    return (int(r) << 16) | (int(g) << 8) | int(b)
+
+
+def colour_mask(rgb: np.ndarray, colour: tuple[int, int, int], tol: int = 1) -> np.ndarray:
+    """uint8 mask (1 where every channel is within ``tol`` of ``colour``)."""
+    import cv2
+
+    lo = np.array([max(0, c - tol) for c in colour], np.uint8)
+    hi = np.array([min(255, c + tol) for c in colour], np.uint8)
+    return (cv2.inRange(rgb, lo, hi) > 0).view(np.uint8)

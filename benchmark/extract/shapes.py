@@ -1,0 +1,226 @@
+"""Shapes of a d2 render: flat fill regions inside a stroke outline, their kind and nesting.
+
+Every d2 shape is a flat light fill inside a blue outline. For each fill colour of the image the
+mask of that colour is closed (which bridges connectors and text drawn over it), its connected
+components are candidate shapes, and a candidate is kept when a stroke surrounds it. A shape
+that contains other shapes is a container; its ``parent`` links follow the nesting.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from benchmark.extract.raster import Raster, colour_mask, fill_palette
+
+#: share of the ring just outside a candidate that must be stroke for it to be a shape
+OUTLINE_SHARE_MIN = 0.55
+WHITE = (255, 255, 255)
+
+
+@dataclass
+class Shape:
+    """One shape found in the image (pixel coordinates)."""
+
+    index: int
+    kind: str
+    contour: np.ndarray                     # N x 1 x 2 int32, outer boundary of the fill
+    box: tuple[int, int, int, int]          # x, y, w, h of the fill
+    area: float
+    fill: tuple[int, int, int]
+    parent: int | None = None
+    children: list[int] = field(default_factory=list)
+
+    @property
+    def is_container(self) -> bool:
+        return bool(self.children)
+
+    @property
+    def centre(self) -> tuple[float, float]:
+        x, y, w, h = self.box
+        return x + w / 2, y + h / 2
+
+    def contains(self, x: float, y: float, margin: float = 0.0) -> bool:
+        """Is the point inside the fill (or within ``margin`` pixels of it)?"""
+        return cv2.pointPolygonTest(self.contour, (float(x), float(y)), True) >= -margin
+
+    def border_distance(self, x: float, y: float) -> float:
+        """Distance of the point to the outline (positive inside and outside alike)."""
+        return abs(cv2.pointPolygonTest(self.contour, (float(x), float(y)), True))
+
+
+def find_shapes(r: Raster) -> list[Shape]:
+    """All shapes of the image, with kinds, parents and children set, in a stable order."""
+    lw = r.line_width
+    k = 2 * lw + 3
+    kernel = cv2.getStructuringElement(cv2.MORPH_RECT, (k, k))
+    min_area = (6 * lw) ** 2
+    h_img, w_img = r.shape
+    found: list = []
+    stroke8 = r.stroke.view(np.uint8) if r.stroke.dtype == np.bool_ else r.stroke.astype(np.uint8)
+    palette = fill_palette(r.rgb)
+    regions = [(c, (0, 0, w_img, h_img)) for c in palette if c != WHITE]
+    for colour, region in regions:
+        found.extend(_candidates(r, colour, region, kernel, min_area, stroke8))
+    if WHITE in palette:
+        # white fills only occur inside deeply nested containers: look for them there
+        seen = {f[1] for f in found}
+        for cnt, (x, y, w, h), *_ in list(found):
+            for cand in _candidates(r, WHITE, (x, y, w, h), kernel, min_area, stroke8):
+                if cand[1] not in seen:
+                    seen.add(cand[1])
+                    found.append(cand)
+    found.sort(key=lambda f: (f[1][1], f[1][0], -f[2]))
+    shapes = [Shape(i, "rectangle", c, box, area, col) for i, (c, box, area, col, _) in enumerate(found)]
+    _nest(shapes)
+    for s, f in zip(shapes, found):
+        s.kind = "rectangle" if s.is_container else classify(f[4])
+    return shapes
+
+
+def _candidates(r: Raster, colour: tuple[int, int, int], region: tuple[int, int, int, int], kernel: np.ndarray,
+                min_area: int, stroke8: np.ndarray) -> list:
+    """Fill regions of one colour inside ``region`` that an outline surrounds."""
+    lw = r.line_width
+    k = kernel.shape[0]
+    h_img, w_img = r.shape
+    rx, ry, rw, rh = region
+    mask = colour_mask(r.rgb[ry:ry + rh, rx:rx + rw], colour)
+    bx, by, bw, bh = cv2.boundingRect(mask)
+    if bw == 0 or bh == 0:
+        return []
+    x_off, y_off = rx + bx, ry + by
+    closed = cv2.morphologyEx(mask[by:by + bh, bx:bx + bw], cv2.MORPH_CLOSE, kernel)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(closed, connectivity=8)
+    out = []
+    for i in range(1, n):
+        x, y, w, h, a = (int(v) for v in stats[i])
+        if a < min_area or w < 4 * lw or h < 4 * lw:
+            continue
+        if x + x_off <= 0 or y + y_off <= 0 or x + x_off + w >= w_img or y + y_off + h >= h_img:
+            continue  # the page background
+        if colour == WHITE and (x + x_off <= rx or y + y_off <= ry or x + x_off + w >= rx + rw
+                                or y + y_off + h >= ry + rh):
+            continue  # white that reaches the searched region's edge is not enclosed
+        sub = (labels[y:y + h, x:x + w] == i).astype(np.uint8)
+        contours, _ = cv2.findContours(sub, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        if not contours:
+            continue
+        cnt = max(contours, key=cv2.contourArea)
+        filled = np.zeros((h + 2 * k, w + 2 * k), np.uint8)
+        cv2.drawContours(filled, [cnt + k], -1, 1, thickness=cv2.FILLED)
+        ring = cv2.dilate(filled, cv2.getStructuringElement(cv2.MORPH_RECT, (2 * lw + 3, 2 * lw + 3))) - filled
+        gx, gy = x + x_off, y + y_off
+        ys, xs = np.nonzero(ring)
+        ys, xs = ys + gy - k, xs + gx - k
+        ok = (ys >= 0) & (ys < h_img) & (xs >= 0) & (xs < w_img)
+        if ok.sum() == 0 or stroke8[ys[ok], xs[ok]].mean() < OUTLINE_SHARE_MIN:
+            continue
+        cnt = cnt + np.array([[gx, gy]], dtype=np.int32)
+        out.append((cnt, (gx, gy, w, h), float(cv2.contourArea(cnt)), colour, filled[k:-k, k:-k]))
+    return out
+
+
+def _nest(shapes: list[Shape]) -> None:
+    """Set ``parent`` (smallest enclosing shape) and ``children``."""
+    for s in shapes:
+        cx, cy = s.centre
+        best = None
+        for o in shapes:
+            if o is s or o.area <= s.area * 1.2:
+                continue
+            x, y, w, h = s.box
+            if all(o.contains(px, py, margin=2) for px, py in ((x, y), (x + w, y), (x, y + h), (x + w, y + h), (cx, cy))):
+                if best is None or o.area < best.area:
+                    best = o
+        s.parent = best.index if best else None
+    for s in shapes:
+        if s.parent is not None:
+            shapes[s.parent].children.append(s.index)
+
+
+def shape_features(mask: np.ndarray) -> dict[str, float]:
+    """Scale-free features of one filled shape mask (1 inside).
+
+    >>> m = np.ones((40, 80), np.uint8)
+    >>> f = shape_features(m); round(f["extent"], 2), round(f["corner"], 2)
+    (1.0, 1.0)
+    """
+    h, w = mask.shape
+    area = float(mask.sum())
+    contours, _ = cv2.findContours(mask.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    cnt = max(contours, key=cv2.contourArea)
+    hull = cv2.convexHull(cnt)
+    hull_area = max(cv2.contourArea(hull), 1.0)
+    s = max(2, int(round(0.12 * min(w, h))))
+    corners = [mask[:s, :s], mask[:s, -s:], mask[-s:, :s], mask[-s:, -s:]]
+    cols = mask.any(axis=0)
+    rows = mask.any(axis=1)
+    top = np.argmax(mask, axis=0)[cols]
+    bottom = (h - 1 - np.argmax(mask[::-1], axis=0))[cols]
+    left = np.argmax(mask, axis=1)[rows]
+    right = (w - 1 - np.argmax(mask[:, ::-1], axis=1))[rows]
+    peri = cv2.arcLength(cnt, True)
+    approx = cv2.approxPolyDP(cnt, 0.02 * peri, True)
+    return {
+        "extent": area / (w * h),
+        "solidity": area / hull_area,
+        "aspect": w / h,
+        "corner": float(np.mean([c.mean() for c in corners])),
+        "corner_top": float(np.mean([corners[0].mean(), corners[1].mean()])),
+        "corner_left": float(np.mean([corners[0].mean(), corners[2].mean()])),
+        "corner_right": float(np.mean([corners[1].mean(), corners[3].mean()])),
+        "corner_bottom": float(np.mean([corners[2].mean(), corners[3].mean()])),
+        "vert_flat": float(np.mean(np.abs(left - np.median(left)) < 0.02 * w)) if len(left) else 0.0,
+        "horiz_flat": float(np.mean(np.abs(top - np.median(top)) < 0.02 * h)) if len(top) else 0.0,
+        "bottom_flat": float(np.mean(np.abs(bottom - np.median(bottom)) < 0.02 * h)) if len(bottom) else 0.0,
+        "right_flat": float(np.mean(np.abs(right - np.median(right)) < 0.02 * w)) if len(right) else 0.0,
+        "vertices": float(len(approx)),
+        "top_depth": _depth(top) / h,
+        "left_depth": _depth(left) / w,
+    }
+
+
+def _depth(profile: np.ndarray) -> float:
+    """How far a side bends inward over its central 80%: 0 for a straight side."""
+    n = len(profile)
+    if n < 5:
+        return 0.0
+    mid = profile[n // 10: n - n // 10]
+    return float(mid.max() - mid.min())
+
+
+def classify(mask: np.ndarray) -> str:
+    """Kind of a leaf shape from its filled mask, as a d2 shape name.
+
+    >>> classify(np.ones((60, 120), np.uint8))
+    'rectangle'
+    >>> m = np.zeros((101, 201), np.uint8)
+    >>> _ = cv2.fillPoly(m, [np.array([[100, 0], [200, 50], [100, 100], [0, 50]], np.int32)], 1)
+    >>> classify(m)
+    'diamond'
+    >>> m = np.zeros((101, 161), np.uint8)
+    >>> _ = cv2.ellipse(m, (80, 50), (80, 50), 0, 0, 360, 1, -1)
+    >>> classify(m)
+    'oval'
+    """
+    f = shape_features(mask)
+    ext, corner, v = f["extent"], f["corner"], f["vertices"]
+    if ext > 0.96 and corner > 0.95:
+        return "rectangle"
+    if ext > 0.94 and 0.35 < f["corner_top"] < 0.65 and f["corner_bottom"] > 0.95:
+        return "page"
+    if f["solidity"] < 0.93 and f["corner_bottom"] > 0.8 and f["corner_top"] < 0.2:
+        return "person"
+    if 0.42 <= ext <= 0.6 and v <= 5 and corner < 0.1:
+        return "diamond"
+    if ext >= 0.86 and corner < 0.3 and f["solidity"] > 0.97:
+        return "cylinder" if f["top_depth"] > f["left_depth"] else "queue"
+    if 0.70 <= ext < 0.775 and v == 6 and f["horiz_flat"] > 0.35:
+        return "hexagon"
+    if 0.74 <= ext <= 0.83 and v >= 7 and corner < 0.1:
+        return "circle" if abs(f["aspect"] - 1) < 0.03 else "oval"
+    if 0.7 <= ext <= 0.9 and v == 4 and f["solidity"] > 0.97:
+        return "parallelogram"
+    return "rectangle"

@@ -1,0 +1,290 @@
+"""Thinning a connector mask to one-pixel curves and tracing those into chains.
+
+A *segment* is a run of skeleton pixels between two nodes (curve ends or junctions). At a
+junction (two connectors crossing, or touching) segments are paired by straightness: the two
+whose directions are most nearly opposite continue each other. Following the pairs turns
+segments into *chains*: ordered point lists, one per drawn connector (or piece of one).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# neighbour offsets, clockwise from north: P2..P9 of Zhang & Suen
+_DY = np.array([-1, -1, 0, 1, 1, 1, 0, -1])
+_DX = np.array([0, 1, 1, 1, 0, -1, -1, -1])
+
+
+def thin(mask: np.ndarray) -> np.ndarray:
+    """Zhang-Suen thinning of a boolean mask (works on the set pixels only).
+
+    >>> m = np.zeros((9, 20), bool); m[3:6, 2:18] = True
+    >>> t = thin(m); int(t.sum()) < 20 and bool(t[4, 5:15].all())
+    True
+    """
+    img = np.pad(mask.astype(np.uint8), 1)
+    h, w = img.shape
+    flat = img.ravel()
+    offs = _DY * w + _DX
+    idx = np.flatnonzero(flat)
+    while True:
+        changed = False
+        for step in (0, 1):
+            nb = flat[idx[None, :] + offs[:, None]]
+            b = nb.sum(axis=0)
+            a = ((nb == 0) & (np.roll(nb, -1, axis=0) == 1)).sum(axis=0)
+            p2, p4, p6, p8 = nb[0], nb[2], nb[4], nb[6]
+            if step == 0:
+                c = (p2 * p4 * p6 == 0) & (p4 * p6 * p8 == 0)
+            else:
+                c = (p2 * p4 * p8 == 0) & (p2 * p6 * p8 == 0)
+            rm = (b >= 2) & (b <= 6) & (a == 1) & c
+            if rm.any():
+                flat[idx[rm]] = 0
+                idx = idx[~rm]
+                changed = True
+        if not changed:
+            break
+    return img[1:-1, 1:-1].astype(bool)
+
+
+@dataclass
+class Chain:
+    """A traced connector piece: its skeleton pixels (x, y; unordered) and its two ends.
+
+    ``ends[i]`` is ``(point, direction)``: where the piece stops and the unit vector pointing
+    out of it there.
+    """
+
+    points: np.ndarray                                   # N x 2 float (x, y)
+    ends: list[tuple[np.ndarray, np.ndarray]]
+
+    def end(self, which: int) -> tuple[float, float]:
+        p = self.ends[which][0]
+        return float(p[0]), float(p[1])
+
+    def direction(self, which: int) -> np.ndarray:
+        return self.ends[which][1]
+
+    def length(self) -> float:
+        return float(len(self.points))
+
+
+@dataclass
+class _Seg:
+    points: np.ndarray                     # N x 2 (x, y)
+    tips: list[np.ndarray]                 # one or two end pixels
+    dirs: list[np.ndarray]
+    nodes: list[int | None]                # junction id at each tip, or None for a free end
+
+
+def _ring_runs_table() -> np.ndarray:
+    """For each 8-neighbour code, how many separate groups the set neighbours form.
+
+    Bit k of the code is the neighbour at ring position k (N, NE, E, SE, S, SW, W, NW). Two
+    4-neighbours at a right angle touch each other, so the diagonal between them never splits.
+    """
+    table = np.zeros(256, np.uint8)
+    for code in range(256):
+        ring = [(code >> k) & 1 for k in range(8)]
+        for d in (1, 3, 5, 7):
+            if ring[d - 1] and ring[(d + 1) % 8]:
+                ring[d] = 1
+        table[code] = sum(1 for k in range(8) if ring[k] and not ring[k - 1]) if not all(ring) else 1
+    return table
+
+
+_RUNS = _ring_runs_table()
+_CODE_KERNEL = np.zeros((3, 3), np.float32)
+for _k, (_dy, _dx) in enumerate(zip(_DY, _DX)):
+    # filter2D correlates: the kernel cell at (1+dy, 1+dx) weighs the neighbour at that offset
+    _CODE_KERNEL[1 + _dy, 1 + _dx] = 2 ** _k
+
+
+def neighbour_groups(mask: np.ndarray) -> np.ndarray:
+    """Per pixel of a 0/1 uint8 mask: how many separate groups its set neighbours form."""
+    import cv2
+
+    code = cv2.filter2D(mask, cv2.CV_16S, _CODE_KERNEL, borderType=cv2.BORDER_CONSTANT)
+    return _RUNS[np.clip(code, 0, 255).astype(np.uint8)]
+
+
+def _ring(radius: int) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets (dy, dx) of the square ring at ``radius``, in cyclic order."""
+    r = radius
+    pts = [(-r, x) for x in range(-r, r)] + [(y, r) for y in range(-r, r)] + \
+          [(r, x) for x in range(r, -r, -1)] + [(y, -r) for y in range(r, -r, -1)]
+    arr = np.array(pts)
+    return arr[:, 0], arr[:, 1]
+
+
+_RING_DY, _RING_DX = _ring(3)
+
+
+def _junctions(sk: np.ndarray, deg: np.ndarray) -> np.ndarray:
+    """Junction pixels: three or more branches cross the ring of radius 3 around them.
+
+    Counting on a ring instead of the 8 neighbours is immune to the 2-pixel staircases and
+    split crossings that thinning leaves.
+    """
+    ys, xs = np.nonzero((deg >= 3) & (sk > 0))
+    out = np.zeros_like(sk)
+    if len(ys) == 0:
+        return out
+    pad = np.pad(sk, 3)
+    vals = pad[ys[:, None] + 3 + _RING_DY[None, :], xs[:, None] + 3 + _RING_DX[None, :]]
+    runs = ((vals == 1) & (np.roll(vals, 1, axis=1) == 0)).sum(axis=1)
+    hit = runs >= 3
+    out[ys[hit], xs[hit]] = 1
+    return out
+
+
+def _out_direction(points: np.ndarray, tip: np.ndarray, reach: float) -> np.ndarray:
+    d = np.hypot(*(points - tip).T)
+    near = points[d <= reach]
+    v = tip - near.mean(axis=0)
+    n = float(np.hypot(*v))
+    return v / n if n > 0 else np.zeros(2)
+
+
+def trace(skel: np.ndarray, spur: float, reach: float) -> list[Chain]:
+    """Chains of a skeleton.
+
+    Segments are the skeleton minus its junction pixels; junction clusters joined by a very
+    short segment (the two forks of a shallow crossing) count as one junction; spurs shorter than
+    ``spur`` are dropped; at each junction the segments whose directions (measured over
+    ``reach`` pixels) are most nearly opposite continue each other.
+    """
+    import cv2
+
+    sk = skel.astype(np.uint8)
+    if not sk.any():
+        return []
+    bx, by, bw, bh = cv2.boundingRect(sk)
+    pad = 2
+    x0, y0 = max(0, bx - pad), max(0, by - pad)
+    sk = sk[y0:by + bh + pad, x0:bx + bw + pad]
+    ones = np.ones((3, 3), np.float32)
+    deg = cv2.filter2D(sk, cv2.CV_16S, ones, borderType=cv2.BORDER_CONSTANT) - sk
+    junction = _junctions(sk, deg)
+    jzone = cv2.dilate(junction, np.ones((3, 3), np.uint8)) & sk
+    seg_mask = sk & (1 - jzone)
+    nj, jlab = cv2.connectedComponents(jzone, connectivity=8)
+    ns, slab = cv2.connectedComponents(seg_mask, connectivity=8)
+    sdeg = cv2.filter2D(seg_mask, cv2.CV_16S, ones, borderType=cv2.BORDER_CONSTANT) - seg_mask
+    sgroups = neighbour_groups(seg_mask)
+    ys, xs = np.nonzero(seg_mask)
+    labs = slab[ys, xs]
+    order = np.argsort(labs, kind="stable")
+    ys, xs, labs = ys[order], xs[order], labs[order]
+    bounds = np.searchsorted(labs, np.arange(1, ns + 1))
+    jl_pad = np.pad(jlab, 1)
+    segs: list[_Seg] = []
+    for k in range(1, ns):
+        a, b = bounds[k - 1], bounds[k]
+        sx, sy = xs[a:b], ys[a:b]
+        pts = np.stack([sx + x0, sy + y0], axis=1).astype(float)
+        tip_mask = (sdeg[sy, sx] <= 1) | ((sgroups[sy, sx] == 1) & (sdeg[sy, sx] == 2))
+        tips_idx = np.nonzero(tip_mask)[0]
+        if len(tips_idx) == 0:
+            continue                                   # a closed loop: no connector
+        if len(tips_idx) > 2:                          # keep the two farthest apart
+            tp = pts[tips_idx]
+            dd = np.hypot(*(tp[:, None, :] - tp[None, :, :]).transpose(2, 0, 1))
+            i, j = np.unravel_index(np.argmax(dd), dd.shape)
+            tips_idx = tips_idx[[i, j]]
+        if len(tips_idx) == 1:
+            tips_idx = np.array([tips_idx[0], tips_idx[0]]) if len(pts) == 1 else np.array(
+                [tips_idx[0], int(np.argmax(np.hypot(*(pts - pts[tips_idx[0]]).T)))])
+        tips, dirs, nodes = [], [], []
+        for t in tips_idx:
+            tx, ty = int(sx[t]), int(sy[t])
+            win = jl_pad[ty:ty + 3, tx:tx + 3]
+            found = win[win > 0]
+            tip = pts[t]
+            tips.append(tip)
+            dirs.append(_out_direction(pts, tip, reach))
+            nodes.append(int(found[0]) if len(found) else None)
+        segs.append(_Seg(pts, tips, dirs, nodes))
+
+    # junctions joined by a short segment are one junction
+    parent = list(range(nj))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    keep = []
+    for s in segs:
+        a, b = s.nodes
+        if a is not None and b is not None and a != b and len(s.points) < spur:
+            parent[find(a)] = find(b)
+            continue
+        keep.append(s)
+    segs = keep
+    for s in segs:
+        s.nodes = [find(n) if n is not None else None for n in s.nodes]
+    # prune spurs: a short segment with one free end hanging off a junction of 3 or more
+    count: dict[int, int] = {}
+    for s in segs:
+        for n in s.nodes:
+            if n is not None:
+                count[n] = count.get(n, 0) + 1
+    segs = [s for s in segs if not (len(s.points) < spur and sum(n is None for n in s.nodes) == 1
+                                   and count.get(next(n for n in s.nodes if n is not None), 0) >= 3)]
+    # pair segment ends at junctions by straightness
+    ends_at: dict[int, list[tuple[int, int]]] = {}
+    for i, s in enumerate(segs):
+        for w, n in enumerate(s.nodes):
+            if n is not None:
+                ends_at.setdefault(n, []).append((i, w))
+    partner: dict[tuple[int, int], tuple[int, int]] = {}
+    for _, ends in sorted(ends_at.items()):
+        pairs = []
+        for x in range(len(ends)):
+            for y in range(x + 1, len(ends)):
+                if ends[x][0] == ends[y][0]:
+                    continue
+                dx, dy = segs[ends[x][0]].dirs[ends[x][1]], segs[ends[y][0]].dirs[ends[y][1]]
+                pairs.append((float(np.dot(dx, dy)), ends[x], ends[y]))
+        pairs.sort()
+        used: set = set()
+        for cos, e1, e2 in pairs:
+            if cos > -0.3 or e1 in used or e2 in used:
+                continue
+            used |= {e1, e2}
+            partner[e1], partner[e2] = e2, e1
+    # follow pairs into chains
+    done: set[int] = set()
+    chains: list[Chain] = []
+    for i in range(len(segs)):
+        if i in done:
+            continue
+        seg, tip = i, 0
+        seen = {i}
+        while (seg, tip) in partner:                 # walk back to the chain's first end
+            nseg, ntip = partner[(seg, tip)]
+            if nseg in seen:
+                break
+            seen.add(nseg)
+            seg, tip = nseg, 1 - ntip
+        first = (seg, tip)
+        members = []
+        cur, entry = seg, tip
+        while True:
+            done.add(cur)
+            members.append(cur)
+            exit_ = 1 - entry
+            nxt = partner.get((cur, exit_))
+            if nxt is None or nxt[0] in done:
+                break
+            cur, entry = nxt
+        last = (cur, 1 - entry)
+        pts = np.concatenate([segs[m].points for m in members], axis=0)
+        ends = [(segs[first[0]].tips[first[1]], segs[first[0]].dirs[first[1]]),
+                (segs[last[0]].tips[last[1]], segs[last[0]].dirs[last[1]])]
+        chains.append(Chain(pts, ends))
+    return chains
