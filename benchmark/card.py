@@ -220,21 +220,24 @@ def render_markdown(s: CardStats) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _markers(text: str) -> tuple[int, int]:
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        raise ValueError(f"the card needs the markers {BEGIN} and {END}, in that order")
+    return start + len(BEGIN), end
+
+
 def replace_section(text: str, section: str) -> str:
     """``text`` with everything between :data:`BEGIN` and :data:`END` replaced by ``section``.
 
     >>> replace_section("a\\n<!-- card:begin -->\\nold\\n<!-- card:end -->\\nb", "new\\n")
     'a\\n<!-- card:begin -->\\nnew\\n<!-- card:end -->\\nb'
     """
-    start, end = text.find(BEGIN), text.find(END)
-    if start < 0 or end < start:
-        raise ValueError(f"the card needs the markers {BEGIN} and {END}, in that order")
-    return text[:start + len(BEGIN)] + "\n" + section + text[end:]
+    start, end = _markers(text)
+    return text[:start] + "\n" + section + text[end:]
 
 
 def current_section(text: str) -> str:
     """What is between the markers now (the inverse of :func:`replace_section`)."""
-    start, end = text.find(BEGIN), text.find(END)
-    if start < 0 or end < start:
-        raise ValueError(f"the card needs the markers {BEGIN} and {END}, in that order")
-    return text[start + len(BEGIN):end].removeprefix("\n")
+    start, end = _markers(text)
+    return text[start:end].removeprefix("\n")
