@@ -215,7 +215,9 @@ def propose_certificate(qtype: str, args: dict[str, str], g: nx.MultiDiGraph) ->
         return None, Subgraph()
     needed = closures(qtype, args, answer, g)
     if needed:
-        return answer, min(needed, key=lambda c: (len(c.all_nodes) + len(c.edges), sorted(c.all_nodes)))
+        closed = min(needed, key=lambda c: (len(c.all_nodes) + len(c.edges), sorted(c.all_nodes)))
+        # a directed and an undirected edge between the same nodes can share one identity (Edge.key)
+        return answer, _minimise(qtype, args, answer, closed, g)
     a = args
     if qtype in ("reachable", "path"):
         cert = _shortest(g, a["source"], a["target"])
@@ -252,7 +254,8 @@ def resolve_certificate(cert: Subgraph, g: nx.MultiDiGraph) -> tuple[Subgraph, l
         if not cands:
             problems.append(f"edge {e.src} -> {e.dst}" + (f" [{e.label}]" if e.label else "") + " is not in the diagram")
             continue
-        edges.add(min(cands))
+        # several diagram edges may fit: prefer one whose own direction is the written one
+        edges.add(min(cands, key=lambda c: ((c.src, c.dst) != (e.src, e.dst), c)))
     return Subgraph(frozenset(n for n in cert.nodes if n in g), frozenset(edges)), problems
 
 
