@@ -1,0 +1,110 @@
+"""The bundled 50-diagram dataset loads, validates and meets the targets the harness relies on."""
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import pytest
+
+from benchmark.dataset import DEFAULT_ROOT, load_dataset
+from benchmark.graph import node_label
+from benchmark.questions import QUESTION_TYPES
+from benchmark.validate import validate_dataset
+
+DOMAINS = {"software-architecture", "ci-cd", "etl", "business-process", "incident-runbook", "state-machine",
+           "algorithm", "network"}
+CYRILLIC = re.compile("[а-яА-ЯёЁ]")
+
+
+@pytest.fixture(scope="module")
+def loaded():
+    return load_dataset(DEFAULT_ROOT, strict=False)
+
+
+@pytest.fixture(scope="module")
+def ds(loaded):
+    return loaded[0]
+
+
+def test_loads_without_schema_problems(loaded):
+    ds, problems = loaded
+    assert [str(p) for p in problems] == []
+    assert len(ds.diagrams) == 50
+
+
+def test_validates(ds):
+    problems = validate_dataset(ds, check_renders=True)
+    assert [str(p) for p in problems] == []
+
+
+def test_every_diagram_file_is_annotated(ds):
+    stems = {p.stem for p in (DEFAULT_ROOT / "diagrams").glob("*.d2")}
+    assert stems == set(ds.diagrams)
+
+
+def test_question_ids_are_unique_and_named_after_their_diagram(ds):
+    ids = [q.id for q in ds.questions]
+    assert len(ids) == len(set(ids))
+    for q in ds.questions:
+        assert re.fullmatch(rf"{re.escape(q.diagram)}-q\d+", q.id), q.id
+
+
+def test_every_diagram_has_at_least_six_questions(ds):
+    short = {d.id: len(d.questions) for d in ds.diagrams.values() if len(d.questions) < 6}
+    assert short == {}
+
+
+def test_diagram_sizes_and_metadata(ds):
+    for d in ds.diagrams.values():
+        assert 6 <= d.graph.number_of_nodes() <= 40, d.id
+        assert d.domain in DOMAINS, d.id
+        assert d.language in ("en", "ru"), d.id
+        assert d.title, d.id
+
+
+def test_labels_are_unique_within_each_diagram(ds):
+    """Answers are matched to node ids through labels, so two nodes may not share one."""
+    for d in ds.diagrams.values():
+        labels = Counter(node_label(d.graph, n).casefold() for n in d.graph.nodes)
+        assert [lab for lab, n in labels.items() if n > 1] == [], d.id
+
+
+def test_every_type_is_asked_often_enough(ds):
+    counts = Counter(q.type for q in ds.questions)
+    assert set(counts) == set(QUESTION_TYPES)
+    assert min(counts.values()) >= 15, counts
+
+
+def test_yes_no_balance_and_counter_prior_share(ds):
+    yes_no = [q.answer for q in ds.questions if q.kind == "bool"]
+    assert 0.4 <= sum(yes_no) / len(yes_no) <= 0.6
+    assert sum(q.counter_prior for q in ds.questions) >= len(ds.questions) / 3
+
+
+def test_twin_pairs_are_named_a_and_b_and_ask_one_question_both_ways(ds):
+    twins = {d.id: d.twin for d in ds.diagrams.values() if d.twin}
+    assert len(twins) >= 6
+    by_id = {q.id: q for q in ds.questions}
+    for did, other in twins.items():
+        assert twins.get(other) == did
+        assert did[:-2] == other[:-2] and {did[-2:], other[-2:]} == {"_a", "_b"}
+        paired = [q for q in ds.diagrams[did].questions if dict(q.extra).get("twin_question")]
+        assert paired, did
+        for q in paired:
+            mate = by_id[dict(q.extra)["twin_question"]]
+            assert (mate.type, mate.args) == (q.type, q.args) and mate.answer != q.answer
+
+
+def test_russian_diagrams_have_russian_labels_and_questions(ds):
+    russian = [d for d in ds.diagrams.values() if d.language == "ru"]
+    assert len(russian) >= 4
+    for d in russian:
+        assert all(CYRILLIC.search(q.text) for q in d.questions), d.id
+        assert sum(bool(CYRILLIC.search(node_label(d.graph, n))) for n in d.graph.nodes) >= d.graph.number_of_nodes() / 2
+
+
+def test_questions_name_nodes_by_label_not_by_id(ds):
+    for q in ds.questions:
+        for node in q.node_args():
+            if "_" in node or "." in node:
+                assert node not in q.text, f"{q.id} mentions the id {node!r}"
