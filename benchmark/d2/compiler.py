@@ -65,6 +65,9 @@ class Compiler:
                 self.compile_key(stmt, m, source, base_dir)
 
     def compile_key(self, stmt: Key, m: IRMap, source: Source, base_dir) -> None:
+        if stmt.key is not None and stmt.edges:
+            # x.(a -> b)[0]: the connection lives in x's map
+            m = self.resolve(m, stmt.key, source).ensure_map()
         if stmt.edge_group and stmt.edge_index is not None:
             self.compile_edge_ref(stmt, m, source, base_dir)
         elif stmt.edges:

@@ -1,0 +1,244 @@
+"""Feature by feature: tiny D2 texts and the exact graph the parser gives.
+
+Expected graphs were checked against the d2 v0.9.0 binary (ids, edges, labels).
+"""
+from __future__ import annotations
+
+import pytest
+
+from benchmark.d2 import D2SyntaxError, parse_file, parse_text
+
+
+def nodes(text: str, **kw) -> list[tuple]:
+    return [(n["id"], n["label"], n["shape"], n["parent"]) for n in parse_text(text, **kw)["nodes"]]
+
+
+def ids(text: str) -> list[str]:
+    return [n["id"] for n in parse_text(text)["nodes"]]
+
+
+def edges(text: str) -> list[tuple]:
+    return [(e["src"], e["arrow"], e["dst"], e["label"]) for e in parse_text(text)["edges"]]
+
+
+def labels(text: str) -> dict:
+    return {n["id"]: n["label"] for n in parse_text(text)["nodes"]}
+
+
+def test_node_defaults_and_public_form():
+    assert parse_text("a -> b: x") == {
+        "nodes": [{"id": "a", "label": "a", "shape": "rectangle", "parent": None},
+                  {"id": "b", "label": "b", "shape": "rectangle", "parent": None}],
+        "edges": [{"src": "a", "dst": "b", "label": "x", "directed": True, "arrow": "->"}],
+    }
+
+
+def test_containers_and_dotted_paths():
+    assert nodes("a.b.c\nd: {e}") == [
+        ("a", "a", "rectangle", None), ("a.b", "b", "rectangle", "a"),
+        ("a.b.c", "c", "rectangle", "a.b"), ("d", "d", "rectangle", None),
+        ("d.e", "e", "rectangle", "d")]
+
+
+def test_map_without_colon_and_semicolons():
+    assert ids("k8s{\n  a; b; c\n}\nx; y") == ["k8s", "k8s.a", "k8s.b", "k8s.c", "x", "y"]
+
+
+def test_underscore_parent_references():
+    text = "web: {br}\nsrv: {\n  tr: {\n    _._.web.br -> httpf\n    _.so -> httpf\n  }\n}"
+    # d2 order: a map's own connections come after those of the maps inside it
+    assert edges(text) == [("srv.so", "->", "srv.tr.httpf", None),
+                           ("web.br", "->", "srv.tr.httpf", None)]
+
+
+def test_case_insensitive_ids_keep_first_spelling():
+    assert nodes("Giovanni -> slack\ngiovanni.label: G\nSLACK: S") == [
+        ("Giovanni", "G", "rectangle", None), ("slack", "S", "rectangle", None)]
+    assert edges("Giovanni -> slack\ngiovanni -> SLACK") == [
+        ("Giovanni", "->", "slack", None), ("Giovanni", "->", "slack", None)]
+
+
+@pytest.mark.parametrize("key,ident", [
+    ('"x.y"', '"x.y"'), (r"EndpointScanner\.github", '"EndpointScanner.github"'),
+    ('"q:1"', '"q:1"'), ("'it''s'", '"it\'s"'), ("web app", "web app"),
+    ("my-node", "my-node"), ('"a--b"', '"a--b"'), ('"ends-"', '"ends-"'),
+    ("'say \"hi\"'", "'say \"hi\"'"), ('""', '""'), ("a(paren)", '"a(paren)"'),
+    ("2007", "2007"), ("a/b", "a/b"),
+])
+def test_quoted_and_escaped_keys(key, ident):
+    assert ids(f"{key}: label") == [ident]
+
+
+def test_empty_key_as_container():
+    assert ids('K8s Cluster: {\n  "": {NATS}\n}') == ["K8s Cluster", 'K8s Cluster.""',
+                                                      'K8s Cluster."".NATS']
+
+
+def test_labels_primary_keyword_and_overrides():
+    assert labels("a: A\na: B") == {"a": "B"}
+    assert labels("a.label: X\na: Y") == {"a": "X"}          # the map's label wins
+    assert labels("a: {label: X}\na: Y") == {"a": "X"}
+    assert labels("a: P\na.label: Q") == {"a": "Q"}
+    assert labels('a: ""') == {"a": ""}
+    assert labels("a: 12") == {"a": "12"}
+
+
+def test_label_escapes_and_comments():
+    assert labels(r"esc: a\nb \# c # comment") == {"esc": "a\nb # c"}
+    assert labels('q: "say \\"hi\\"\\tx"') == {"q": 'say "hi"\tx'}
+    assert labels("s: 'it''s \\n raw'") == {"s": "it's \\n raw"}
+    assert labels("h: foo#bar") == {"h": "foo"}
+
+
+def test_vars_substitution():
+    text = ("vars: {\n  name: Cat\n  d2-config: {theme-id: 4}\n  nested: {k: deep}\n}\n"
+            "s1: ${name}-1\ns2: \"${name} quoted\"\ns3: '${name} literal'\ns4: ${nested.k}\n"
+            "c: {\n  vars: {name: Dog}\n  x: ${name}\n}")
+    assert labels(text) == {"s1": "Cat-1", "s2": "Cat quoted", "s3": "${name} literal",
+                            "s4": "deep", "c": "c", "c.x": "Dog"}
+
+
+def test_shapes():
+    got = nodes("a.shape: circle\nb: {shape: Cylinder}\nc: |md\n  # T\n|\n"
+                "d: |json\n  {}\n|\ne: |md x| {shape: rectangle}")
+    assert [(n[0], n[2]) for n in got] == [("a", "circle"), ("b", "cylinder"), ("c", "text"),
+                                          ("d", "code"), ("e", "rectangle")]
+
+
+def test_block_strings_keep_raw_text():
+    assert labels("a: |md\n  # Title\n  body\n|") == {"a": "# Title\nbody"}
+    assert labels("a: |||md\n  has | and || inside\n|||") == {"a": "has | and || inside"}
+    assert labels("b: {\n  c: |`md\n    x\n  `|\n}") == {"b": "b", "b.c": "x"}
+
+
+@pytest.mark.parametrize("arrow,norm,directed", [
+    ("->", "->", True), ("<-", "<-", True), ("<->", "<->", False), ("--", "--", False),
+    ("--->", "->", True), ("<--", "<-", True), ("<---->", "<->", False), ("-----", "--", False),
+])
+def test_arrows(arrow, norm, directed):
+    e = parse_text(f"a {arrow} b")["edges"]
+    assert [(x["src"], x["dst"], x["arrow"], x["directed"]) for x in e] == [("a", "b", norm, directed)]
+
+
+def test_chains_share_one_label_and_map():
+    assert edges("a -> b <- c -- d: L") == [("a", "->", "b", "L"), ("b", "<-", "c", "L"),
+                                            ("c", "--", "d", "L")]
+    assert edges("a -> b -> c: {label: M; style.stroke: red}") == [
+        ("a", "->", "b", "M"), ("b", "->", "c", "M")]
+
+
+def test_repeated_edges_stay_apart():
+    assert edges("a -> b: one\na -> b: two\na -> b") == [
+        ("a", "->", "b", "one"), ("a", "->", "b", "two"), ("a", "->", "b", None)]
+
+
+def test_edge_references():
+    text = "a -> b\na -> b\n(a -> b)[1].label: second\n(a -> b)[0].style.stroke: red"
+    assert edges(text) == [("a", "->", "b", None), ("a", "->", "b", "second")]
+    assert edges("c <- d\n(d -> c)[0].label: Y") == [("c", "<-", "d", "Y")]   # mirrored
+    assert edges("x: {a -> b}\nx.(a -> b)[0]: relabelled") == [("x.a", "->", "x.b", "relabelled")]
+
+
+def test_null_deletes_objects_and_edges():
+    assert edges("a -> b\na -> b\n(a -> b)[0]: null") == [("a", "->", "b", None)]
+    got = parse_text("c -> b\nx.y -> z\nc: null\nx.y: null")
+    assert [n["id"] for n in got["nodes"]] == ["b", "x", "z"]
+    assert got["edges"] == []
+
+
+def test_reserved_keywords_never_become_nodes():
+    text = ("direction: right\nvars: {v: 1}\nclasses: {k: {shape: oval}}\n"
+            "a: {\n  style.fill: red\n  style: {stroke: blue}\n  shape: person\n  icon: x.svg\n"
+            "  near: top-center\n  tooltip: t\n  link: https://x\n  width: 10\n  height: 5\n"
+            "  label.near: bottom-left\n  class: k\n  grid-rows: 2\n  grid-columns: 2\n"
+            "  grid-gap: 4\n  Direction: down\n}\n"
+            "a -> b: {source-arrowhead: 1; target-arrowhead: {shape: diamond}}\n"
+            "layers: {l: {ghost}}\nscenarios: {s: {ghost2}}\nsteps: {1: {ghost3}}")
+    # the class sets oval first, the object's own shape: person wins
+    assert nodes(text) == [("a", "a", "person", None), ("b", "b", "rectangle", None)]
+
+
+def test_quoted_keywords_are_names():
+    assert ids('"label": x\n"shape" -> b') == ["label", "shape", "b"]
+
+
+def test_classes():
+    text = ("classes: {\n  lb: {label: load\\nbalancer; shape: hexagon}\n  red: {style.fill: red}\n"
+            "  e: {label: via class}\n}\n"
+            "web lb.class: lb\napi: P {class: [red; lb]}\nx -> y: {class: e}")
+    assert nodes(text)[:2] == [("web lb", "load\nbalancer", "hexagon", None),
+                               ("api", "load\nbalancer", "hexagon", None)]
+    assert edges(text) == [("x", "->", "y", "via class")]
+
+
+def test_table_and_class_children_are_columns():
+    text = ("t: {shape: sql_table; id: int {constraint: primary_key}; name: string}\n"
+            "u: {shape: sql_table; id: int}\nt.id -> u.id\n"
+            "c: {shape: class; +field: int; \"m(a int)\": void}")
+    assert ids(text) == ["t", "u", "c"]
+    assert edges(text) == [("t", "->", "u", None)]
+
+
+def test_globs():
+    assert edges("a; b\nc: {d}\n* -> *") == [("a", "->", "b", None), ("a", "->", "c", None),
+                                             ("b", "->", "a", None), ("b", "->", "c", None),
+                                             ("c", "->", "a", None), ("c", "->", "b", None)]
+    # lazy: reaches objects declared later; reserved keywords are not matched
+    assert labels("direction: right\n*.label: L\na\nb: {c}") == {"a": "L", "b": "L", "b.c": "c"}
+    # ** in a connection matches leaf objects at any depth
+    assert edges("a: {b; c}\nx\n** -> x: hi") == [("a.b", "->", "x", "hi"),
+                                                  ("a.c", "->", "x", "hi")]
+    assert edges("p*: Q\npa -> qq\n(** -> **)[*].label: all") == [("pa", "->", "qq", "all")]
+    assert labels("p*: Q\npa; pb; qa") == {"pa": "Q", "pb": "Q", "qa": "qa"}
+
+
+def test_suspend_and_unsuspend():
+    text = ("s.a -> s.b\ns.c <-> s.b\ns.e <- s.b\nx\n**: suspend\n(** -> **)[*]: suspend\n"
+            "(** -> **)[*]: unsuspend {\n  &dst: s.b\n}")
+    assert ids(text) == ["s", "s.a", "s.b", "s.e"]
+    assert edges(text) == [("s.a", "->", "s.b", None), ("s.e", "<-", "s.b", None)]
+    assert ids("a -> b\n**: suspend\na: unsuspend") == ["a"]
+
+
+def test_comments_and_block_comments():
+    text = '# top\na # trailing\n"""\nb -> c\n"""\nd; # e\n'
+    assert ids(text) == ["a", "d"]
+
+
+def test_sequence_diagram_groups_reuse_actors():
+    text = ("shape: sequence_diagram\na; b\ng: {\n  a -> b: hi\n  c -> d\n  a.s -> b\n"
+            "  inner: {b -> e}\n}")
+    assert ids(text) == ["a", "b", "g", "a.s", "g.c", "g.d", "g.inner", "g.inner.e"]
+    assert sorted(edges(text)) == sorted([("a", "->", "b", "hi"), ("g.c", "->", "g.d", None),
+                                          ("a.s", "->", "b", None), ("b", "->", "g.inner.e", None)])
+
+
+def test_sequence_diagram_shape_declared_last():
+    assert ids("a; b\ng: {\n  a -> b\n  a.t\n}\nshape: sequence_diagram") == ["a", "b", "g", "a.t"]
+
+
+def test_imports(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "part.d2").write_text("p -> q: from file\nvars: {v: VV}\n", encoding="utf-8")
+    main = tmp_path / "main.d2"
+    main.write_text("...@sub/part\nx: @sub/part.d2\nc: ${v}\n", encoding="utf-8")
+    got = parse_file(main)
+    assert [n["id"] for n in got["nodes"]] == ["p", "q", "x", "x.p", "x.q", "c"]
+    assert [(e["src"], e["dst"]) for e in got["edges"]] == [("x.p", "x.q"), ("p", "q")]
+    assert got["nodes"][-1]["label"] == "VV"
+    text = "...@sub/part\n"
+    assert len(parse_text(text, base_dir=str(tmp_path))["edges"]) == 1
+
+
+def test_primary_value_then_map_and_edge_labels_in_maps():
+    assert nodes("k: Label\\n(x) {shape: diamond}") == [("k", "Label\n(x)", "diamond", None)]
+    assert edges("a -> b: {label: inside}") == [("a", "->", "b", "inside")]
+
+
+def test_node_order_is_first_appearance():
+    assert ids("b -> a\nc: {z}\na.y") == ["b", "a", "a.y", "c", "c.z"]
+
+
+def test_bad_text_types():
+    with pytest.raises(D2SyntaxError):
+        parse_text("a\x00b")
