@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import networkx as nx
@@ -142,7 +142,8 @@ class SampleRecord:
     schema: int = SCHEMA_VERSION
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        # fields already hold JSON-ready values: a shallow copy (dataclasses.asdict deep-copies, slowly)
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), ensure_ascii=False, sort_keys=True)

@@ -44,7 +44,10 @@ def load_run(run_dir: Path) -> tuple[list[SampleRecord], dict[str, Any], dict[st
 
 def rescore_records(records: list[SampleRecord], graphs: dict[str, Any]) -> list[SampleRecord]:
     """Records with their metrics recomputed; a record whose scoring raises keeps its error, not the run."""
+    from benchmark.records import context_from_json, question_from_json, subgraph_from_json
+
     built: dict[str, Any] = {}
+    shared: dict[str, Any] = {}   # rebuilt question / context / retrieved, shared by consecutive samples
     out = []
     for r in records:
         if r.answer is None or r.context is None:
@@ -56,7 +59,11 @@ def rescore_records(records: list[SampleRecord], graphs: dict[str, Any]) -> list
             built[r.diagram_id] = graph_from_json(graphs[r.diagram_id])
         t = time.perf_counter()
         try:
-            metrics, error = score_stored(r.question, built[r.diagram_id], r.retrieved, r.context, r.answer), None
+            key = (r.question_id, r.hashes.get("context"), r.variant)
+            if shared.get("key") != key:
+                shared = {"key": key, "q": question_from_json(r.question), "ctx": context_from_json(r.context),
+                          "sub": subgraph_from_json(r.retrieved)}
+            metrics, error = score_stored(shared["q"], built[r.diagram_id], shared["sub"], shared["ctx"], r.answer), None
         except Exception as exc:
             metrics, error = None, _error("score", exc)
         prior = r.error if r.error is not None and r.error.get("stage") != "score" else None

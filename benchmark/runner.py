@@ -59,13 +59,21 @@ class RunResult:
 
 # -- scoring from stored forms (shared with the re-score) ----------------------------------------
 
-def score_stored(question: dict[str, Any], diagram_graph: nx.MultiDiGraph, retrieved: dict[str, Any],
-                 context: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
-    """``score_sample`` on the values rebuilt from a record's JSON forms."""
+def score_stored(question: dict[str, Any] | Question, diagram_graph: nx.MultiDiGraph,
+                 retrieved: dict[str, Any] | Subgraph, context: dict[str, Any] | Any,
+                 answer: dict[str, Any]) -> dict[str, Any]:
+    """``score_sample`` on the values rebuilt from a record's JSON forms.
+
+    Question, retrieved subgraph and context may be passed already rebuilt (by
+    :func:`question_from_json`, :func:`subgraph_from_json`, :func:`context_from_json`) when
+    several samples share them; the answer is always rebuilt from its stored form.
+    """
     from benchmark.metrics import score_sample
 
-    return score_sample(question_from_json(question), diagram_graph, subgraph_from_json(retrieved),
-                        context_from_json(context), answer_from_json_record(answer))
+    q = question_from_json(question) if isinstance(question, dict) else question
+    sub = subgraph_from_json(retrieved) if isinstance(retrieved, dict) else retrieved
+    ctx = context_from_json(context) if isinstance(context, dict) else context
+    return score_sample(q, diagram_graph, sub, ctx, answer_from_json_record(answer))
 
 
 def _error(stage: str, exc: BaseException) -> dict[str, Any]:
@@ -223,6 +231,7 @@ def run_diagram(work: _Work, diagram_id: str) -> list[SampleRecord]:
     out: list[SampleRecord] = []
     for q in work.questions.get(diagram_id, []):
         qjson = question_to_json(q)
+        qstored = question_from_json(qjson)   # what a re-score will rebuild
         gold = work.gold(q.diagram)
         for v in work.variants:
             base = dict(question_id=q.id, diagram_id=q.diagram, variant=v.name, finder=v.finder, source=v.source,
@@ -231,7 +240,7 @@ def run_diagram(work: _Work, diagram_id: str) -> list[SampleRecord]:
             found = work.found[v.finder][q.id]
             timings["find_s"] = found["time"]
             err = found["error"]
-            retrieved = ctx_json = None
+            retrieved = ctx_json = ctx = sub_stored = None
             if err is None:
                 try:
                     graph, timings["source_s"] = work.graph(v.source, found["diagram"])
@@ -243,6 +252,7 @@ def run_diagram(work: _Work, diagram_id: str) -> list[SampleRecord]:
                     sub = work.stages.selectors[v.selector].select(q, graph, work.dataset.diagrams[found["diagram"]])
                     retrieved = subgraph_to_json(sub)
                     ctx_json = context_to_json(make_context(found["diagram"], sub, graph))
+                    ctx, sub_stored = context_from_json(ctx_json), subgraph_from_json(retrieved)
                 except Exception as exc:
                     err = _error("select", exc)
                 timings["select_s"] = time.perf_counter() - t
@@ -253,7 +263,7 @@ def run_diagram(work: _Work, diagram_id: str) -> list[SampleRecord]:
                 if rec_err is None:
                     t = time.perf_counter()
                     try:
-                        ans = work.stages.answerers[a].answer(_redacted(q), context_from_json(ctx_json))
+                        ans = work.stages.answerers[a].answer(_redacted(q), ctx)
                         answer = answer_to_json_record(ans)
                     except Exception as exc:
                         rec_err = _error("answer", exc)
@@ -261,7 +271,7 @@ def run_diagram(work: _Work, diagram_id: str) -> list[SampleRecord]:
                 if answer is not None:
                     t = time.perf_counter()
                     try:
-                        metrics = score_stored(qjson, gold, retrieved, ctx_json, answer)
+                        metrics = score_stored(qstored, gold, sub_stored, ctx, answer)
                     except Exception as exc:
                         rec_err = _error("score", exc)
                     rec_t["score_s"] = time.perf_counter() - t
@@ -304,19 +314,15 @@ def _redacted_for_finder(q: Question) -> Question:
 _WORKER: _Work | None = None
 
 
-def _init_worker(spec_json: dict, qids: list[str], variants: list[str], answerers: list[str], found: dict) -> None:
+def _init_worker(dataset: Dataset, questions: dict[str, list[Question]], variants: list[str], answerers: list[str],
+                 options: dict, found: dict) -> None:
+    """Worker set-up: the parent's parsed dataset arrives pickled (nothing is parsed twice); stages are made here."""
     global _WORKER
     from benchmark.plugins import load_all
 
     load_all()
-    dataset, _ = load_dataset(spec_json["data_dir"], strict=False)
-    wanted = set(qids)
-    questions: dict[str, list[Question]] = {}
-    for q in dataset.questions:
-        if q.id in wanted:
-            questions.setdefault(q.diagram, []).append(q)
     vs = [Variant.parse(v) for v in variants]
-    _WORKER = _Work(dataset, questions, vs, answerers, _Stages.create(vs, answerers, spec_json["options"]), found)
+    _WORKER = _Work(dataset, questions, vs, answerers, _Stages.create(vs, answerers, options), found)
 
 
 def _worker_run(diagram_id: str) -> list[dict[str, Any]]:
@@ -330,8 +336,7 @@ def _iter_records(spec: RunSpec, work: _Work, order: list[str], n_workers: int) 
             yield run_diagram(work, did)
         return
     ctx = multiprocessing.get_context("forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn")
-    qids = [q.id for qs in work.questions.values() for q in qs]
-    init = (spec.to_json(), qids, [v.name for v in work.variants], work.answerers, work.found)
+    init = (work.dataset, work.questions, [v.name for v in work.variants], work.answerers, spec.options, work.found)
     with ctx.Pool(n_workers, initializer=_init_worker, initargs=init) as pool:
         for recs in pool.imap(_worker_run, order, chunksize=1):
             yield [SampleRecord.from_json(r) for r in recs]
