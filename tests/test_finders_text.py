@@ -5,6 +5,7 @@ tesseract on those PNGs.
 """
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -288,3 +289,24 @@ def test_dense_ranks_by_meaning_of_ocr_text(dataset):
     assert ranking[0][0] == "ci_pipeline"
     assert all(-1.0 <= s <= 1.0 for _, s in ranking)
     assert finder.rank(query("deploy the built image to staging")) == ranking  # deterministic
+
+
+def test_find_command_eval_and_query(dataset, capsys, monkeypatch, tmp_path):
+    from benchmark.cli import main
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.delenv("DIAGQA_CLIP_PRETRAINED", raising=False)
+    assert main(["find", "--eval", "--finders", "oracle,d2-bm25", "clip", "--data", str(dataset.root)]) == 0
+    out = capsys.readouterr().out
+    lines = {line.split()[0]: line.split() for line in out.splitlines() if line.strip()}
+    assert lines["d2-bm25"][1:6] == ["ok", "5", "0.8", "1.0", "0.9"]   # status, questions, r@1, r@5, MRR
+    assert lines["d2-bm25"][6:10] == ["2", "1", "1", "2"]               # twin questions, above, at 1, ties
+    assert lines["clip"][1] == "unavailable" and "clip: weights for ViT-B-32/laion2b_s34b_b79k" in out
+
+    assert main(["find", "Куда идёт заказ после оплаты?", "--finders", "d2-bm25", "-k", "2", "--json",
+                 "--data", str(dataset.root)]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert [r["diagram"] for r in found["d2-bm25"]][0] == "order_flow" and len(found["d2-bm25"]) == 2
+
+    assert main(["find", "--data", str(dataset.root)]) == 2  # neither a text nor --eval
+    assert "either a question text or --eval" in capsys.readouterr().err
