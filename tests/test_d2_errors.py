@@ -42,7 +42,10 @@ MALFORMED = [
     ("a: [1; 2", 1, 9, "expected ']' to close the array opened at 1:4"),
     ("@x", 1, 1, "not a valid import"),
     ("a -> b\n(a -> c)[0].label: x", 2, 1, "no connection"),
-    ("x: ${missing}", None, None, "could not resolve variable"),
+    ("x: ${missing}", 1, 4, "could not resolve variable ${missing}"),
+    ("a.style -> b", 1, 3, "reserved keywords are prohibited in edges"),
+    ("a -> b.label", 1, 8, "reserved keywords are prohibited in edges"),
+    ("a.shape: blob", 1, 10, 'unknown shape "blob"'),
     ("_.a", 1, 1, "'_'"),
 ]
 

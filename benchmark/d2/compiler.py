@@ -13,7 +13,7 @@ import os
 
 from benchmark.d2.errors import D2SyntaxError, D2UnsupportedError
 from benchmark.d2.ir import Field, IREdge, IRMap, Value, common_owner, field_key
-from benchmark.d2.keywords import BOARD_KEYWORDS
+from benchmark.d2.keywords import BOARD_KEYWORDS, is_reserved
 from benchmark.d2.lexer import Source
 from benchmark.d2.parser import Parser
 from benchmark.d2.syntax import Array, Import, Key, KeyPart, Map, Scalar
@@ -116,9 +116,9 @@ class Compiler:
                 f.suspended = v.kind == "suspend"
                 return
         if stmt.primary is not None:
-            f.primary = Value(stmt.primary, scope)
+            f.primary = Value(stmt.primary, scope, source)
         if isinstance(value, (Scalar, Array)):
-            f.primary = Value(value, scope)
+            f.primary = Value(value, scope, source)
         elif isinstance(value, Map):
             self.compile_map(value, f.ensure_map(), source, base_dir)
         elif isinstance(value, Import):
@@ -155,6 +155,8 @@ class Compiler:
         """Field at key path ``parts`` from map ``m`` (created when ``create``)."""
         f = None
         for part in parts:
+            if not part.quoted and is_reserved(part.value) and part.value != "_":
+                raise source.error(part.pos, "reserved keywords are prohibited in edges")
             if part.value == "_" and not part.quoted:
                 if f is not None or m.parent is None:
                     raise source.error(part.pos, "'_' can only start a path and needs a parent map")
@@ -201,9 +203,9 @@ class Compiler:
                 e.suspended = v.kind == "suspend"
                 return
         if stmt.primary is not None:
-            e.primary = Value(stmt.primary, scope)
+            e.primary = Value(stmt.primary, scope, source)
         if isinstance(value, (Scalar, Array)):
-            e.primary = Value(value, scope)
+            e.primary = Value(value, scope, source)
         elif isinstance(value, Map):
             self.compile_map(value, e.ensure_map(), source, base_dir)
         elif isinstance(value, Import):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from benchmark.d2.errors import D2SyntaxError
 from benchmark.d2.ir import Field, IREdge, IRMap
-from benchmark.d2.keywords import BOARD_KEYWORDS, TEXT_LANGUAGES
+from benchmark.d2.keywords import BOARD_KEYWORDS, SHAPES, TEXT_LANGUAGES
 from benchmark.d2.syntax import Array, Scalar, Subst
 
 KEY_SPECIALS = set("#;\n\\{}[]'\"|:.-<>*&()@")
@@ -73,6 +73,14 @@ class GraphBuilder:
         self.visible_cache: dict[int, bool] = {}
 
     # -- values -----------------------------------------------------------------------
+    def error(self, value, message: str) -> D2SyntaxError:
+        """An error at ``value`` (a :class:`~benchmark.d2.ir.Value`) when its place is known."""
+        source = getattr(value, "source", None)
+        pos = getattr(getattr(value, "node", None), "pos", None)
+        if source is not None and pos is not None:
+            return source.error(pos, message)
+        return D2SyntaxError(message, file=self.filename)
+
     def text(self, value, scope: IRMap, depth: int = 0) -> str:
         node = value.node if hasattr(value, "node") else value
         if isinstance(node, Array):
@@ -80,7 +88,12 @@ class GraphBuilder:
         out = []
         for part in node.parts:
             if isinstance(part, Subst):
-                out.append(self.lookup_var(part, scope, depth))
+                try:
+                    out.append(self.lookup_var(part, scope, depth))
+                except D2SyntaxError as exc:
+                    if exc.line is None and getattr(value, "source", None) is not None:
+                        raise value.source.error(part.pos, exc.detail) from None
+                    raise
             else:
                 out.append(part)
         return "".join(out)
@@ -157,6 +170,8 @@ class GraphBuilder:
         shape = m.get("shape")
         if shape is not None and shape.primary is not None:
             obj.shape = self.text(shape.primary, shape.primary.scope).lower()
+            if obj.shape not in SHAPES:
+                raise self.error(shape.primary, f'unknown shape "{obj.shape}"')
         for f in list(m.fields.values()):
             low = f.name.lower()
             if f.keyword:

@@ -24,6 +24,7 @@ class Value:
     """A primary value and the map it was written in (the scope for ``${vars}``)."""
     node: object          # Scalar or Array
     scope: "IRMap"
+    source: object = None  # the lexer.Source it was read from, for error positions
 
 
 class IRMap:

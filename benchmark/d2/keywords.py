@@ -16,6 +16,13 @@ RESERVED_KEYWORDS = frozenset({
     "target-arrowhead", "label-position", "icon-position", "tooltip-position",
 }) | BOARD_KEYWORDS | STYLE_KEYWORDS
 
+SHAPES = frozenset({
+    "rectangle", "square", "page", "parallelogram", "document", "cylinder", "queue",
+    "package", "step", "callout", "stored_data", "person", "c4-person", "diamond", "oval",
+    "circle", "hexagon", "cloud", "text", "code", "class", "sql_table", "image",
+    "sequence_diagram", "hierarchy",
+})
+
 TEXT_LANGUAGES = frozenset({"md", "markdown", "latex", "tex"})
 
 
