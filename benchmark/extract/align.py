@@ -1,0 +1,73 @@
+"""Extracted nodes matched to D2 nodes by label: fuzzy, one-to-one, greedy by score.
+
+This is the scorer's view: it reads the D2 labels to say which extracted node is which. The
+extractor itself never sees them.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any
+
+#: labels less similar than this are not matched
+MIN_SIMILARITY = 0.6
+
+
+def normalise_label(text: str | None) -> str:
+    """Case-folded label with runs of whitespace (line breaks too) as one space.
+
+    >>> normalise_label("Is user\\n authenticated?")
+    'is user authenticated?'
+    """
+    t = unicodedata.normalize("NFKC", text or "").casefold().replace("ё", "е")
+    return re.sub(r"\s+", " ", t).strip()
+
+
+def similarity(a: str, b: str) -> float:
+    """Similarity of two labels in [0, 1] (normalised Levenshtein ratio).
+
+    >>> similarity("Orders DB", "orders db")
+    1.0
+    >>> round(similarity("Order DB", "Orders DB"), 2)
+    0.94
+    >>> similarity("", "x")
+    0.0
+    """
+    from rapidfuzz import fuzz
+
+    a, b = normalise_label(a), normalise_label(b)
+    if not a or not b:
+        return 0.0
+    return fuzz.ratio(a, b) / 100.0
+
+
+def node_label(node: dict[str, Any]) -> str:
+    label = node.get("label")
+    return label if label is not None else str(node["id"]).split(".")[-1]
+
+
+def align(extracted: dict[str, Any], reference: dict[str, Any], min_similarity: float = MIN_SIMILARITY) -> dict[str, str]:
+    """Extracted node id -> reference node id, one-to-one, best label matches first.
+
+    >>> ext = {"nodes": [{"id": "orders-db", "label": "Orders DB"}, {"id": "api", "label": "AP1 Gateway"}]}
+    >>> ref = {"nodes": [{"id": "db", "label": "Orders DB"}, {"id": "gw", "label": "API Gateway"},
+    ...                  {"id": "x", "label": "Auth"}]}
+    >>> align(ext, ref)
+    {'orders-db': 'db', 'api': 'gw'}
+    """
+    pairs = []
+    for e in extracted.get("nodes", []):
+        el = node_label(e)
+        for r in reference.get("nodes", []):
+            s = similarity(el, node_label(r))
+            if s >= min_similarity:
+                pairs.append((-s, str(e["id"]), str(r["id"])))
+    pairs.sort()
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for _, eid, rid in pairs:
+        if eid in out or rid in used:
+            continue
+        out[eid] = rid
+        used.add(rid)
+    return {e["id"]: out[e["id"]] for e in extracted.get("nodes", []) if e["id"] in out}
