@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from benchmark.dataset import Dataset
 from benchmark.finders.d2_text import d2_words
-from benchmark.finders.ranking import bm25_scores, ranked
+from benchmark.finders.ranking import BM25Index, ranked
 from benchmark.questions import Question
 from benchmark.stages import FINDERS
 
@@ -21,13 +21,15 @@ class D2BM25Finder:
 
     def __init__(self) -> None:
         self.docs: dict[str, list[str]] = {}
+        self.index = BM25Index({})
 
     def fit(self, dataset: Dataset) -> None:
         from retrievers.text import words
 
         self.docs = {did: words(d2_words(d.source)) for did, d in sorted(dataset.diagrams.items())}
+        self.index = BM25Index(self.docs)
 
     def rank(self, question: Question) -> list[tuple[str, float]]:
         from retrievers.text import words
 
-        return ranked(bm25_scores(self.docs, words(question.text)))
+        return ranked(self.index.scores(words(question.text)))

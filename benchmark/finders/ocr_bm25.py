@@ -8,7 +8,7 @@ from __future__ import annotations
 from benchmark.dataset import Dataset
 from benchmark.errors import InputError
 from benchmark.finders.ocr_text import ocr_text, tesseract_version
-from benchmark.finders.ranking import bm25_scores, ranked
+from benchmark.finders.ranking import BM25Index, ranked
 from benchmark.questions import Question
 from benchmark.stages import FINDERS
 
@@ -21,6 +21,7 @@ class OCRBM25Finder:
 
     def __init__(self) -> None:
         self.docs: dict[str, list[str]] = {}
+        self.index = BM25Index({})
         self.texts: dict[str, str] = {}
         self.problems: list[str] = []
 
@@ -36,8 +37,9 @@ class OCRBM25Finder:
                 self.problems.append(str(exc))
                 self.texts[did] = ""
         self.docs = {did: words(text) for did, text in self.texts.items()}
+        self.index = BM25Index(self.docs)
 
     def rank(self, question: Question) -> list[tuple[str, float]]:
         from retrievers.text import words
 
-        return ranked(bm25_scores(self.docs, words(question.text)))
+        return ranked(self.index.scores(words(question.text)))

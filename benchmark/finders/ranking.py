@@ -19,19 +19,24 @@ def ranked(scores: Mapping[str, float]) -> list[tuple[str, float]]:
     return sorted(clean.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def bm25_scores(docs: Mapping[str, list[str]], query: list[str]) -> dict[str, float]:
-    """Okapi BM25 score of every document (diagram id -> tokens) for the ``query`` tokens.
+class BM25Index:
+    """Okapi BM25 over documents (diagram id -> tokens), built once and queried many times.
 
     Documents without tokens score 0; a query without tokens scores every document 0.
 
-    >>> s = bm25_scores({"a": ["cache", "db"], "b": ["auth", "db"], "c": ["queue"], "d": []}, ["cache"])
-    >>> max(s, key=s.get), s["d"]
-    ('a', 0.0)
+    >>> index = BM25Index({"a": ["cache", "db"], "b": ["auth", "db"], "c": ["queue"], "d": []})
+    >>> s = index.scores(["cache"])
+    >>> max(s, key=s.get), s["d"], index.scores([]) == dict.fromkeys("abcd", 0.0)
+    ('a', 0.0, True)
     """
-    from rank_bm25 import BM25Okapi
 
-    ids = sorted(docs)
-    if not query or not any(docs[i] for i in ids):
-        return {i: 0.0 for i in ids}
-    index = BM25Okapi([docs[i] for i in ids])
-    return {i: float(s) for i, s in zip(ids, index.get_scores(query))}
+    def __init__(self, docs: Mapping[str, list[str]]) -> None:
+        from rank_bm25 import BM25Okapi
+
+        self.ids = sorted(docs)
+        self._index = BM25Okapi([docs[i] for i in self.ids]) if any(docs[i] for i in self.ids) else None
+
+    def scores(self, query: list[str]) -> dict[str, float]:
+        if not query or self._index is None:
+            return {i: 0.0 for i in self.ids}
+        return {i: float(s) for i, s in zip(self.ids, self._index.get_scores(query))}
