@@ -1,0 +1,301 @@
+"""The benchmark run end to end on a tiny dataset of two twin diagrams, with numbers checked by hand.
+
+auth_a:  User -> Auth Service -> Orders DB [reads];  User -> Cache -> Orders DB
+auth_b:  the same without Cache -> Orders DB (so no way to the DB avoids Auth)
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from benchmark.errors import StageUnavailable
+from benchmark.graph import Subgraph
+from benchmark.runner import run
+from benchmark.spec import RunSpec
+from benchmark.stages import SELECTORS
+
+D2_A = """user: User
+auth: Auth Service
+cache: Cache
+db: Orders DB
+user -> auth
+auth -> db: reads
+user -> cache
+cache -> db
+"""
+D2_B = D2_A.replace("cache -> db\n", "")
+
+YAML_A = """diagram: auth_a
+title: Auth with a cache
+domain: architecture
+language: en
+twin: auth_b
+questions:
+  - id: a-q1
+    text: Can the User reach the Orders DB without going through the Auth Service?
+    type: reachable_avoiding
+    args: {source: user, target: db, avoid: auth}
+    answer: yes
+    certificate:
+      nodes: [cache, db, user]
+      edges: [[cache, db], [user, cache]]
+    counter_prior: true
+    rationale: The cache reads the DB directly.
+    twin_question: b-q1
+  - id: a-q2
+    text: Is there an arrow from Auth Service to Orders DB?
+    type: edge_exists
+    args: {source: auth, target: db}
+    answer: yes
+    certificate:
+      nodes: [auth, db]
+      edges: [[auth, db, reads]]
+    counter_prior: false
+    rationale: Auth reads the DB.
+"""
+YAML_B = """diagram: auth_b
+title: Auth without a cache path
+domain: architecture
+language: en
+twin: auth_a
+questions:
+  - id: b-q1
+    text: Can the User reach the Orders DB without going through the Auth Service?
+    type: reachable_avoiding
+    args: {source: user, target: db, avoid: auth}
+    answer: no
+    certificate:
+      nodes: [auth, cache, user]
+      edges: [[user, auth], [user, cache]]
+    counter_prior: false
+    rationale: Every way to the DB passes Auth.
+    twin_question: a-q1
+  - id: b-q2
+    text: How many nodes come directly after User?
+    type: count_out
+    args: {node: user}
+    answer: 2
+    certificate:
+      nodes: [auth, cache, user]
+      edges: [[user, auth], [user, cache]]
+    counter_prior: false
+    rationale: Auth and Cache.
+"""
+
+VARIANTS = ("oracle+d2+none", "oracle+d2+full", "oracle+d2+oracle")
+
+
+def make_dataset(root: Path, yaml_a: str = YAML_A) -> Path:
+    """Write the two-diagram fixture dataset under ``root``."""
+    (root / "diagrams").mkdir(parents=True)
+    (root / "annotations").mkdir()
+    (root / "diagrams" / "auth_a.d2").write_text(D2_A, encoding="utf-8")
+    (root / "diagrams" / "auth_b.d2").write_text(D2_B, encoding="utf-8")
+    (root / "annotations" / "auth_a.yaml").write_text(yaml_a, encoding="utf-8")
+    (root / "annotations" / "auth_b.yaml").write_text(YAML_B, encoding="utf-8")
+    return root
+
+
+def tiny_spec(tmp_path: Path, **kw) -> RunSpec:
+    args = dict(data_dir=tmp_path / "data" if (tmp_path / "data").exists() else make_dataset(tmp_path / "data"),
+                variants=VARIANTS, answerers=("solver", "blind"), out_dir=tmp_path / "results", run_id="r1",
+                workers=1)
+    args.update(kw)
+    return RunSpec(**args)
+
+
+def by_id(records) -> dict[tuple[str, str, str], dict]:
+    return {(r.question_id, r.variant, r.answerer): r for r in records}
+
+
+def samples_without_timings(path: Path) -> list[dict]:
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        d = json.loads(line)
+        d.pop("timings")
+        if d.get("answer"):
+            d["answer"]["meta"].pop("latency_s", None)
+        out.append(d)
+    return out
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("tiny")
+    return run(tiny_spec(tmp), progress=False, quiet=True)
+
+
+def test_run_writes_every_output(tiny_run):
+    d = tiny_run.run_dir
+    for name in ("samples.jsonl", "summary.csv", "report.md", "report.html", "run.json", "graphs.json"):
+        assert (d / name).is_file(), name
+    assert (d.parent / "LATEST").read_text().strip() == "r1"
+    assert len(tiny_run.records) == 4 * 3 * 2
+    card = json.loads((d / "run.json").read_text())
+    assert card["dataset"]["questions_run"] == 4 and card["dataset"]["diagrams"] == 2
+    assert len(card["dataset"]["hash"]) == 64 and card["seed"] == 0
+    full = card["components"]["selector full"]
+    assert full["name"] == "full" and full["class"].startswith("retrievers.")
+    assert card["packages"]["networkx"] and card["d2_version"]
+    assert set(card["wall_s"]) >= {"load", "samples", "report", "total"}
+
+
+def test_hand_checked_samples(tiny_run):
+    rec = by_id(tiny_run.records)
+    # full context of auth_a: 4 nodes + 4 edges; a-q1's certificate is 3 nodes + 2 edges
+    m = rec[("a-q1", "oracle+d2+full", "solver")].metrics
+    assert m["srr"] == 1.0 and m["precision"] == pytest.approx(5 / 8) and m["guess_class"] == "grounded"
+    assert rec[("a-q2", "oracle+d2+full", "solver")].metrics["precision"] == pytest.approx(3 / 8)
+    # no context: the solver finds no way avoiding Auth -- wrong on auth_a, right (by luck) on auth_b
+    assert rec[("a-q1", "oracle+d2+none", "solver")].metrics["guess_class"] == "retrieval_miss"
+    lucky = rec[("b-q1", "oracle+d2+none", "solver")]
+    assert lucky.metrics["correct"] is True and lucky.metrics["sufficient"] is False
+    assert lucky.metrics["guess_class"] == "lucky_guess" and lucky.metrics["srr"] == 0.0
+    assert lucky.context["text"] == "" and lucky.answer["raw"] == "no"
+    # the oracle context is the certificate itself
+    assert rec[("b-q2", "oracle+d2+oracle", "solver")].metrics["precision"] == 1.0
+    # each record carries hashes of its question, context and answer
+    assert set(lucky.hashes) == {"question", "context", "answer"}
+    assert lucky.hashes["question"] == rec[("b-q1", "oracle+d2+full", "blind")].hashes["question"]
+
+
+def _summary(run_dir: Path) -> dict[tuple[str, str], dict[str, str]]:
+    import csv
+
+    with (run_dir / "summary.csv").open() as fh:
+        return {(r["variant"], r["answerer"]): r for r in csv.DictReader(fh)}
+
+
+def test_hand_checked_summary(tiny_run):
+    s = _summary(tiny_run.run_dir)
+    none = s[("oracle+d2+none", "solver")]
+    # one of four right (b-q1, lucky), none grounded
+    assert float(none["accuracy"]) == 0.25 and float(none["grounded_accuracy"]) == 0.0
+    assert float(none["guess_rate"]) == 1.0 and float(none["accuracy_inflation"]) == 0.25
+    assert float(none["sufficiency"]) == 0.0 and float(none["srr"]) == 0.0
+    assert none["precision"] == "" and none["precision_missing"] == "4"  # nothing retrieved: unmeasured
+    full = s[("oracle+d2+full", "solver")]
+    assert float(full["accuracy"]) == 1.0 and float(full["guess_rate"]) == 0.0
+    # precision: (5/8 + 3/8 + 5/7 + 5/7) / 4 = 17/28
+    assert float(full["precision"]) == pytest.approx(17 / 28)
+    assert float(full["accuracy_low"]) == 1.0 and float(full["accuracy_high"]) == 1.0
+    assert int(full["grounded"]) == 4 and int(full["lucky_guess"]) == 0
+
+
+def test_report_has_every_section_and_no_nan(tiny_run):
+    md = (tiny_run.run_dir / "report.md").read_text()
+    for heading in ("How to read this", "Accuracy against grounded accuracy", "Guessability floor", "Guess tables",
+                    "Lucky guesses", "By question type", "Faithfulness", "Accuracy vs SRR", "The claim under test"):
+        assert f"## {heading}" in md
+    assert "b-q1" in md.split("## Lucky guesses")[1]  # the lucky guess is listed with its question
+    for name in ("report.md", "report.html", "summary.csv"):
+        text = re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "", (tiny_run.run_dir / name).read_text())
+        assert not re.search(r"\bnan\b", text, re.IGNORECASE), name
+
+
+@SELECTORS.register("test-explode")
+class ExplodingSelector:
+    """Raises on one question, works on the others."""
+
+    name = "test-explode"
+
+    def select(self, question, graph, diagram):
+        if question.id == "a-q2":
+            raise RuntimeError("boom on a-q2")
+        return Subgraph(frozenset(question.node_args()[:1]))
+
+
+@SELECTORS.register("test-unavailable")
+class UnavailableSelector:
+    """Never available."""
+
+    def __init__(self):
+        raise StageUnavailable("test weights are not installed")
+
+
+def test_exploding_stage_is_recorded_and_the_run_completes(tmp_path):
+    result = run(tiny_spec(tmp_path, variants=("oracle+d2+test-explode", "oracle+d2+full")), progress=False, quiet=True)
+    rec = by_id(result.records)
+    bad = rec[("a-q2", "oracle+d2+test-explode", "solver")]
+    assert bad.error["stage"] == "select" and bad.error["type"] == "RuntimeError" and "boom" in bad.error["message"]
+    assert bad.metrics is None and bad.answer is None
+    assert rec[("a-q1", "oracle+d2+test-explode", "solver")].error is None
+    assert len(result.records) == 16 and result.card["sample_errors"] == 2
+    s = _summary(result.run_dir)[("oracle+d2+test-explode", "solver")]
+    assert s["n"] == "4" and s["errors"] == "1"
+    assert "select" in (result.run_dir / "report.md").read_text().split("## Errors and skipped stages")[1]
+
+
+def test_unavailable_stage_is_skipped_in_one_line(tmp_path, capsys):
+    result = run(tiny_spec(tmp_path, variants=("oracle+d2+full", "oracle+d2+test-unavailable")), progress=False)
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if "test-unavailable" in line]
+    assert len(lines) == 1 and "test weights are not installed" in lines[0]
+    assert {r.variant for r in result.records} == {"oracle+d2+full"}
+    skipped = result.card["skipped"]
+    assert skipped == [{"variant": "oracle+d2+test-unavailable", "component": "selector test-unavailable",
+                        "reason": "test weights are not installed"}]
+    assert "test weights are not installed" in (result.run_dir / "report.html").read_text()
+
+
+def test_schema_error_names_file_line_question_and_the_run_goes_on(tmp_path, capsys):
+    from benchmark.cli import main
+
+    bad = YAML_A + """  - id: a-bad
+    text: A question of a type nobody knows
+    type: teleports
+    args: {source: user}
+    answer: yes
+    certificate: {nodes: [user], edges: []}
+    counter_prior: false
+    rationale: broken on purpose
+"""
+    data = make_dataset(tmp_path / "data", yaml_a=bad)
+    rc = main(["run", "--data", str(data), "--variants", "oracle+d2+full", "--answerers", "solver", "--workers", "1",
+               "--out", str(tmp_path / "results"), "--run-id", "cli", "--no-progress"])
+    captured = capsys.readouterr()
+    assert rc == 0
+    line = next(l for l in captured.err.splitlines() if "a-bad" in l)
+    assert "auth_a.yaml:30" in line  # the line of its bad `type:`
+    assert "[a-bad]" in line and "teleports" in line
+    samples = (tmp_path / "results" / "cli" / "samples.jsonl").read_text().splitlines()
+    assert len(samples) == 4  # the four good questions ran
+    card = json.loads((tmp_path / "results" / "cli" / "run.json").read_text())
+    assert card["dataset"]["problems"][0]["question"] == "a-bad" and card["dataset"]["problems"][0]["line"] == 30
+    assert captured.out.strip().endswith("report.html")
+
+
+def test_a_bad_answer_in_the_annotation_is_left_out(tmp_path):
+    wrong = YAML_A.replace("    answer: yes\n    certificate:\n      nodes: [auth, db]", "    answer: no\n    certificate:\n      nodes: [auth, db]")
+    result = run(tiny_spec(tmp_path, data_dir=make_dataset(tmp_path / "data", yaml_a=wrong)), progress=False, quiet=True)
+    assert {r.question_id for r in result.records} == {"a-q1", "b-q1", "b-q2"}
+    assert [p.question for p in result.problems] == ["a-q2"]
+
+
+def test_unknown_names_fail_before_running(tmp_path):
+    from benchmark.errors import DiagQAError
+
+    with pytest.raises(DiagQAError, match="unknown selector 'khopp2'"):
+        run(tiny_spec(tmp_path, variants=("oracle+d2+khopp2",)), progress=False, quiet=True)
+
+
+def test_two_runs_are_identical_apart_from_timings_also_across_worker_counts(tmp_path):
+    spec = tiny_spec(tmp_path, variants=("oracle+d2+none", "oracle+d2+khop1", "oracle+d2+bm25-3"),
+                     answerers=("solver", "keyword", "blind"))
+    one = run(spec, progress=False, quiet=True)
+    two = run(tiny_spec(tmp_path, variants=spec.variants, answerers=spec.answerers, run_id="r2", workers=2),
+              progress=False, quiet=True)
+    assert two.card["workers"] == 2
+    assert samples_without_timings(one.run_dir / "samples.jsonl") == samples_without_timings(two.run_dir / "samples.jsonl")
+    assert (one.run_dir / "summary.csv").read_bytes() == (two.run_dir / "summary.csv").read_bytes()
+    assert (tmp_path / "results" / "LATEST").read_text().strip() == "r2"
+
+
+def test_limit_and_default_run_id(tmp_path):
+    result = run(tiny_spec(tmp_path, run_id=None, limit=2, answerers=("blind",)), progress=False, quiet=True)
+    assert {r.question_id for r in result.records} == {"a-q1", "a-q2"}
+    stamp, digest = result.run_id.split("-")
+    assert len(stamp) == 16 and stamp.endswith("Z") and len(digest) == 8
