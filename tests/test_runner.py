@@ -100,6 +100,7 @@ def make_dataset(root: Path, yaml_a: str = YAML_A) -> Path:
 
 
 def tiny_spec(tmp_path: Path, **kw) -> RunSpec:
+    """A run of the fixture dataset into ``tmp_path/results/r1`` (one worker)."""
     args = dict(data_dir=tmp_path / "data" if (tmp_path / "data").exists() else make_dataset(tmp_path / "data"),
                 variants=VARIANTS, answerers=("solver", "blind"), out_dir=tmp_path / "results", run_id="r1",
                 workers=1)

@@ -1,0 +1,66 @@
+"""Re-scoring reads samples.jsonl only and reproduces the run's numbers exactly."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmark.cli import main
+from benchmark.rescore import rescore, resolve_run_dir
+from benchmark.runner import run
+from test_runner import samples_without_timings, tiny_spec
+
+
+@pytest.fixture()
+def finished(tmp_path):
+    return run(tiny_spec(tmp_path, answerers=("solver", "keyword", "blind")), progress=False, quiet=True)
+
+
+def _without_score_time(path):
+    return samples_without_timings(path)
+
+
+def test_rescore_reproduces_summary_and_metrics_from_wiped_metrics(finished):
+    d = finished.run_dir
+    summary = (d / "summary.csv").read_bytes()
+    before = _without_score_time(d / "samples.jsonl")
+    # wipe every stored metric: the re-score must recompute them, not copy them
+    lines = [json.loads(line) for line in (d / "samples.jsonl").read_text().splitlines()]
+    for r in lines:
+        r["metrics"] = None
+    (d / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    (d / "summary.csv").unlink()
+    run_dir, records, card = rescore(d)
+    assert run_dir == d and len(records) == len(lines)
+    assert (d / "summary.csv").read_bytes() == summary
+    assert _without_score_time(d / "samples.jsonl") == before
+    assert len(card["rescored"]) == 1
+
+
+def test_rescore_never_calls_a_stage(finished, monkeypatch):
+    from benchmark.stages import ANSWERERS, SELECTORS
+
+    def refuse(*a, **k):
+        raise AssertionError("a re-score must not create stages")
+
+    monkeypatch.setattr(ANSWERERS, "create", refuse)
+    monkeypatch.setattr(SELECTORS, "create", refuse)
+    rescore(finished.run_dir)
+
+
+def test_rescore_command_follows_latest_and_records_a_bad_line(finished, capsys):
+    results = finished.run_dir.parent
+    assert resolve_run_dir(results) == finished.run_dir
+    assert main(["rescore", str(results)]) == 0
+    assert "rescore: 36" in capsys.readouterr().out
+    with (finished.run_dir / "samples.jsonl").open("a") as fh:
+        fh.write("{not json\n")
+    assert main(["rescore", str(finished.run_dir)]) == 2
+    err = capsys.readouterr().err
+    assert "samples.jsonl:37" in err
+
+
+def test_report_command_rewrites_reports(finished, capsys):
+    (finished.run_dir / "report.html").unlink()
+    assert main(["report", str(finished.run_dir), "--bootstrap", "200"]) == 0
+    assert (finished.run_dir / "report.html").exists()
