@@ -254,8 +254,8 @@ def resolve_certificate(cert: Subgraph, g: nx.MultiDiGraph) -> tuple[Subgraph, l
         if not cands:
             problems.append(f"edge {e.src} -> {e.dst}" + (f" [{e.label}]" if e.label else "") + " is not in the diagram")
             continue
-        # several diagram edges may fit: prefer one whose own direction is the written one
-        edges.add(min(cands, key=lambda c: ((c.src, c.dst) != (e.src, e.dst), c)))
+        # several diagram edges may fit: prefer one in the written direction, then one with the exact label
+        edges.add(min(cands, key=lambda c: ((c.src, c.dst) != (e.src, e.dst), c.label != e.label, c)))
     return Subgraph(frozenset(n for n in cert.nodes if n in g), frozenset(edges)), problems
 
 

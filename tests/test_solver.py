@@ -335,6 +335,14 @@ def test_resolve_prefers_the_edge_written_in_its_own_direction():
     assert proves("count_in", {"node": "a"}, answer, resolved, g)
 
 
+def test_resolve_prefers_the_exact_label_among_labels_equal_up_to_case():
+    g = graph(("a", "->", "d", "yes"), ("a", "->", "d", "Yes"))
+    answer, cert = propose_certificate("successors", {"node": "a"}, g)
+    resolved, problems = resolve_certificate(certificate_from_json(cert.to_json()), g)
+    assert problems == [] and resolved == cert and len(resolved.edges) == 2
+    assert proves("successors", {"node": "a"}, answer, resolved, g)
+
+
 def test_closed_set_certificates_are_minimal_when_edges_share_an_identity():
     g = graph(("a", "->", "b"), ("a", "--", "b"))  # both have Edge.key() == ("a", "b")
     answer, cert = propose_certificate("count_in", {"node": "b"}, g)
@@ -346,7 +354,7 @@ def test_closed_set_certificates_are_minimal_when_edges_share_an_identity():
 # ---------------------------------------------------------------- properties on random small graphs
 
 NAMES = list("abcde")
-LABELS = ["", "yes", "no"]
+LABELS = ["", "yes", "no", "Yes"]
 edge_st = st.tuples(st.sampled_from(NAMES), st.sampled_from(["->", "->", "<-", "<->", "--"]), st.sampled_from(NAMES),
                     st.sampled_from(LABELS))
 graphs = st.lists(edge_st, max_size=9).map(lambda es: graph(*es, nodes=NAMES))
@@ -369,7 +377,9 @@ def args_for(qtype, data):
     return out
 
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# derandomized: the same examples on every run (a fixed seed), so a failure always reproduces
+SETTINGS = settings(max_examples=200, deadline=None, derandomize=True, database=None,
+                    suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS
