@@ -10,7 +10,7 @@ out of a mean and counted in a ``*_missing`` column, never averaged as NaN.
 * accuracy inflation  accuracy - grounded accuracy (= mean of ``lucky_guess`` over all)
 
 >>> rows = [{"variant": "v", "answerer": "a", "correct": c, "guess_class": g, "srr": s, "precision": None,
-...          "f1": None, "sufficient": g in ("grounded", "misread"), "faithfulness": None}
+...          "f1": None, "sufficient": g in ("grounded", "misread"), "faithfulness": None, "error_stage": None}
 ...         for c, g, s in [(True, "grounded", 1.0), (True, "lucky_guess", 0.5), (False, "retrieval_miss", 0.0)]]
 >>> t = summary_table(pd.DataFrame(rows), seed=0, n_boot=200)
 >>> [round(t.loc[0, k], 3) for k in ("accuracy", "grounded_accuracy", "guess_rate", "accuracy_inflation", "srr")]
@@ -146,7 +146,7 @@ MAIN_METRICS = ("accuracy", "grounded_accuracy", "srr", "precision", "f1", "suff
 def group_metrics(g: pd.DataFrame, seed: int, key: str, n_boot: int = 1000) -> dict[str, Any]:
     """The main-table numbers for one group of samples."""
     out: dict[str, Any] = {"n": int(len(g)), "errors": int(g["error_stage"].notna().sum())}
-    s = g[g["error_stage"].isna() | g["guess_class"].notna()]
+    s = scored(g)
     classes = list(s["guess_class"])
     _with_ci(out, "accuracy", list(s["correct"]), seed, key, n_boot)
     _with_ci(out, "grounded_accuracy", [_is(c, "grounded") for c in classes], seed, key, n_boot)

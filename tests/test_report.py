@@ -1,0 +1,136 @@
+"""Report aggregation on hand-built samples, and the self-contained HTML page."""
+from __future__ import annotations
+
+import base64
+import doctest
+import re
+
+import pandas as pd
+import pytest
+
+from benchmark.report import aggregate as agg
+from benchmark.report import document, html, markdown, plots, tables
+
+
+def sample(variant, answerer, correct, sufficient, srr, qid="q", faith=None, claims=0, unsupported=0, fabricated=0,
+           qtype="reachable", twin=None, value=None, prior=False):
+    cls = {(True, True): "grounded", (True, False): "lucky_guess", (False, True): "misread",
+           (False, False): "retrieval_miss"}[(correct, sufficient)]
+    return {"sample_id": f"{qid}|{variant}|{answerer}", "question_id": qid, "diagram_id": "d", "variant": variant,
+            "answerer": answerer, "selector": variant.split("+")[-1], "qtype": qtype, "counter_prior": prior,
+            "twin_question": twin, "question_text": f"text of {qid}", "gold": True, "answer_raw": str(value),
+            "answer_error": None, "context_text": "A -> B", "error_stage": None, "error_message": None,
+            "correct": correct, "sufficient": sufficient, "guess_class": cls, "srr": srr, "precision": 0.5, "f1": 0.5,
+            "node_srr": srr, "edge_srr": srr, "label_srr": srr, "faithfulness": faith, "n_claims": claims,
+            "claims_supported": claims - unsupported - fabricated, "claims_unsupported": unsupported,
+            "claims_fabricated": fabricated, "answer_value": value}
+
+
+@pytest.fixture()
+def frame():
+    rows = [
+        # variant full: reads everything; variant none: guesses
+        sample("o+d2+full", "solver", True, True, 1.0, "q1", faith=1.0, claims=2, twin="q2", value=True),
+        sample("o+d2+full", "solver", True, True, 1.0, "q2", faith=1.0, claims=1, twin="q1", value=False),
+        sample("o+d2+full", "solver", False, True, 0.8, "q3", faith=0.95, claims=3, value=False, qtype="path"),
+        sample("o+d2+none", "solver", True, False, 0.0, "q1", faith=0.0, claims=1, unsupported=1, twin="q2", value=True),
+        sample("o+d2+none", "solver", False, False, 0.0, "q2", faith=None, claims=0, twin="q1", value=True),
+        sample("o+d2+none", "solver", True, False, 0.5, "q3", faith=0.5, claims=2, fabricated=1, value=True,
+               qtype="path", prior=True),
+    ]
+    return pd.DataFrame(rows).astype(object)
+
+
+def test_summary_by_hand(frame):
+    t = agg.summary_table(frame, seed=0, n_boot=300).set_index("variant")
+    full, none = t.loc["o+d2+full"], t.loc["o+d2+none"]
+    assert full["accuracy"] == pytest.approx(2 / 3) and full["grounded_accuracy"] == pytest.approx(2 / 3)
+    assert full["guess_rate"] == 0.0 and full["accuracy_inflation"] == 0.0
+    assert none["accuracy"] == pytest.approx(2 / 3) and none["grounded_accuracy"] == 0.0
+    assert none["guess_rate"] == 1.0 and none["accuracy_inflation"] == pytest.approx(2 / 3)
+    assert none["srr"] == pytest.approx(0.5 / 3) and none["sufficiency"] == 0.0
+    assert none["faithfulness"] == pytest.approx(0.25) and none["faithfulness_missing"] == 1
+    assert (none["lucky_guess"], none["retrieval_miss"], none["grounded"]) == (2, 1, 0)
+    assert full["accuracy_low"] <= full["accuracy"] <= full["accuracy_high"]
+
+
+def test_bootstrap_is_seeded_and_counts_none():
+    spread = [i / 37 for i in range(37)]
+    assert agg.bootstrap(spread, 3, "k") == agg.bootstrap(spread, 3, "k")
+    assert agg.bootstrap(spread, 3, "k") != agg.bootstrap(spread, 4, "k")
+    assert agg.bootstrap(spread, 3, "k") != agg.bootstrap(spread, 3, "other group")
+    values = [1, 0, 1, 1, None, 0, 1]
+    out = {}
+    agg._with_ci(out, "m", values, 0, "k", 200)
+    assert out["m"] == pytest.approx(4 / 6) and out["m_missing"] == 1
+
+
+def test_guess_table_lucky_list_and_breakdowns(frame):
+    g = agg.guess_tables(frame)["solver"]
+    assert g.loc["correct", "sufficient context"] == 2 and g.loc["correct", "insufficient context"] == 2
+    assert g.loc["wrong", "sufficient context"] == 1 and g.loc["wrong", "insufficient context"] == 1
+    lucky = agg.lucky_guesses(frame)
+    assert list(lucky["question_id"]) == ["q1", "q3"] and set(lucky["variant"]) == {"o+d2+none"}
+    by_type = agg.breakdown(frame, "qtype").set_index("qtype")
+    assert by_type.loc["path", "accuracy"] == 0.5 and by_type.loc["path", "lucky_guesses"] == 1
+    prior = agg.breakdown(frame, "counter_prior").set_index("counter_prior")
+    assert prior.loc[True, "n"] == 1 and prior.loc[False, "n"] == 5
+
+
+def test_twin_consistency(frame):
+    t = agg.twin_consistency(frame).set_index("variant")
+    # full answers the twins differently (True / False); none answers both alike (True / True)
+    assert t.loc["o+d2+full", "pairs"] == 1 and t.loc["o+d2+full", "answered_differently"] == 1.0
+    assert t.loc["o+d2+none", "answered_differently"] == 0.0 and t.loc["o+d2+none", "both_correct"] == 0
+
+
+def test_faithfulness_table_counts_unsupported_and_fabricated(frame):
+    t = agg.faithfulness_table(frame, n_boot=200).set_index("variant")
+    none = t.loc["o+d2+none"]
+    assert none["with_claims"] == 2 and none["unmeasured"] == 1
+    assert none["share_unsupported"] == 0.5 and none["share_fabricated"] == 0.5
+
+
+def test_claim_check_numbers(frame):
+    summary = agg.summary_table(frame, n_boot=200)
+    c = agg.claim_check(frame, summary)
+    s = c["sensitivity"][0]
+    # SRR separates sufficient (1, 1, .8) from insufficient (0, 0, .5) perfectly; accuracy does not
+    assert s["auc_srr"] == 1.0 and s["auc_accuracy"] == 0.5
+    assert s["spread_srr"] == pytest.approx(2.8 / 3 - 0.5 / 3) and s["spread_accuracy"] == 0.0
+    assert s["srr_more_sensitive"] is True
+    # above SRR 0.7: faithfulness 1, 1, .95 -> all >= .9; right answers below: faith 0 and .5 -> both < .9
+    assert c["faithful_above"]["share_faithful"] == 1.0 and c["unfaithful_right_below"]["share_unfaithful"] == 1.0
+    assert c["faithfulness_holds"] is True
+
+
+def test_html_is_self_contained_and_readable(frame):
+    a = document.Analysis(frame, agg.summary_table(frame, n_boot=100), agg.guess_tables(frame),
+                          agg.lucky_guesses(frame), agg.breakdown(frame, "qtype"),
+                          agg.breakdown(frame, "counter_prior"), agg.twin_consistency(frame),
+                          agg.faithfulness_table(frame, n_boot=100), agg.srr_buckets(frame), {}, None)
+    a.claim = agg.claim_check(frame, a.summary)
+    from benchmark.report import make_plots
+
+    figs = make_plots(a)
+    assert set(figs) >= {"accuracy_grounded.png", "guess_tables.png", "accuracy_srr.png", "faithfulness_srr.png"}
+    page = html.render_html(document.build_sections(a, {"run_id": "x"}, figs), "t", figs)
+    assert not re.search(r"""(src|href)=["'](?!data:|#)""", page), "external asset"
+    assert "<script" not in page and "<link" not in page and "@import" not in page
+    images = re.findall(r'src="data:image/png;base64,([^"]+)"', page)
+    assert len(images) == len(figs)
+    assert all(base64.b64decode(i).startswith(b"\x89PNG") for i in images)
+    assert "The blind answerer was not part" in page or "not part of this run" in page
+    md = markdown.render_markdown(document.build_sections(a, {"run_id": "x"}, figs), "t")
+    assert "(plots/accuracy_grounded.png)" in md
+
+
+def test_plots_are_deterministic(frame):
+    s = agg.summary_table(frame, n_boot=100)
+    assert plots.srr_vs_accuracy(s) == plots.srr_vs_accuracy(s)
+
+
+def test_doctests():
+    for mod in (agg, tables):
+        result = doctest.testmod(mod)
+        assert result.failed == 0 and result.attempted > 0, mod.__name__
