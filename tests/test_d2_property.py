@@ -6,7 +6,8 @@ hyphen runs, labels (primary value and ``label:``), quoted keys with special cha
 escaped dots, mixed-case references to one object, ``_`` parent references, repeated
 edges, ``null`` deletion of objects and edges, edge references ``(a -> b)[0].key``, shapes
 (``sql_table`` / ``class`` children become columns), lazy globs (``* -> *``, ``*.label``,
-``** -> x``), ``;`` and comments. Skipped when the d2 binary or the shared oracle tool is missing.
+``** -> x``), classes, ``${vars}``, sequence diagrams with spans and groups, ``;`` and
+comments. Skipped when the d2 binary or the shared oracle tool is missing.
 """
 from __future__ import annotations
 
@@ -76,8 +77,22 @@ def path(draw):
 @st.composite
 def statement(draw, depth: int, inside: bool):
     kind = draw(st.sampled_from(["node", "edge", "edge", "chain", "container", "labelkw",
-                                 "dotted", "null", "edge_ref", "shape", "comment", "glob"]
+                                 "dotted", "null", "edge_ref", "shape", "comment", "glob",
+                                 "class", "var", "seq"]
                                 + (["parent_edge"] if inside else [])))
+    if kind == "class":
+        return f"{draw(names())}.class: {draw(st.sampled_from(['k', 'e2', '[k; e2]']))}"
+    if kind == "var":
+        return f"{draw(names())}: ${{v}}-{draw(st.sampled_from(WORDS))}"
+    if kind == "seq" and depth == 0:
+        actors = draw(st.lists(names(), min_size=2, max_size=3))
+        body = ["shape: sequence_diagram", "; ".join(actors)]
+        for _ in range(draw(st.integers(1, 3))):
+            body.append(f"{draw(st.sampled_from(actors))} -> {draw(names())}{draw(label())}")
+        group = [f"{draw(st.sampled_from(actors))}{draw(st.sampled_from(['', '.span']))} -> "
+                 f"{draw(names())}{draw(label())}" for _ in range(draw(st.integers(1, 2)))]
+        body.append(draw(st.sampled_from(WORDS[:3])) + ": {\n" + "\n".join(group) + "\n}")
+        return draw(names()) + ": {\n" + "\n".join(body) + "\n}"
     if kind == "glob":
         return draw(st.sampled_from(["* -> *", "*.label: g", "** -> n1", "*p*.shape: oval"]))
     if kind == "dotted":
@@ -117,7 +132,10 @@ def statement(draw, depth: int, inside: bool):
         if all("{" not in s and "#" not in s for s in body) else head + ": {\n" + "\n".join(body) + "\n}"
 
 
-programs = st.lists(statement(0, False), min_size=1, max_size=7).map("\n".join)
+PREAMBLE = "vars: {v: Val}\nclasses: {k: {label: K; shape: oval}; e2: {style.fill: red}}\n"
+
+programs = st.lists(statement(0, False), min_size=1, max_size=7).map(
+    lambda stmts: PREAMBLE + "\n".join(stmts))
 
 
 def oracle_graph(text: str, tmp: Path) -> dict | None:

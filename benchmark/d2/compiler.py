@@ -99,6 +99,8 @@ class Compiler:
                 return
             if part.value.lower() in BOARD_KEYWORDS and not part.quoted:
                 return  # layers / scenarios / steps: only the root board is compiled
+            if i == len(parts) - 1 and _is_null(stmt.value):
+                self.flush_created()  # d2 makes the parents before it deletes the last key
             f = self.ensure_field(m, part.value, part.quoted)
             if i == len(parts) - 1:
                 self.flush_created()
@@ -438,6 +440,10 @@ def _same_edge(e: IREdge, src: Field, dst: Field, arrow: str) -> bool:
     if e.src is src and e.dst is dst and e.arrow == arrow:
         return True
     return e.src is dst and e.dst is src and e.arrow == REVERSED[arrow]
+
+
+def _is_null(value) -> bool:
+    return isinstance(value, Scalar) and value.kind == "null"
 
 
 def _lower_path(f: Field) -> tuple:

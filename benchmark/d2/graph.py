@@ -133,9 +133,16 @@ class GraphBuilder:
 
     # -- objects ----------------------------------------------------------------------
     def ensure_child(self, obj: Obj, name: str) -> Obj:
+        """Child ``name`` of ``obj``, created when missing.
+
+        Inside a sequence diagram a name that is already an actor of the diagram means that
+        actor. Like d2, this compares the actor's printed id with the raw name, exactly: an
+        actor that needs quotes, or a different case, is not matched.
+        """
         seq = obj.outer_sequence()
         low = name.lower()
-        if seq is not None and low in seq.children and obj.name.lower() != low:
+        if seq is not None and format_segment(obj.name) != name and any(
+                format_segment(c.name) == name for c in seq.children.values()):
             obj = seq
         child = obj.children.get(low)
         if child is None:

@@ -84,7 +84,7 @@ class Field:
         return self.parent.path() + [self.name]
 
     def is_leaf(self) -> bool:
-        return self.map is None or not self.map.objects()
+        return self.map is None or not (self.map.objects() or self.map.rules)
 
     def within(self, other: "Field") -> bool:
         """True when this field is ``other`` or lies inside it."""
