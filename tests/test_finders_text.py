@@ -310,3 +310,12 @@ def test_find_command_eval_and_query(dataset, capsys, monkeypatch, tmp_path):
 
     assert main(["find", "--data", str(dataset.root)]) == 2  # neither a text nor --eval
     assert "either a question text or --eval" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("module", ["cache", "clip", "d2_text", "dense", "metrics", "ranking"])
+def test_module_doctests(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(f"benchmark.finders.{module}"))
+    assert result.attempted > 0 and result.failed == 0
