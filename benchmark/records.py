@@ -166,13 +166,28 @@ def sample_id(question_id: str, variant: str, answerer: str) -> str:
     return f"{question_id}|{variant}|{answerer}"
 
 
+def question_hash(question: dict[str, Any]) -> str:
+    """Hash of a question's text and structure (id, text, type, args, answer, certificate)."""
+    return sha256_json({k: question[k] for k in ("id", "text", "type", "args", "answer", "certificate")})
+
+
+def context_hash(context: dict[str, Any]) -> str:
+    """Hash of a context as the answerer saw it (subgraph and text)."""
+    return sha256_json({k: context[k] for k in ("nodes", "edges", "text")})
+
+
+def answer_hash(answer: dict[str, Any]) -> str:
+    """Hash of an answer as given (raw, evidence, explanation, error; not its timings)."""
+    return sha256_json({k: answer[k] for k in ("raw", "evidence", "explanation", "error")})
+
+
 def record_hashes(question: dict[str, Any], context: dict[str, Any] | None, answer: dict[str, Any] | None) -> dict[str, str]:
     """Hashes of the question (structure and text), the context as seen, and the answer as given."""
-    out = {"question": sha256_json({k: question[k] for k in ("id", "text", "type", "args", "answer", "certificate")})}
+    out = {"question": question_hash(question)}
     if context is not None:
-        out["context"] = sha256_json({k: context[k] for k in ("nodes", "edges", "text")})
+        out["context"] = context_hash(context)
     if answer is not None:
-        out["answer"] = sha256_json({k: answer[k] for k in ("raw", "evidence", "explanation", "error")})
+        out["answer"] = answer_hash(answer)
     return out
 
 

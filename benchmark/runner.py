@@ -27,10 +27,11 @@ import networkx as nx
 from benchmark.dataset import Dataset, Diagram, load_dataset
 from benchmark.errors import DiagQAError, InputError, StageUnavailable
 from benchmark.graph import Subgraph
-from benchmark.questions import Question
-from benchmark.records import (SampleRecord, answer_from_json_record, answer_to_json_record, context_from_json,
-                               context_to_json, graph_from_json, graph_to_json, question_from_json,
-                               question_to_json, record_hashes, sample_id, subgraph_from_json, subgraph_to_json)
+from benchmark.questions import Question, answer_to_json
+from benchmark.records import (SampleRecord, answer_from_json_record, answer_hash, answer_to_json_record,
+                               context_from_json, context_hash, context_to_json, graph_from_json, graph_to_json,
+                               question_from_json, question_hash, question_to_json, sample_id, subgraph_from_json,
+                               subgraph_to_json)
 from benchmark.registry import UnknownNameError
 from benchmark.spec import RunSpec, Variant, with_run_id
 from benchmark.stages import ANSWERERS, FINDERS, SELECTORS, SOURCES
@@ -157,8 +158,6 @@ def prepare_dataset(data_dir: Path, limit: int | None = None) -> tuple[Dataset, 
     Returns the dataset, the questions that pass (dataset order, at most ``limit``) and the
     problems of those left out.
     """
-    from benchmark.validate import validate_question
-
     dataset, problems = load_dataset(data_dir, strict=False)
     good: list[Question] = []
     for did in sorted(dataset.diagrams):
@@ -172,14 +171,42 @@ def prepare_dataset(data_dir: Path, limit: int | None = None) -> tuple[Dataset, 
             problems.append(InputError(f"cannot read diagram: {type(exc).__name__}: {exc}", file=str(d.d2_path)))
             continue
         for q in d.questions:
-            errs = validate_question(q, d)
-            if errs:
-                problems.extend(errs)
+            problem = check_question(q, d)
+            if problem:
+                problems.append(problem)
             else:
                 good.append(q)
     if limit is not None:
         good = good[:limit]
     return dataset, good, problems
+
+
+def check_question(q: Question, diagram: Diagram) -> InputError | None:
+    """Why ``q`` cannot be scored on ``diagram`` (None when it can): its node ids must exist, the solver
+    must agree with its answer, and its certificate must lie inside the diagram and prove the answer.
+
+    Minimality of certificates is the validator's business (``diagqa validate``), not the run's.
+    """
+    from benchmark.dataset import node_args_missing
+    from benchmark.solver import answers_match, proves, resolve_certificate, solve
+
+    def problem(msg: str) -> InputError:
+        return InputError(msg, file=q.file, line=q.line, question=q.id)
+
+    g = diagram.graph
+    missing = node_args_missing(q, g)
+    if missing:
+        return problem(f"args name nodes that are not in diagram {diagram.id}: {', '.join(missing)}")
+    got = solve(q.type, q.arg, g)
+    if not answers_match(q.type, q.arg, got, q.answer, g):
+        return problem(f"annotated answer {answer_to_json(q.answer)!r} but the solver computes "
+                       f"{answer_to_json(got)!r} on diagram {diagram.id}")
+    cert, outside = resolve_certificate(q.certificate, g)
+    if outside:
+        return problem("certificate is not inside the diagram: " + "; ".join(outside))
+    if not proves(q.type, q.arg, q.answer, cert, g):
+        return problem("certificate does not prove the answer")
+    return None
 
 
 # -- the work of one diagram -----------------------------------------------------------------------
@@ -232,6 +259,7 @@ def run_diagram(work: _Work, diagram_id: str) -> list[SampleRecord]:
     for q in work.questions.get(diagram_id, []):
         qjson = question_to_json(q)
         qstored = question_from_json(qjson)   # what a re-score will rebuild
+        qhash = question_hash(qjson)
         gold = work.gold(q.diagram)
         for v in work.variants:
             base = dict(question_id=q.id, diagram_id=q.diagram, variant=v.name, finder=v.finder, source=v.source,
@@ -241,6 +269,7 @@ def run_diagram(work: _Work, diagram_id: str) -> list[SampleRecord]:
             timings["find_s"] = found["time"]
             err = found["error"]
             retrieved = ctx_json = ctx = sub_stored = None
+            hashes = {"question": qhash}
             if err is None:
                 try:
                     graph, timings["source_s"] = work.graph(v.source, found["diagram"])
@@ -253,6 +282,7 @@ def run_diagram(work: _Work, diagram_id: str) -> list[SampleRecord]:
                     retrieved = subgraph_to_json(sub)
                     ctx_json = context_to_json(make_context(found["diagram"], sub, graph))
                     ctx, sub_stored = context_from_json(ctx_json), subgraph_from_json(retrieved)
+                    hashes["context"] = context_hash(ctx_json)
                 except Exception as exc:
                     err = _error("select", exc)
                 timings["select_s"] = time.perf_counter() - t
@@ -280,7 +310,7 @@ def run_diagram(work: _Work, diagram_id: str) -> list[SampleRecord]:
                     found_diagram=found["diagram"], finder_rank=found["rank"], retrieved=retrieved,
                     context=ctx_json, answer=answer, metrics=metrics, error=rec_err,
                     timings={k: round(x, 6) for k, x in rec_t.items()},
-                    hashes=record_hashes(qjson, ctx_json, answer)))
+                    hashes=dict(hashes, answer=answer_hash(answer)) if answer is not None else dict(hashes)))
     return out
 
 
