@@ -19,6 +19,7 @@ def test_model_path_is_inside_the_installed_package():
 
 
 def test_encode_normalised_cached_in_memory_and_on_disk(tmp_path, monkeypatch):
+    monkeypatch.setattr(embeddings, "_memory", {})  # vectors other tests computed in this process
     texts = ["Auth Service -> Users DB: lookup session", "Payment Processor -> Email Sender: send receipt",
              "Auth Service -> Users DB: lookup session"]
     vecs = embeddings.encode(texts, cache_dir=tmp_path)
