@@ -204,3 +204,21 @@ def test_environment_chooses_model_and_checkpoint(monkeypatch, tmp_path):
     monkeypatch.setenv("DIAGQA_CLIP_PRETRAINED", "no_such_tag")
     with pytest.raises(StageUnavailable, match="no pretrained weights tagged 'no_such_tag' for model 'ViT-B-16'"):
         ClipFinder()
+
+
+def test_model_loads_with_the_hub_offline(dataset, tmp_path, monkeypatch):
+    import open_clip
+
+    seen = []
+    real = open_clip.create_model_and_transforms
+
+    def spy(*a, **k):
+        seen.append((os.environ.get("HF_HUB_OFFLINE"), k.get("pretrained")))
+        return real(*a, **k)
+
+    monkeypatch.setattr(open_clip, "create_model_and_transforms", spy)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    finder = tiny(cache_dir=tmp_path)
+    finder.fit(dataset)
+    assert seen == [("1", None)]
+    assert "HF_HUB_OFFLINE" not in os.environ  # restored after loading
