@@ -1,0 +1,40 @@
+"""The analysis notebook runs on a fresh run and reproduces the report's main table."""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from benchmark.runner import run
+from test_runner import tiny_spec
+
+NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "guessing_analysis.ipynb"
+COLUMNS = ["accuracy", "grounded_accuracy", "srr", "precision", "f1", "sufficiency", "guess_rate", "accuracy_inflation"]
+
+
+def _rows(path: Path) -> dict[tuple[str, str], dict[str, str]]:
+    with path.open() as fh:
+        return {(r["variant"], r["answerer"]): r for r in csv.DictReader(fh)}
+
+
+def test_notebook_reproduces_the_main_table(tmp_path, monkeypatch):
+    result = run(tiny_spec(tmp_path, answerers=("solver", "keyword", "blind")), progress=False, quiet=True)
+    out = tmp_path / "notebook_table.csv"
+    monkeypatch.setenv("DIAGQA_RUN_DIR", str(result.run_dir))
+    monkeypatch.setenv("DIAGQA_NOTEBOOK_TABLE", str(out))
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    NotebookClient(nb, timeout=180, kernel_name="python3",
+                   resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
+    mine, report = _rows(out), _rows(result.run_dir / "summary.csv")
+    assert list(mine) == list(report) and len(mine) == 9
+    for key, row in report.items():
+        for col in COLUMNS:
+            if row[col] == "":
+                assert mine[key][col] == "", (key, col)  # unmeasured in both
+            else:
+                assert float(mine[key][col]) == pytest.approx(float(row[col]), abs=1e-12), (key, col)
+    images = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "image/png" in o.get("data", {})]
+    assert images, "the notebook draws its plot"
