@@ -149,7 +149,10 @@ def closures(qtype: str, args: dict[str, str], answer: Any, g: nx.MultiDiGraph) 
     if qtype == "reachable_avoiding":
         return [_closure(g, a["source"], a["avoid"])]
     if qtype == "common_downstream":
-        return [_closure(g, a[k]) for k in ("first", "second") if not _reaches(g, a[k], a["target"])]
+        failing = [_closure(g, a[k]) for k in ("first", "second") if not _reaches(g, a[k], a["target"])]
+        # when both sides do reach the target, "no" is wrong: only both closed sets together can be
+        # asked for, and they show the target reached
+        return failing or [_closure(g, a["first"]).union(_closure(g, a["second"]))]
     if qtype in ("successors", "count_out"):
         return [Subgraph.from_edges([e for _, e in out_edges(g, a["node"])], [a["node"]])]
     if qtype in ("predecessors", "count_in"):
@@ -171,6 +174,8 @@ def proves(qtype: str, args: dict[str, str], answer: Any, sub: Subgraph, g: nx.M
     h = restrict(g, sub)
     if not answers_match(qtype, args, solve(qtype, args, h), answer, g):
         return False
+    if QUESTION_TYPES[qtype].kind == "path" and not answers_match(qtype, args, answer, solve(qtype, args, g), g):
+        return False  # a witness proves a path, but only a shortest one of the diagram is the answer
     needed = closures(qtype, args, answer, g)
     return not needed or any(_contains(sub, c) for c in needed)
 

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import benchmark.solver as solver_module
-from benchmark.graph import Edge, Subgraph, build_graph, graph_edges, whole
+from benchmark.graph import Edge, Subgraph, build_graph, graph_edges, restrict, whole
 from benchmark.questions import QUESTION_TYPES, certificate_from_json
 from benchmark.solver import (answers_match, closures, droppable, is_path_in, propose_certificate, proves,
                               resolve_certificate, solve)
@@ -235,6 +235,13 @@ def test_common_downstream_no_needs_the_closed_set_of_the_side_that_fails(approv
     assert closures("common_downstream", args, False, approval) == [Subgraph(frozenset({"reject"}))]
 
 
+def test_no_context_proves_a_wrong_no_to_common_downstream(approval):
+    args = {"first": "request", "second": "cache", "target": "ledger"}
+    assert solve("common_downstream", args, approval) is True
+    for context in (Subgraph(), whole(approval), Subgraph.from_edges([Edge("request", "gate")])):
+        assert not proves("common_downstream", args, False, context, approval)
+
+
 def test_unanswerable_questions_propose_nothing(approval):
     assert propose_certificate("decision_outcome", {"node": "gate", "branch": "maybe"}, approval) == (None, Subgraph())
     assert propose_certificate("path", {"source": "ledger", "target": "gate"}, approval) == (None, Subgraph())
@@ -276,6 +283,14 @@ def test_a_path_certificate_through_any_shortest_path_proves():
     for mid in ("a", "b"):
         assert proves("path", args, gold, Subgraph.from_edges([Edge("s", mid), Edge(mid, "t")]), g)
     assert not proves("path", args, gold, Subgraph.from_edges([Edge("s", "a")]), g)
+
+
+def test_a_longer_path_is_not_proved_even_by_its_own_witness():
+    g = graph(("s", "->", "a"), ("a", "->", "t"), ("s", "->", "t"))
+    longer = Subgraph.from_edges([Edge("s", "a"), Edge("a", "t")])
+    assert solve("path", {"source": "s", "target": "t"}, restrict(g, longer)) == ("s", "a", "t")
+    assert not proves("path", {"source": "s", "target": "t"}, ("s", "a", "t"), longer, g)
+    assert proves("path", {"source": "s", "target": "t"}, ("s", "t"), whole(g), g)
 
 
 def test_a_wrong_answer_is_never_proved(approval):
@@ -427,3 +442,19 @@ def test_anything_between_certificate_and_diagram_proves(g, qtype, data):
         return
     extra = data.draw(st.sets(st.sampled_from(graph_edges(g))) if g.number_of_edges() else st.just(set()), label="extra")
     assert proves(qtype, args, answer, cert.union(Subgraph.from_edges(extra)), g)
+
+
+@SETTINGS
+@given(g=graphs, qtype=st.sampled_from(sorted(QUESTION_TYPES)), data=st.data())
+def test_a_context_that_proves_its_own_answer_is_right(g, qtype, data):
+    """Sufficiency is sound: whatever part of the diagram a context holds, if it proves the answer the
+    solver reads from it, that answer is the diagram's."""
+    args = args_for(qtype, data)
+    gold = solve(qtype, args, g)
+    assume(gold is not None)
+    context = Subgraph.from_edges(data.draw(st.sets(st.sampled_from(graph_edges(g))) if g.number_of_edges()
+                                            else st.just(set()), label="context"),
+                                  data.draw(st.sets(st.sampled_from(NAMES)), label="nodes"))
+    own = solve(qtype, args, restrict(g, context))
+    if own is not None and proves(qtype, args, own, context, g):
+        assert answers_match(qtype, args, own, gold, g)
