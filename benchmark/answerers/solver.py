@@ -1,0 +1,84 @@
+"""``solver``: exact graph reasoning over the context only -- what a perfect reader would say.
+
+It reads the question's structured form (type and node-id args) and the context's graph, never
+the gold answer or certificate; it answers in labels, as a person would write them, and cites
+the edges of the path or closed set it used (:func:`benchmark.solver.propose_certificate`).
+
+>>> from benchmark.context import make_context
+>>> from benchmark.graph import build_graph, whole
+>>> from benchmark.questions import Question
+>>> g = build_graph({"nodes": [{"id": "u", "label": "User"}, {"id": "c", "label": "Cache"}, {"id": "d", "label": "DB"}],
+...                  "edges": [{"src": "u", "dst": "c"}, {"src": "c", "dst": "d"}]})
+>>> q = Question("q", "x", "Which steps lead from User to DB?", "path", (("source", "u"), ("target", "d")), None, None)
+>>> a = SolverAnswerer().answer(q, make_context("x", whole(g), g))
+>>> a.raw, a.evidence, a.explanation
+(['User', 'Cache', 'DB'], (('User', 'Cache'), ('Cache', 'DB')), 'In the context: User → Cache → DB.')
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import networkx as nx
+
+from benchmark.answers import Answer
+from benchmark.graph import node_label
+from benchmark.questions import Question
+from benchmark.solver import propose_certificate
+from benchmark.stages import ANSWERERS
+
+YES_NO = {"en": ("yes", "no"), "ru": ("да", "нет")}
+
+
+def display_name(g: nx.MultiDiGraph, node: str) -> str:
+    """The node's label, or its id where another node of ``g`` carries the same label."""
+    label = " ".join(node_label(g, node).split())
+    same = [n for n in g.nodes if n != node and " ".join(node_label(g, n).split()).casefold() == label.casefold()]
+    return node if same else label
+
+
+def written(value: Any, kind: str, g: nx.MultiDiGraph, language: str) -> Any:
+    """A canonical answer as a person would write it: yes/no, labels, lists of labels."""
+    if kind == "bool":
+        yes, no = YES_NO.get(language, YES_NO["en"])
+        return yes if value else no
+    if kind == "node":
+        return display_name(g, value)
+    if kind == "nodes":
+        return sorted(display_name(g, n) for n in value)
+    if kind == "path":
+        return [display_name(g, n) for n in value]
+    return value
+
+
+@ANSWERERS.register("solver")
+class SolverAnswerer:
+    """Exact graph reasoning over the context graph only."""
+
+    name = "solver"
+
+    def __init__(self) -> None:
+        self.config: dict[str, Any] = {}
+
+    def answer(self, question: Question, context: Any) -> Answer:
+        start = time.perf_counter()
+        g = context.graph
+        value, cert = propose_certificate(question.type, question.arg, g)
+        meta = {"latency_s": round(time.perf_counter() - start, 6)}
+        if value is None:
+            return Answer(self.name, None, error="the context does not determine the answer", meta=meta)
+        evidence = tuple(sorted((display_name(g, e.src), display_name(g, e.dst)) for e in cert.edges))
+        if question.kind == "path":
+            evidence = tuple((display_name(g, a), display_name(g, b)) for a, b in zip(value, value[1:]))
+        raw = written(value, question.kind, g, question.language)
+        return Answer(self.name, raw, evidence=evidence, explanation=self._explain(question, value, cert, g), meta=meta)
+
+    @staticmethod
+    def _explain(question: Question, value: Any, cert: Any, g: nx.MultiDiGraph) -> str:
+        if question.kind == "path":
+            return "In the context: " + " → ".join(display_name(g, n) for n in value) + "."
+        if question.needs_closure(value):
+            reached = sorted(display_name(g, n) for n in cert.all_nodes)
+            return f"The context holds every edge these nodes have on that side: {', '.join(reached)}."
+        chains = [f"{display_name(g, e.src)} → {display_name(g, e.dst)}" for e in sorted(cert.edges)]
+        return ("In the context: " + "; ".join(chains) + ".") if chains else ""

@@ -1,0 +1,92 @@
+"""A local OpenAI-compatible chat server for tests: real HTTP on 127.0.0.1, a random port, a thread.
+
+It implements ``POST /v1/chat/completions``. Replies follow a script, one step per request, then a
+``responder`` function (request JSON -> reply content) once the script is used up. A step is a
+dict: ``{"status": 500}`` (an error body), ``{"content": "..."}`` (a reply), ``{"body": "..."}``
+(raw bytes, e.g. a broken body) and ``"delay": seconds`` before answering. Every request is kept
+(headers and JSON) in :attr:`LLMServer.requests`.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+
+def completion(content: str, model: str = "test-model") -> dict[str, Any]:
+    return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}}
+
+
+class LLMServer:
+    """Start with :meth:`start` (or ``with LLMServer(...) as s``); :attr:`base_url` ends in ``/v1``."""
+
+    def __init__(self, script: list[dict[str, Any]] | None = None,
+                 responder: Callable[[dict[str, Any]], str] | None = None) -> None:
+        self.script = list(script or [])
+        self.responder = responder or (lambda req: json.dumps({"answer": "yes", "evidence": [], "explanation": ""}))
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                with server._lock:
+                    server.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "json": body})
+                    step = server.script.pop(0) if server.script else {"content": server.responder(body)}
+                if self.path.rstrip("/") != "/v1/chat/completions":
+                    step = {"status": 404}
+                time.sleep(step.get("delay", 0))
+                status = step.get("status", 200)
+                if "body" in step:
+                    payload = step["body"].encode()
+                elif status == 200:
+                    payload = json.dumps(completion(step.get("content", ""), body.get("model", ""))).encode()
+                else:
+                    payload = json.dumps({"error": {"message": f"scripted {status}", "type": "server_error"}}).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
+                    pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.httpd.block_on_close = False
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    @property
+    def calls(self) -> int:
+        with self._lock:
+            return len(self.requests)
+
+    def start(self) -> "LLMServer":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._thread.is_alive():
+            self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def __enter__(self) -> "LLMServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
