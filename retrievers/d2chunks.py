@@ -102,10 +102,8 @@ def scan(source: str) -> list[Line]:
                 continue
             if c == "#":
                 break
-            if c == '"':
-                state = "dq"
-            elif c == "'":
-                state = "sq"
+            if c in "\"'" and text[:i].rstrip()[-1:] in ("", ":", "{", "[", ";", ",", ".", ">", "-", "(", "*", "&", "!"):
+                state = "dq" if c == '"' else "sq"  # a quote inside a word ("Tok's") is just a letter
             elif c == "|" and re.search(r"[:\[;]\s*$", text[:i]):
                 m = re.match(r"(\|+)(`*)", text[i:])
                 assert m is not None
@@ -132,6 +130,11 @@ class Script:
     units: list[list[int]]           # line numbers of each unit
     windows: list[list[int]]         # unit indices of each window
     context_lines: frozenset[int]    # top-level vars / classes blocks
+    unit_of: dict[int, int]          # line number -> its unit
+
+    def whole_units(self, nos: set[int]) -> set[int]:
+        """``nos`` with every line of the units they belong to (a block string opens a map on its last line)."""
+        return {m for no in nos for m in (self.units[self.unit_of[no]] if no in self.unit_of else [no])}
 
 
 def cut(source: str, window: int, stride: int) -> Script:
@@ -153,7 +156,8 @@ def cut(source: str, window: int, stride: int) -> Script:
             context.add(ln.no)
         elif ln.ancestors and ln.ancestors[0] in context:
             context.add(ln.no)
-    return Script(lines, units, windows, frozenset(context))
+    unit_of = {no: i for i, u in enumerate(units) for no in u}
+    return Script(lines, units, windows, frozenset(context), unit_of)
 
 
 def snippet(script: Script, keep: set[int], surroundings: bool = True) -> str:
@@ -163,7 +167,7 @@ def snippet(script: Script, keep: set[int], surroundings: bool = True) -> str:
     written, to tell which nodes the kept lines themselves bring.
     """
     lines = script.lines
-    wanted = set(script.context_lines) | {a for no in keep for a in lines[no].ancestors}
+    wanted = script.whole_units(set(script.context_lines) | {a for no in keep for a in lines[no].ancestors})
     if surroundings:
         wanted |= keep
     else:
@@ -172,7 +176,7 @@ def snippet(script: Script, keep: set[int], surroundings: bool = True) -> str:
     open_stack: list[int] = []
     for no in sorted(wanted):
         ln = lines[no]
-        if ln.text.strip() and set(ln.text.strip()) <= set("};"):
+        if ln.is_blank and not ln.continues:
             continue
         while open_stack and open_stack[-1] not in ln.ancestors:
             open_stack.pop()

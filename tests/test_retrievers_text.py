@@ -192,3 +192,31 @@ def test_d2chunks_falls_back_when_the_snippet_does_not_compile(monkeypatch):
 def test_d2chunks_rejects_bad_parameters(k, window, stride):
     with pytest.raises(ValueError):
         D2ChunksSelector(k, window=window, stride=stride)
+
+
+SRC2 = """Tok's Data: {
+  a -> b: sync
+}
+explain: |md
+  # Notes {
+  text
+| {
+  inner -> other: note link
+}
+"""
+
+
+def test_apostrophes_in_keys_and_maps_opened_after_a_block_string():
+    from benchmark.d2 import parse_text
+
+    g = build_graph(parse_text(SRC2))
+    script = cut(SRC2, window=1, stride=1)
+    assert script.lines[1].ancestors == (0,)
+    assert script.lines[7].ancestors == (6,) and [3, 4, 5, 6] in script.units
+    # the map opened after the block string brings the whole block string with it
+    assert snippet(script, {7}).splitlines()[:4] == ["explain: |md", "  # Notes {", "  text", "| {"]
+    d = SimpleNamespace(id="x", source=SRC2)
+    sel = D2ChunksSelector(1, window=1, stride=1)
+    assert sel.select(q("Where does the note link go?"), g, d).edges == {Edge("explain.inner", "explain.other", "note link")}
+    synced = sel.select(q("What is synced?"), g, d).edges
+    assert len(synced) == 1 and {e.label for e in synced} == {"sync"} and all("Tok's Data" in e.src for e in synced)
