@@ -17,9 +17,12 @@ A name of two to four words also matches with its words in another order, when n
 stands between them but function words (``"Isolate host"`` in "once a host is isolated").
 
 Where mentions overlap, the longest one wins (``"Orders API"`` over ``"API"``), then the one
-matching more words exactly, then one in the name's own order, then a label over an id; nodes that share the winning name (two
-``DB`` nodes in different containers) are all linked. Only the question's
-text and the graph's labels are read: never the question's answer or certificate.
+matching more words as written, then one in the name's own order, then a label over an id;
+nodes that share the winning name (two ``DB`` nodes in different containers) are all linked.
+Only the question's text and the graph's labels and ids are read: never the question's answer
+or certificate. The question's ``language`` picks the function words to skip
+(:func:`retrievers.text.stopwords_for`); each word is stemmed by its own script, so mixed labels
+(``"Шлюз API"``) link in either language.
 
 >>> from benchmark.graph import build_graph
 >>> g = build_graph({"nodes": [{"id": "api", "label": "API"}, {"id": "orders_api", "label": "Orders API"},
@@ -184,7 +187,7 @@ class LabelIndex:
         for node, name, content_only, rank in self.names:
             cands.extend(self._find(content if content_only else every, name, node, rank))
         cands.sort(key=lambda m: (-m.size, -m.exact, m.shuffled, m.rank, m.start, m.node))
-        taken: list[tuple[int, int, int, int, int]] = []  # spans already won
+        taken: list[tuple] = []  # spans already won (see _Mention.span)
         chosen: dict[str, int] = {}
         for m in cands:
             clash = [t for t in taken if not (m.end < t[0] or m.start > t[1])]
