@@ -23,8 +23,20 @@ def normalise_label(text: str | None) -> str:
     return re.sub(r"\s+", " ", t).strip()
 
 
+_FOLD = str.maketrans("аеорсухкмнтвАЕОРСУХКМНТВ", "aeopcyxkmhtbAEOPCYXKMHTB")
+
+
+def fold_script(text: str) -> str:
+    """Cyrillic letters that look like Latin ones written as Latin (OCR mixes them up).
+
+    >>> fold_script("QА") == fold_script("QA")
+    True
+    """
+    return text.translate(_FOLD)
+
+
 def similarity(a: str, b: str) -> float:
-    """Similarity of two labels in [0, 1] (normalised Levenshtein ratio).
+    """Similarity of two labels in [0, 1] (normalised Levenshtein ratio, look-alike letters folded).
 
     >>> similarity("Orders DB", "orders db")
     1.0
@@ -35,7 +47,7 @@ def similarity(a: str, b: str) -> float:
     """
     from rapidfuzz import fuzz
 
-    a, b = normalise_label(a), normalise_label(b)
+    a, b = fold_script(normalise_label(a)), fold_script(normalise_label(b))
     if not a or not b:
         return 0.0
     return fuzz.ratio(a, b) / 100.0

@@ -113,7 +113,12 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     label_boxes = label_boxes or {}
     lw = r.line_width
     mask = connector_mask(r, shapes)
-    blobs, cut = arrowheads(mask, lw)
+    # heads are found on the whole stroke: one that lies along a shape's outline would lose its
+    # core if the outline zone were cut away first
+    blobs, _ = arrowheads(r.stroke.view(np.uint8), lw)
+    cut = mask.copy()
+    for blob in blobs:
+        cut[blob[:, 1].astype(int), blob[:, 0].astype(int)] = 0
     skel = thin(cut > 0)
     chains = [c for c in trace(skel, spur=3 * lw, reach=4 * lw) if c.length() >= 4 * lw]
     ends = _make_ends(chains, blobs, lw)
@@ -137,26 +142,32 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
 
 def _make_ends(chains: list[Chain], blobs: list[np.ndarray], lw: int) -> list[_End]:
     ends = []
-    used_blobs: set[int] = set()
     for ci, c in enumerate(chains):
         for which in (0, 1):
             p = np.array(c.end(which))
             d = c.direction(which)
             ends.append(_End(ci, which, p, d))
-    # each arrowhead goes to the nearest chain end (within reach)
-    for bi, blob in enumerate(blobs):
+    # each arrowhead goes to the nearest chain end that points at it (thinning shortens line
+    # ends a little, so the gap between a line's end and its head can be a few widths)
+    for blob in blobs:
         best = None
         for e in ends:
-            dist = float(np.min(np.hypot(*(blob - e.point).T)))
-            if dist <= 2.5 * lw and (best is None or dist < best[0]):
-                best = (dist, e)
+            diff = blob - e.point
+            dist = np.hypot(*diff.T)
+            k = int(np.argmin(dist))
+            d = float(dist[k])
+            if d > 4 * lw:
+                continue
+            if d > lw and float(np.dot(diff[k] / d, e.direction)) < 0.5:
+                continue
+            if best is None or d < best[0]:
+                best = (d, e)
         if best is None:
             continue
         e = best[1]
         tip = blob[np.argmax(np.hypot(*(blob - e.point).T))]
         e.arrow = True
         e.point = tip
-        used_blobs.add(bi)
     return ends
 
 
@@ -215,7 +226,7 @@ def _join(ends: list[_End], chains: list[Chain], lw: int) -> list[tuple[list[int
             v = e2.point - e1.point
             dist = float(np.hypot(*v))
             in_label = bool(set(e1.label_boxes) & set(e2.label_boxes))
-            limit = 40 * lw if in_label else (5 * lw if (e1.at_container and e2.at_container) else 8 * lw)
+            limit = float("inf") if in_label else (5 * lw if (e1.at_container and e2.at_container) else 8 * lw)
             if dist > limit:
                 continue
             if e1.at_container != e2.at_container and not in_label and dist > 2 * lw:

@@ -75,7 +75,11 @@ def fix_script(word: str) -> str:
     'Заказ'
     >>> fix_script("API")
     'API'
+    >>> fix_script("Docker-oбраз")   # a Latin "o" in the Russian part
+    'Docker-образ'
     """
+    if "-" in word:
+        return "-".join(fix_script(p) for p in word.split("-"))
     lat = sum(1 for c in word if c.isalpha() and c.isascii())
     cyr = sum(1 for c in word if "\u0400" <= c <= "\u04ff")
     if lat and cyr:
@@ -83,17 +87,75 @@ def fix_script(word: str) -> str:
     return word
 
 
-def text_image(r: Raster) -> tuple[np.ndarray, int, int]:
-    """Greyscale copy holding only text ink, cropped to the ink; returns (image, x0, y0)."""
-    ys, xs = np.nonzero(r.ink)
-    if len(ys) == 0:
-        return np.full((8, 8), 255, np.uint8), 0, 0
-    pad = 10
-    y0, y1 = max(0, ys.min() - pad), min(r.shape[0], ys.max() + pad + 1)
-    x0, x1 = max(0, xs.min() - pad), min(r.shape[1], xs.max() + pad + 1)
-    crop_ink = r.ink[y0:y1, x0:x1]
-    img = np.where(crop_ink, r.lum[y0:y1, x0:x1], 255).astype(np.uint8)
-    return img, int(x0), int(y0)
+@dataclass(frozen=True)
+class Slot:
+    """Where one text patch of the image sits in the mosaic handed to tesseract."""
+
+    x: int          # patch origin in the image
+    y: int
+    w: int
+    h: int
+    mx: int         # patch origin in the mosaic
+    my: int
+    cluster: int    # label of the ink cluster it holds
+
+
+def text_patches(r: Raster) -> tuple[list[tuple[int, int, int, int, int]], np.ndarray]:
+    """Boxes (x, y, w, h, cluster label) around the clusters of text ink, padded, and the
+    cluster label image (a patch copies only its own cluster's ink, so padded boxes that
+    overlap never show a word twice)."""
+    import cv2
+
+    ink = r.ink.view(np.uint8)
+    lw = r.line_width
+    kernel = cv2.getStructuringElement(cv2.MORPH_RECT, (6 * lw + 1, 2 * lw + 1))
+    grown = cv2.dilate(ink, kernel)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(grown, connectivity=8)
+    pad = 2 * lw
+    h_img, w_img = r.shape
+    boxes = []
+    for i in range(1, n):
+        x, y, w, h, a = (int(v) for v in stats[i])
+        if w < 3 or h < 3:
+            continue
+        x0, y0 = max(0, x - pad), max(0, y - pad)
+        boxes.append((x0, y0, min(w_img, x + w + pad) - x0, min(h_img, y + h + pad) - y0, i))
+    return boxes, labels
+
+
+def text_image(r: Raster) -> tuple[np.ndarray, list[Slot]]:
+    """A compact greyscale mosaic of the text patches (dark ink on white) and where each came from.
+
+    Diagrams are mostly empty space; tesseract's time grows with the area it is given, so the
+    patches are packed into rows of a small canvas, with white gaps wider than a word space.
+    """
+    found, labels = text_patches(r)
+    boxes = sorted(found, key=lambda b: (-b[3], b[1], b[0]))
+    if not boxes:
+        return np.full((8, 8), 255, np.uint8), []
+    gap = 12 * r.line_width
+    width = max(max(b[2] for b in boxes) + 2 * gap, 1600)
+    slots: list[Slot] = []
+    x = y = gap
+    row_h = 0
+    for bx, by, bw, bh, lab in boxes:
+        if x + bw + gap > width:
+            x, y, row_h = gap, y + row_h + gap, 0
+        slots.append(Slot(bx, by, bw, bh, x, y, lab))
+        x += bw + gap
+        row_h = max(row_h, bh)
+    canvas = np.full((y + row_h + gap, width), 255, np.uint8)
+    for s in slots:
+        patch_ink = r.ink[s.y:s.y + s.h, s.x:s.x + s.w] & (labels[s.y:s.y + s.h, s.x:s.x + s.w] == s.cluster)
+        canvas[s.my:s.my + s.h, s.mx:s.mx + s.w] = np.where(patch_ink, r.lum[s.y:s.y + s.h, s.x:s.x + s.w], 255)
+    return canvas, slots
+
+
+def _slot_of(slots: list[Slot], x: float, y: float) -> Slot | None:
+    for s in slots:
+        if s.mx <= x < s.mx + s.w and s.my <= y < s.my + s.h:
+            return s
+    return None
 
 
 def read_words(r: Raster, lang: str = LANG) -> list[Word]:
@@ -101,7 +163,9 @@ def read_words(r: Raster, lang: str = LANG) -> list[Word]:
     require_tesseract()
     import pytesseract
 
-    img, x0, y0 = text_image(r)
+    img, slots = text_image(r)
+    if not slots:
+        return []
     data = pytesseract.image_to_data(img, lang=lang, config="--psm 11",
                                      output_type=pytesseract.Output.DICT)
     words = []
@@ -115,7 +179,10 @@ def read_words(r: Raster, lang: str = LANG) -> list[Word]:
             continue
         if not any(c.isalnum() for c in text) and len(text) == 1 and text not in "?!&+-/":
             continue
-        x, y = left + x0, top + y0
+        slot = _slot_of(slots, left + w / 2, top + h / 2)
+        if slot is None:
+            continue
+        x, y = left - slot.mx + slot.x, top - slot.my + slot.y
         box_ink = r.ink[y:y + h, x:x + w]
         vals = r.lum[y:y + h, x:x + w][box_ink]
         ink = float(np.percentile(vals, 20)) if vals.size else 255.0

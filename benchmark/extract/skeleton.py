@@ -39,7 +39,7 @@ def thin(mask: np.ndarray) -> np.ndarray:
                 c = (p2 * p4 * p6 == 0) & (p4 * p6 * p8 == 0)
             else:
                 c = (p2 * p4 * p8 == 0) & (p2 * p6 * p8 == 0)
-            rm = (b >= 2) & (b <= 6) & (a == 1) & c
+            rm = (b >= 3) & (b <= 6) & (a == 1) & c  # 3, not 2: keeps 2-pixel diagonals (Lu & Wang)
             if rm.any():
                 flat[idx[rm]] = 0
                 idx = idx[~rm]
