@@ -75,3 +75,18 @@ def test_reader_and_guesser_separate():
     assert faithfulness(extract_claims(reader, G), ctx, G).score == 1.0
     fg = faithfulness(extract_claims(guesser, G), ctx, G)
     assert fg.score == 0.0 and fg.unsupported == 2 and fg.fabricated == 1
+
+
+def test_labels_holding_connectives_or_question_marks_are_not_split():
+    g = build_graph({"nodes": [{"id": "h", "label": "Handle calls"}, {"id": "e", "label": "Range empty?"},
+                               {"id": "m", "label": "Set high to mid minus 1"}, {"id": "c", "label": "Compute mid index"}],
+                     "edges": [{"src": "m", "dst": "e"}, {"src": "e", "dst": "c"}, {"src": "h", "dst": "e"}]})
+    got = extract_claims(Answer("t", "x", explanation="Set high to mid minus 1 → Range empty? → Compute mid index. "
+                                                       "Handle calls → Range empty?"), g)
+    assert [(c.src, c.dst) for c in got] == [("Set high to mid minus 1", "Range empty"),  # end punctuation dropped
+                                             ("Range empty", "Compute mid index"), ("Handle calls", "Range empty")]
+    assert faithfulness(got, whole(g), g).score == 1.0
+
+
+def test_from_to_followed_by_a_chain():
+    assert pairs("The request goes from User to Cache → Orders DB.") == [("User", "Cache"), ("Cache", "Orders DB")]

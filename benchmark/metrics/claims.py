@@ -23,7 +23,7 @@ import re
 import networkx as nx
 
 from benchmark.answers import Answer, Claim
-from benchmark.metrics.names import FUZZY_CUTOFF, match_node
+from benchmark.metrics.names import FUZZY_CUTOFF, find_labels, match_node
 
 _FILL = r"(?:\s+(?!from\b|to\b)[\w-]+){0,3}?"
 _VERBS = [
@@ -37,10 +37,11 @@ _FORWARD = r"-->|->|→|⟶|=>|⇒|\b(?:" + "|".join(_VERBS) + r")\b"
 _BACKWARD = r"<--|<-|←"
 _CONNECTIVE = re.compile(rf"\s*({_BACKWARD}|{_FORWARD})\s*", re.IGNORECASE)
 _FROM_TO = re.compile(r"\b(?:from|из|от)\s+(.+?)\s+(?:to|в|к|на)\s+(.+)", re.IGNORECASE)
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+(?!-->|->|→|⟶|=>|⇒|<-|←)|\n+")
 _ARTICLES = {"the", "a", "an", "then", "and", "to", "into", "и", "затем", "потом", "в", "на"}
 _PUNCT = "\"'`«»“”‘’()[]{}.,;:!?*"
-_MAX_SPAN = 4
+_MAX_SPAN = 8
+_MAX_NEW_NAME = 3
 
 
 def _tokens(text: str) -> list[str]:
@@ -71,7 +72,7 @@ def _name(piece: str, g: nx.MultiDiGraph, tail: bool) -> str | None:
         return (quoted[-1] if tail else quoted[0]).strip()
     caps: list[str] = []
     for w in (reversed(words) if tail else words):
-        if not _looks_like_name([w]) or len(caps) == _MAX_SPAN - 1:
+        if not _looks_like_name([w]) or len(caps) == _MAX_NEW_NAME:
             break
         caps.append(w)
     if tail:
@@ -79,31 +80,42 @@ def _name(piece: str, g: nx.MultiDiGraph, tail: bool) -> str | None:
     return " ".join(caps) if caps else None
 
 
+def _mask(text: str, g: nx.MultiDiGraph) -> tuple[str, list[str]]:
+    """``text`` with every label mention replaced by a placeholder, so that a label holding a
+    connective or a full stop ("Handle calls", "Range empty?") is never split; and the originals."""
+    out, originals, pos = [], [], 0
+    for start, end, _ in find_labels(text, g):
+        out.append(text[pos:start] + f"\ue000{len(originals)}\ue001")
+        originals.append(text[start:end])
+        pos = end
+    return "".join(out) + text[pos:], originals
+
+
+def _unmask(text: str, originals: list[str]) -> str:
+    return re.sub("\ue000(\\d+)\ue001", lambda m: originals[int(m.group(1))], text)
+
+
 def relations(text: str, g: nx.MultiDiGraph) -> list[tuple[str, str, str]]:
     """(src text, dst text, sentence) for every relation stated in ``text``, in order."""
     found: list[tuple[str, str, str]] = []
-    for sentence in (s.strip() for s in _SENTENCE.split(text or "")):
-        if not sentence:
+    masked, originals = _mask(text or "", g)
+    for masked_sentence in (s.strip() for s in _SENTENCE.split(masked)):
+        if not masked_sentence:
             continue
-        parts = _CONNECTIVE.split(sentence)
+        sentence = _unmask(masked_sentence, originals)
+        pieces = _CONNECTIVE.split(masked_sentence)
+        m = _FROM_TO.search(pieces[0])
+        if m:
+            src, dst = (_name(_unmask(m.group(i), originals), g, tail=False) for i in (1, 2))
+            if src and dst:
+                found.append((src, dst, sentence))
+        parts = [_unmask(p, originals) for p in pieces]
         for i in range(1, len(parts) - 1, 2):
             src, dst = _name(parts[i - 1], g, tail=True), _name(parts[i + 1], g, tail=False)
             if src and dst:
                 if re.fullmatch(_BACKWARD, parts[i].strip()):
                     src, dst = dst, src
                 found.append((src, dst, sentence))
-        if len(parts) == 1:
-            m = _FROM_TO.search(sentence)
-            if m:
-                src, dst = _name(m.group(1), g, tail=False), _name(m.group(2), g, tail=False)
-                if src and dst:
-                    found.append((src, dst, sentence))
-        elif len(parts) > 1:
-            m = _FROM_TO.search(parts[0])
-            if m:
-                src, dst = _name(m.group(1), g, tail=False), _name(m.group(2), g, tail=False)
-                if src and dst and (src, dst) not in {(s, d) for s, d, _ in found}:
-                    found.insert(len(found) - (len(parts) - 1) // 2, (src, dst, sentence))
     return found
 
 
