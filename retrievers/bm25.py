@@ -53,6 +53,9 @@ class BM25Index:
         """Indices of the best ``k`` documents that share a word with ``query``.
 
         Ties on score go to more distinct shared words, then to ``order`` (default: index).
+
+        >>> BM25Index(["Auth -> Users DB: lookup", "Gateway -> Auth: verify token", "Cache"]).top("verify the token", 5)
+        [1]
         """
         q = words(query)
         if self.bm25 is None or not q or k <= 0:

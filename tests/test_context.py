@@ -44,3 +44,12 @@ def test_same_subgraph_same_text():
     a = make_context("d1", whole(G), G).text
     b = make_context("d1", Subgraph(frozenset(reversed(sorted(whole(G).nodes))), whole(G).edges), G).text
     assert a == b
+
+
+def test_doctests():
+    import doctest
+
+    import benchmark.context
+
+    result = doctest.testmod(benchmark.context)
+    assert result.failed == 0 and result.attempted > 0

@@ -36,3 +36,10 @@ def test_encode_normalised_cached_in_memory_and_on_disk(tmp_path, monkeypatch):
     monkeypatch.setattr(embeddings, "load_model", lambda: pytest.fail("cached vectors were recomputed"))
     again = embeddings.encode(texts[:2], cache_dir=tmp_path)
     assert np.array_equal(again, vecs[:2])
+
+
+def test_doctests():
+    import doctest
+
+    result = doctest.testmod(embeddings)
+    assert result.failed == 0 and result.attempted > 0

@@ -133,3 +133,13 @@ def test_bundled_russian_diagram_links_inflected_labels():
     sub = SELECTORS.create("path").select(q, g, d)
     assert question_proves(q, sub, g)
     assert {"skoring", "vydacha"} <= sub.all_nodes
+
+
+@pytest.mark.parametrize("module", ["retrievers.text", "retrievers.linking", "retrievers.cache", "retrievers.khop",
+                                    "retrievers.path", "retrievers.bm25", "retrievers.d2chunks"])
+def test_doctests(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.failed == 0 and result.attempted > 0
