@@ -310,6 +310,8 @@ def test_find_command_eval_and_query(dataset, capsys, monkeypatch, tmp_path):
 
     assert main(["find", "--data", str(dataset.root)]) == 2  # neither a text nor --eval
     assert "either a question text or --eval" in capsys.readouterr().err
+    assert main(["find", "--eval", "--finders", "bm42", "--data", str(dataset.root)]) == 2
+    assert "unknown finder 'bm42'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("module", ["cache", "clip", "d2_text", "dense", "metrics", "ranking"])

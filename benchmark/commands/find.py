@@ -48,6 +48,9 @@ def main(args: argparse.Namespace) -> int:
 
     load_all()
     names = [n for part in (args.finders or []) for n in part.split(",") if n]
+    unknown = [n for n in names if n not in FINDERS]
+    if unknown:
+        raise DiagQAError(f"unknown finder {unknown[0]!r}; known: {', '.join(FINDERS.names())}")
     if args.eval == bool(args.text):
         raise DiagQAError("give either a question text or --eval")
     dataset, _ = load_dataset(args.data, strict=False)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchmark.dataset import Dataset
-from benchmark.errors import InputError
+from benchmark.errors import DiagQAError, InputError
 from benchmark.finders.ocr_text import ocr_text, tesseract_version
 from benchmark.finders.ranking import ranked
 from benchmark.questions import Question
@@ -54,7 +54,7 @@ class DenseFinder:
 
         require()  # StageUnavailable at once when the model package is missing
         if top < 1:
-            raise ValueError("top must be at least 1")
+            raise DiagQAError(f"dense: top must be at least 1, got {top}")
         self.top = top
         self.texts: dict[str, str] = {}
         self.problems: list[str] = []
