@@ -299,14 +299,21 @@ def test_find_command_eval_and_query(dataset, capsys, monkeypatch, tmp_path):
     assert main(["find", "--eval", "--finders", "oracle,d2-bm25", "clip", "--data", str(dataset.root)]) == 0
     out = capsys.readouterr().out
     lines = {line.split()[0]: line.split() for line in out.splitlines() if line.strip()}
-    assert lines["d2-bm25"][1:6] == ["ok", "5", "0.8", "1.0", "0.9"]   # status, questions, r@1, r@5, MRR
-    assert lines["d2-bm25"][6:10] == ["2", "1", "1", "2"]               # twin questions, above, at 1, ties
+    # status, questions, recall@1, recall@5, MRR, recall@1 counting the twin as found
+    assert lines["d2-bm25"][1:7] == ["ok", "5", "0.8", "1.0", "0.9", "1.0"]
+    assert lines["d2-bm25"][7:11] == ["2", "1", "1", "2"]  # twin questions, twin above, twin first, ties
     assert lines["clip"][1] == "unavailable" and "clip: weights for ViT-B-32/laion2b_s34b_b79k" in out
 
     assert main(["find", "Куда идёт заказ после оплаты?", "--finders", "d2-bm25", "-k", "2", "--json",
                  "--data", str(dataset.root)]) == 0
     found = json.loads(capsys.readouterr().out)
     assert [r["diagram"] for r in found["d2-bm25"]][0] == "order_flow" and len(found["d2-bm25"]) == 2
+
+    assert main(["find", "--eval", "--finders", "ocr-bm25", "--json", "--images", str(tmp_path),
+                 "--data", str(dataset.root)]) == 0  # no PNGs there: every diagram reported, none found
+    row = json.loads(capsys.readouterr().out.split("\n\n")[0])[0]
+    assert row["reason"].count(str(tmp_path)) == 4
+    assert row["recall@1"] == pytest.approx(1 / 5)  # all score 0, id order: only auth_cache's question hits
 
     assert main(["find", "--data", str(dataset.root)]) == 2  # neither a text nor --eval
     assert "either a question text or --eval" in capsys.readouterr().err

@@ -14,8 +14,8 @@ from benchmark.questions import Question
 NAME = "find"
 HELP = "rank the dataset's diagrams for a question text, or --eval the finders (recall@1, recall@5, MRR, twins)"
 
-COLUMNS = ("finder", "status", "questions", "recall@1", "recall@5", "MRR", "twin_questions", "twin_confusions",
-           "twin_at_1", "twin_ties", "fit_s")
+COLUMNS = ("finder", "status", "questions", "recall@1", "recall@5", "MRR", "recall@1_pair", "twin_questions",
+           "twin_confusions", "twin_at_1", "twin_ties", "fit_s")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -25,6 +25,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="finders to use (default: every registered one for --eval, d2-bm25 for a text)")
     p.add_argument("-k", type=int, default=5, help="diagrams to print for a text (default 5)")
     p.add_argument("--data", type=Path, default=DEFAULT_ROOT, help="dataset directory (default: the bundled one)")
+    p.add_argument("--images", type=Path, metavar="DIR",
+                   help="read each diagram's PNG as DIR/<id>.png instead (e.g. renders made by "
+                        "`diagqa render --style sketch --out DIR`), to see how image finders hold up")
     p.add_argument("--limit", type=int, help="evaluate at most this many questions (dataset order)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
@@ -56,6 +59,11 @@ def main(args: argparse.Namespace) -> int:
     dataset, _ = load_dataset(args.data, strict=False)
     if not dataset.diagrams:
         raise DiagQAError(f"no diagrams in {args.data}")
+    if args.images:
+        if not args.images.is_dir():
+            raise DiagQAError(f"--images: {args.images} is not a folder")
+        for d in dataset.diagrams.values():  # a PNG missing there is reported by the finders, not skipped
+            d.png_path = args.images / f"{d.id}.png"
     if args.eval:
         questions = dataset.questions[: args.limit] if args.limit else dataset.questions
         rows = finder_table(dataset, names or FINDERS.names(), questions)

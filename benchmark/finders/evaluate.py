@@ -64,19 +64,21 @@ def finder_row(name: str, result: FinderEval | None = None, reason: str = "") ->
     """One table row; without ``result`` the finder is reported as unavailable with ``reason``."""
     if result is None:
         return {"finder": name, "status": "unavailable", "reason": reason, "questions": None, "recall@1": None,
-                "recall@5": None, "MRR": None, "twin_questions": None, "twin_confusions": None,
-                "twin_at_1": None, "twin_ties": None, "fit_s": None}
+                "recall@5": None, "MRR": None, "recall@1_pair": None, "twin_questions": None,
+                "twin_confusions": None, "twin_at_1": None, "twin_ties": None, "fit_s": None}
     s = result.scores
     return {"finder": name, "status": "ok", "reason": "; ".join(result.problems), "questions": s.n_questions,
             "recall@1": _round(s.recall_at_1), "recall@5": _round(s.recall_at_5), "MRR": _round(s.mrr),
-            "twin_questions": s.n_twin_questions, "twin_confusions": s.twin_above, "twin_at_1": s.twin_at_first,
+            "recall@1_pair": _round(s.pair_recall_at_1), "twin_questions": s.n_twin_questions,
+            "twin_confusions": s.twin_above, "twin_at_1": s.twin_at_first,
             "twin_ties": s.twin_tied, "fit_s": round(result.fit_s, 2)}
 
 
 def finder_table(dataset: Dataset, finder_names: Sequence[str], questions: Sequence[Question] | None = None,
                  **options: dict[str, Any]) -> list[dict[str, Any]]:
-    """Rows ``finder, status, reason, questions, recall@1, recall@5, MRR, twin_questions,
-    twin_confusions (twin ranked above the right diagram), twin_at_1, twin_ties, fit_s``.
+    """Rows ``finder, status, reason, questions, recall@1, recall@5, MRR, recall@1_pair (right diagram
+    or its twin first), twin_questions, twin_confusions (twin ranked above the right diagram),
+    twin_at_1, twin_ties, fit_s``.
 
     ``options`` maps a finder name to constructor keyword arguments (``{"clip": {"pretrained": ...}}``).
     A finder that raises :class:`StageUnavailable` gets a row with status ``unavailable`` and the reason.

@@ -94,6 +94,14 @@ class FinderScores:
     twin_tied: int               # ... of which the twin scored exactly the same as the right diagram
 
     @property
+    def pair_recall_at_1(self) -> float | None:
+        """Share of questions whose first diagram is the right one or its twin: recall@1 when twins,
+        which no reading of the question alone can tell apart, count as found."""
+        if self.recall_at_1 is None:
+            return None
+        return self.recall_at_1 + self.twin_at_first / self.n_questions
+
+    @property
     def twin_confusion_rate(self) -> float | None:
         """Share of twin questions where the twin ranked above the right diagram (None without any)."""
         return self.twin_above / self.n_twin_questions if self.n_twin_questions else None
@@ -105,6 +113,8 @@ def finder_scores(ranks: Sequence[int | None], twins: Sequence[TwinOutcome]) -> 
     >>> s = finder_scores([1, 3, None], [TwinOutcome(True, False, False)])
     >>> (s.recall_at_1, round(s.mrr, 3), s.twin_above, s.twin_confusion_rate)
     (0.3333333333333333, 0.444, 1, 1.0)
+    >>> finder_scores([2, 1], [TwinOutcome(True, True, False)]).pair_recall_at_1
+    1.0
     """
     return FinderScores(
         n_questions=len(ranks), recall_at_1=recall_at_k(ranks, 1), recall_at_5=recall_at_k(ranks, 5),
