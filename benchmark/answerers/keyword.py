@@ -58,6 +58,20 @@ def read_lines(text: str) -> list[Line]:
     return out
 
 
+def avoided_names(text: str, mentioned: list[str]) -> list[str] | None:
+    """Names mentioned after a negation cue ("without Auth"); ``None`` when there is no cue.
+
+    >>> avoided_names("Can User reach DB without Auth?", ["User", "DB", "Auth"])
+    ['Auth']
+    """
+    folded = raw_words(text)
+    cue = next((i for i, w in enumerate(folded) if w in NEGATION_CUES), None)
+    if cue is None:
+        return None
+    after = " " + " ".join(folded[cue + 1:]) + " "
+    return [n for n in mentioned if raw_words(n) and f" {' '.join(raw_words(n))} " in after]
+
+
 def _names_graph(lines: list[Line]) -> nx.MultiDiGraph:
     """The names of the context as a graph without edges (for linking the question's mentions)."""
     g = nx.MultiDiGraph()
@@ -88,20 +102,40 @@ class KeywordAnswerer:
         shared = sorted(qwords & frozenset().union(*(ln.words for ln in lines))) if lines else []
         meta = {"latency_s": round(time.perf_counter() - start, 6), "mentioned": mentioned}
         explanation = f"Words shared with the question: {', '.join(shared)}." if shared else "No words shared with the question."
+        assumed = self._assumed(question, raw, mentioned)
+        if assumed:
+            explanation += " The names go together: " + "; ".join(f"{a} → {b}" for a, b in assumed) + "."
         error = "no name in the context to answer with" if raw is None else None
         return Answer(self.name, raw, error=error, evidence=tuple((ln.names[0], ln.names[1]) for ln in best),
                       explanation=explanation, meta=meta)
+
+    @staticmethod
+    def _assumed(question: Question, raw: Any, mentioned: list[str]) -> list[tuple[str, str]]:
+        """The relations the guess takes for granted (co-occurrence read as an arrow)."""
+        first = mentioned[0] if mentioned else None
+        if question.kind == "bool":
+            if raw != "yes":
+                return []
+            names = [n for n in mentioned if n not in (avoided_names(question.text, mentioned) or [])]
+            return list(zip(names, names[1:]))
+        if question.kind == "node" and first and raw:
+            return [(first, raw)]
+        if question.kind == "nodes" and first:
+            inward = question.type == "predecessors"
+            return [(n, first) if inward else (first, n) for n in raw]
+        if question.kind == "path":
+            return list(zip(raw, raw[1:]))
+        if question.kind == "label" and len(mentioned) >= 2:
+            return [(mentioned[0], mentioned[1])]
+        return []
 
     @staticmethod
     def _guess(question: Question, lines: list[Line], mentioned: list[str], score: dict[str, int]) -> Any:
         kind = question.kind
         present = {n for ln in lines for n in ln.names}
         if kind == "bool":
-            folded = raw_words(question.text)
-            cue = next((i for i, w in enumerate(folded) if w in NEGATION_CUES), None)
-            if cue is not None:
-                after = " ".join(folded[cue + 1:])
-                avoided = [n for n in mentioned if " ".join(raw_words(n)) and " ".join(raw_words(n)) in after]
+            avoided = avoided_names(question.text, mentioned)
+            if avoided is not None:
                 return "no" if avoided and avoided[-1] in present else "yes"
             return "yes" if mentioned and all(n in present for n in mentioned) else "no"
         first = mentioned[0] if mentioned else None

@@ -29,7 +29,7 @@ import networkx as nx
 
 from benchmark.answers import Claim
 from benchmark.graph import Subgraph, out_edges
-from benchmark.metrics.names import match_node
+from benchmark.metrics.names import match_nodes
 
 
 VERDICTS = ("supported", "unsupported", "fabricated")
@@ -57,11 +57,16 @@ def _walkable(sub: Subgraph) -> set[tuple[str, str]]:
 
 
 def verdict(claim: Claim, context_pairs: set[tuple[str, str]], diagram_graph: nx.MultiDiGraph) -> str:
-    """``supported``, ``unsupported`` or ``fabricated`` for one claim (see module doc)."""
-    src, dst = match_node(claim.src, diagram_graph), match_node(claim.dst, diagram_graph)
-    if src is None or dst is None or not any(v == dst for v, _ in out_edges(diagram_graph, src)):
+    """``supported``, ``unsupported`` or ``fabricated`` for one claim (see module doc).
+
+    A text naming a label that several nodes share may mean any of them: the claim holds when
+    it holds for one of them.
+    """
+    srcs, dsts = match_nodes(claim.src, diagram_graph), set(match_nodes(claim.dst, diagram_graph))
+    pairs = [(s, d) for s in srcs for d, _ in out_edges(diagram_graph, s) if d in dsts]
+    if not pairs:
         return "fabricated"
-    return "supported" if (src, dst) in context_pairs else "unsupported"
+    return "supported" if any(p in context_pairs for p in pairs) else "unsupported"
 
 
 def faithfulness(claims: list[Claim], context_subgraph: Subgraph, diagram_graph: nx.MultiDiGraph) -> Faithfulness:

@@ -41,26 +41,36 @@ def label_index(g: nx.MultiDiGraph) -> dict[str, list[str]]:
     return index
 
 
-def match_node(text: str, g: nx.MultiDiGraph, cutoff: float = FUZZY_CUTOFF) -> str | None:
-    """The node id that ``text`` names: exact id, then label (case/space-insensitive), then the
-    single best fuzzy label match scoring at least ``cutoff``; ``None`` when nothing fits.
+def match_nodes(text: str, g: nx.MultiDiGraph, cutoff: float = FUZZY_CUTOFF) -> list[str]:
+    """Every node id that ``text`` may name: the id itself; else all nodes carrying that label
+    (case/space-insensitive); else all nodes carrying the single best fuzzy label match scoring at
+    least ``cutoff``; ``[]`` when nothing fits.
 
-    Where several nodes share a label the first id in sorted order is taken.
+    >>> from benchmark.graph import build_graph
+    >>> match_nodes("orders db", build_graph({"nodes": [{"id": "a.db", "label": "Orders DB"}, {"id": "db", "label": "Orders DB"}]}))
+    ['a.db', 'db']
     """
     raw = str(text).strip().strip(_QUOTES)
     if raw in g:
-        return raw
+        return [raw]
     key = norm(text)
     if not key:
-        return None
+        return []
     ids = {norm(n): n for n in sorted(g.nodes, reverse=True)}
     if key in ids:
-        return ids[key]
+        return [ids[key]]
     index = label_index(g)
     if key in index:
-        return index[key][0]
+        return list(index[key])
     best = process.extractOne(key, list(index), scorer=fuzz.ratio, score_cutoff=cutoff)
-    return index[best[0]][0] if best else None
+    return list(index[best[0]]) if best else []
+
+
+def match_node(text: str, g: nx.MultiDiGraph, cutoff: float = FUZZY_CUTOFF) -> str | None:
+    """The node id that ``text`` names (see :func:`match_nodes`); where several nodes share the
+    label the first id in sorted order is taken; ``None`` when nothing fits."""
+    found = match_nodes(text, g, cutoff)
+    return found[0] if found else None
 
 
 def find_labels(text: str, g: nx.MultiDiGraph) -> list[tuple[int, int, str]]:
