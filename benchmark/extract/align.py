@@ -68,16 +68,16 @@ def align(extracted: dict[str, Any], reference: dict[str, Any], min_similarity: 
     {'orders-db': 'db', 'api': 'gw'}
     """
     pairs = []
-    for e in extracted.get("nodes", []):
+    for i, e in enumerate(extracted.get("nodes", [])):
         el = node_label(e)
-        for r in reference.get("nodes", []):
+        for j, r in enumerate(reference.get("nodes", [])):
             s = similarity(el, node_label(r))
             if s >= min_similarity:
-                pairs.append((-s, str(e["id"]), str(r["id"])))
-    pairs.sort()
+                pairs.append((-s, i, j, str(e["id"]), str(r["id"])))
+    pairs.sort()  # best first; ties go to the earlier node
     out: dict[str, str] = {}
     used: set[str] = set()
-    for _, eid, rid in pairs:
+    for _, _, _, eid, rid in pairs:
         if eid in out or rid in used:
             continue
         out[eid] = rid
