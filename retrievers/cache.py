@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import weakref
 from typing import Callable, Generic, TypeVar
 
 import networkx as nx
@@ -33,6 +34,24 @@ def fingerprint(g: nx.MultiDiGraph) -> str:
     return h.hexdigest()[:16]
 
 
+_FINGERPRINTS: "weakref.WeakKeyDictionary[nx.MultiDiGraph, tuple[tuple[int, int], str]]" = weakref.WeakKeyDictionary()
+
+
+def graph_key(g: nx.MultiDiGraph) -> str:
+    """:func:`fingerprint` of ``g``, remembered per graph object while its size stays the same.
+
+    Graphs from a source are not edited after loading; a graph that gains or loses a node or an
+    edge is fingerprinted again.
+    """
+    size = (g.number_of_nodes(), g.number_of_edges())
+    known = _FINGERPRINTS.get(g)
+    if known is not None and known[0] == size:
+        return known[1]
+    fp = fingerprint(g)
+    _FINGERPRINTS[g] = (size, fp)
+    return fp
+
+
 class PerGraph(Generic[T]):
     """A thread-safe map (diagram id, graph fingerprint) -> index."""
 
@@ -41,7 +60,7 @@ class PerGraph(Generic[T]):
         self._lock = threading.Lock()
 
     def get(self, diagram_id: str, g: nx.MultiDiGraph, build: Callable[[], T]) -> T:
-        key = (diagram_id, fingerprint(g))
+        key = (diagram_id, graph_key(g))
         with self._lock:
             if key in self._items:
                 return self._items[key]

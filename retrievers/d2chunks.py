@@ -29,7 +29,7 @@ lines, rank the windows against the question, and read what the best ones say.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import networkx as nx
@@ -275,6 +275,10 @@ class _Index:
     bm25: BM25Index
     graph: _Graph
     base_dir: str | None
+    #: subgraph of each set of kept lines already turned into one (questions often share windows)
+    found: dict[frozenset[int], Subgraph] = field(default_factory=dict)
+    #: node ids that the surroundings alone create, by the surroundings' text
+    around: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 @SELECTORS.register("d2chunks", pattern=r"d2chunks-(?P<k>\d+)(?:-w(?P<window>\d+)s(?P<stride>\d+))?")
@@ -302,40 +306,44 @@ class D2ChunksSelector:
 
     def selected_lines(self, question, graph, diagram) -> list[int]:
         """Line numbers (0-based) of the best ``k`` windows."""
-        idx = self._index(graph, diagram)
-        keep = {no for w in idx.bm25.top(question.text, self.k) for u in idx.script.windows[w]
-                for no in idx.script.units[u]}
-        return sorted(keep)
+        return self._lines(self._index(graph, diagram), question)
+
+    def _lines(self, idx: _Index, question) -> list[int]:
+        return sorted({no for w in idx.bm25.top(question.text, self.k) for u in idx.script.windows[w]
+                       for no in idx.script.units[u]})
 
     def select(self, question, graph, diagram) -> Subgraph:
         idx = self._index(graph, diagram)
-        keep = set(self.selected_lines(question, graph, diagram))
+        keep = frozenset(self._lines(idx, question))
         if not keep:
             return Subgraph()
-        found = self._reparse(idx, keep, diagram.id)
+        if keep in idx.found:
+            return idx.found[keep]
+        found = self._reparse(idx, set(keep), diagram.id)
         if found is None:
             found = Subgraph()
             for no in sorted(keep):
                 ln = idx.script.lines[no]
                 prefix = self._prefix(idx, ln)
                 found = found.union(match_line(graph, ln.text, prefix))
-        return found
+        return idx.found.setdefault(keep, found)
 
     def _reparse(self, idx: _Index, keep: set[int], diagram_id: str) -> Subgraph | None:
         from benchmark.d2 import D2SyntaxError, parse_text
 
-        text = snippet(idx.script, keep)
+        name = f"<{diagram_id} chunks>"
+        around_text = snippet(idx.script, keep, surroundings=False)
         try:
-            parsed = parse_text(text, filename=f"<{diagram_id} chunks>", base_dir=idx.base_dir)
-            around = parse_text(snippet(idx.script, keep, surroundings=False), filename=f"<{diagram_id} chunks>",
-                                base_dir=idx.base_dir)
+            parsed = parse_text(snippet(idx.script, keep), filename=name, base_dir=idx.base_dir)
+            if around_text not in idx.around:
+                around = parse_text(around_text, filename=name, base_dir=idx.base_dir)
+                idx.around[around_text] = frozenset(n["id"] for n in around["nodes"])
         except D2SyntaxError:
             return None
         g = idx.graph.g
         sub = build_graph(parsed)
         edges = {m for e in graph_edges(sub) for m in idx.graph.match(e)}
-        only_around = {n["id"] for n in around["nodes"]}
-        nodes = {n for n in sub.nodes if n in g and n not in only_around}
+        nodes = {n for n in sub.nodes if n in g and n not in idx.around[around_text]}
         return Subgraph.from_edges(edges, nodes)
 
     def _prefix(self, idx: _Index, ln: Line) -> list[str]:

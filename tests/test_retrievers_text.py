@@ -182,10 +182,11 @@ def test_d2chunks_falls_back_when_the_snippet_does_not_compile(monkeypatch):
     def broken(*a, **k):
         raise D2SyntaxError("cannot compile")
 
-    sel = D2ChunksSelector(1, window=1, stride=1)
-    reparsed = sel.select(q("Who enqueues the invoice?"), g, d)
+    reparsed = D2ChunksSelector(1, window=1, stride=1).select(q("Who enqueues the invoice?"), g, d)
     monkeypatch.setattr(benchmark.d2, "parse_text", broken)
-    assert sel.select(q("Who enqueues the invoice?"), g, d) == reparsed
+    fresh = D2ChunksSelector(1, window=1, stride=1)  # nothing cached: the lines are matched one by one
+    assert fresh.select(q("Who enqueues the invoice?"), g, d) == reparsed
+    assert fresh.select(q("Where do bounces go?"), g, d).edges == {Edge("mail", "db", "bounces")}
 
 
 @pytest.mark.parametrize("k, window, stride", [(0, 4, 2), (1, 0, 2), (1, 4, 0)])
