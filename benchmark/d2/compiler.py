@@ -13,7 +13,7 @@ import os
 
 from benchmark.d2.errors import D2SyntaxError, D2UnsupportedError
 from benchmark.d2.ir import Field, IREdge, IRMap, Value, common_owner, field_key
-from benchmark.d2.keywords import BOARD_KEYWORDS, is_reserved
+from benchmark.d2.keywords import BOARD_KEYWORDS, RESERVED_KEYWORDS, is_reserved
 from benchmark.d2.lexer import Source
 from benchmark.d2.parser import Parser
 from benchmark.d2.syntax import Array, Import, Key, KeyPart, Map, Scalar
@@ -103,6 +103,8 @@ class Compiler:
                 self.flush_created()  # d2 makes the parents before it deletes the last key
             f = self.ensure_field(m, part.value, part.quoted)
             if i == len(parts) - 1:
+                if isinstance(stmt.value, Map) and _declares_children(stmt.value):
+                    f.declared_container = True
                 self.flush_created()
                 self.apply_field_value(f, stmt, m, source, base_dir)
             else:
@@ -307,7 +309,8 @@ class Compiler:
             dsts = self.expand(m, rule.edge.dst, rule.source, True)
             for s in srcs:
                 for d in dsts:
-                    key = (_lower_path(s), _lower_path(d))
+                    # by path as spelled: a deleted and re-declared key is not linked twice
+                    key = (tuple(s.path()), tuple(d.path()))
                     if s is d or key in rule.done:
                         continue
                     rule.done.add(key)
@@ -342,19 +345,18 @@ class Compiler:
             self.applying -= 1
 
     def field_created(self, f: Field) -> None:
-        """Apply the lazy glob rules that reach a newly created field."""
-        for depth, m in enumerate(f.parent.ancestors()):
-            for rule in list(m.rules):
-                if rule in self.active or id(rule.done) in f.created_by:
-                    continue
-                if rule.kind == "key":
-                    head = rule.parts[0]
-                    if head.value == "**":
+        """Apply the lazy glob rules that reach a newly created field: key globs first,
+        then connection globs (which then see what the key globs added)."""
+        for kind in ("key", "edge"):
+            for depth, m in enumerate(f.parent.ancestors()):
+                for rule in list(m.rules):
+                    if rule.kind != kind or rule in self.active or id(rule.done) in f.created_by:
+                        continue
+                    if kind == "edge":
+                        self.apply_edge_rule(rule, m)
+                    elif rule.parts[0].value == "**" or (
+                            depth == 0 and any(g is f for g in self.glob_fields(m, rule.parts[0]))):
                         self.apply_key_rule(rule, f)
-                    elif depth == 0 and any(g is f for g in self.glob_fields(m, head)):
-                        self.apply_key_rule(rule, f)
-                elif rule.kind == "edge":
-                    self.apply_edge_rule(rule, m)
 
     def edge_created(self, e: IREdge) -> None:
         for m in e.owner.ancestors():
@@ -442,12 +444,18 @@ def _same_edge(e: IREdge, src: Field, dst: Field, arrow: str) -> bool:
     return e.src is dst and e.dst is src and e.arrow == REVERSED[arrow]
 
 
+def _declares_children(tree: Map) -> bool:
+    """Whether a written map names objects or connections (d2's container test)."""
+    for node in tree.nodes:
+        if isinstance(node, Import):
+            return True
+        if node.edges or (node.key and node.key[0].value not in RESERVED_KEYWORDS):
+            return True
+    return False
+
+
 def _is_null(value) -> bool:
     return isinstance(value, Scalar) and value.kind == "null"
-
-
-def _lower_path(f: Field) -> tuple:
-    return tuple(name.lower() for name in f.path())
 
 
 def _has_glob(parts: list[KeyPart]) -> bool:

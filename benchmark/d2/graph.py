@@ -152,17 +152,9 @@ class GraphBuilder:
         return child
 
     def ensure_path(self, obj: Obj, names: list[str]) -> Obj:
-        for i, name in enumerate(names):
-            if i == 0:
-                obj = self.ensure_child(obj, name)
-            else:
-                low = name.lower()
-                nxt = obj.children.get(low)
-                if nxt is None:
-                    nxt = Obj(name, obj, len(self.objects) + 1)
-                    obj.children[low] = nxt
-                    self.objects.append(nxt)
-                obj = nxt
+        """Object at ``names`` below ``obj``; each step may resolve to a sequence actor."""
+        for name in names:
+            obj = self.ensure_child(obj, name)
         while obj.column and obj.parent is not None:
             obj = obj.parent
         return obj

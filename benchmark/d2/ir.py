@@ -63,7 +63,8 @@ class IRMap:
 
 
 class Field:
-    __slots__ = ("name", "parent", "primary", "map", "suspended", "seq", "created_by", "keyword")
+    __slots__ = ("name", "parent", "primary", "map", "suspended", "seq", "created_by", "keyword",
+                 "declared_container")
 
     def __init__(self, name: str, parent: IRMap, seq: int, quoted: bool = False) -> None:
         self.name = name
@@ -74,6 +75,7 @@ class Field:
         self.suspended: bool | None = None
         self.seq = seq
         self.created_by: set = set()
+        self.declared_container = False  # a map written for it names objects or connections
 
     def ensure_map(self) -> IRMap:
         if self.map is None:
@@ -84,7 +86,11 @@ class Field:
         return self.parent.path() + [self.name]
 
     def is_leaf(self) -> bool:
-        return self.map is None or not (self.map.objects() or self.map.rules)
+        """No children, as d2's ``**`` in a connection sees it: once the field has a map,
+        what was written for it counts too, even before that map is compiled."""
+        if self.map is None:
+            return True
+        return not (self.map.objects() or self.map.edges or self.declared_container)
 
     def within(self, other: "Field") -> bool:
         """True when this field is ``other`` or lies inside it."""
