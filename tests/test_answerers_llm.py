@@ -150,3 +150,38 @@ def test_prompt_states_the_format_of_each_kind():
 def test_parse_reply_rejects_objects_without_answer():
     with pytest.raises(ValueError):
         parse_reply('{"evidence": []}')
+
+
+def test_a_run_through_the_runner_resumes_from_the_cache(tmp_path, monkeypatch):
+    """A real run with the llm answerer against the local server; a second run makes no calls."""
+    from benchmark.runner import run
+    from benchmark.spec import RunSpec
+
+    monkeypatch.setenv("DIAGQA_TEST_KEY", SECRET)
+
+    def model(request):  # answers "yes" citing the first context line, as JSON in a code fence
+        system = request["messages"][0]["content"]
+        line = system.split("Context:\n", 1)[1].splitlines()[0]
+        src, _, rest = line.partition(" -> ")
+        return "```json\n" + json.dumps({"answer": "yes", "evidence": [[src, rest.split(" [")[0]]] if rest else [],
+                                         "explanation": ""}) + "\n```"
+
+    options = {"llm": {"base_url": None, "model": "test-model", "api_key_env": "DIAGQA_TEST_KEY",
+                       "cache_path": str(tmp_path / "cache" / "llm.sqlite"), "max_attempts": 2, "backoff_s": 0}}
+    with LLMServer(responder=model) as server:
+        options["llm"]["base_url"] = server.base_url
+        spec = dict(variants=("oracle+d2+oracle",), answerers=("llm", "solver"), out_dir=tmp_path / "results",
+                    workers=1, limit=6, options=options)
+        first = run(RunSpec(run_id="first", **spec), progress=False, quiet=True, report=False)
+        calls = server.calls
+        again = run(RunSpec(run_id="again", **spec), progress=False, quiet=True, report=False)
+        assert server.calls == calls == 6
+    llm = [r for r in first.records if r.answerer == "llm"]
+    assert len(llm) == 6 and all(r.answer["error"] is None and r.metrics is not None for r in llm)
+    assert all(r.metrics["n_claims"] >= 1 for r in llm if " -> " in r.context["text"])
+    assert any(r.metrics["faithfulness"] == 1.0 for r in llm)
+    assert [r.metrics for r in again.records] == [r.metrics for r in first.records]
+    assert all(r.answer["meta"]["cached"] for r in again.records if r.answerer == "llm")
+    for path in (tmp_path / "results").rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path

@@ -98,12 +98,12 @@ class LLMAnswerer:
         base_url = base_url or os.environ.get("DIAGQA_LLM_BASE_URL")
         model = model or os.environ.get("DIAGQA_LLM_MODEL")
         if not model:
-            raise StageUnavailable("answerer llm: no model configured (set options llm.model and llm.base_url, "
+            raise StageUnavailable("no model configured (set options llm.model and llm.base_url, "
                                    "or DIAGQA_LLM_MODEL and DIAGQA_LLM_BASE_URL)")
         try:
             import openai
         except ImportError as exc:  # pragma: no cover - the llm extra is part of the install
-            raise StageUnavailable("answerer llm: the 'openai' package is not installed (pip install diagqa[llm])") from exc
+            raise StageUnavailable("the 'openai' package is not installed (pip install diagqa[llm])") from exc
         self._openai = openai
         self.model, self.base_url = model, base_url
         self.params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens}
