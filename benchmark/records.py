@@ -143,7 +143,7 @@ class SampleRecord:
 
     def to_json(self) -> dict[str, Any]:
         # fields already hold JSON-ready values: a shallow copy (dataclasses.asdict deep-copies, slowly)
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return dict(vars(self))
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), ensure_ascii=False, sort_keys=True)

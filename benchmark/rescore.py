@@ -42,16 +42,16 @@ def load_run(run_dir: Path) -> tuple[list[SampleRecord], dict[str, Any], dict[st
     return records, graphs, card
 
 
-def rescore_records(records: list[SampleRecord], graphs: dict[str, Any]) -> list[SampleRecord]:
-    """Records with their metrics recomputed; a record whose scoring raises keeps its error, not the run."""
+def _score_all(records: list[SampleRecord], graphs: dict[str, Any]) -> list[tuple[Any, Any, float | None]]:
+    """(metrics, error, seconds) of each record; ``None`` seconds for a record with nothing to score."""
     from benchmark.records import context_from_json, question_from_json, subgraph_from_json
 
     built: dict[str, Any] = {}
     shared: dict[str, Any] = {}   # rebuilt question / context / retrieved, shared by consecutive samples
-    out = []
+    out: list[tuple[Any, Any, float | None]] = []
     for r in records:
         if r.answer is None or r.context is None:
-            out.append(r)  # an earlier stage failed: nothing to score
+            out.append((r.metrics, r.error, None))  # an earlier stage failed: nothing to score
             continue
         if r.diagram_id not in built:
             if r.diagram_id not in graphs:
@@ -67,13 +67,61 @@ def rescore_records(records: list[SampleRecord], graphs: dict[str, Any]) -> list
         except Exception as exc:
             metrics, error = None, _error("score", exc)
         prior = r.error if r.error is not None and r.error.get("stage") != "score" else None
-        timings = dict(r.timings, score_s=round(time.perf_counter() - t, 6))
-        out.append(replace(r, metrics=metrics, error=error or prior, timings=timings))
+        out.append((metrics, error or prior, time.perf_counter() - t))
     return out
 
 
-def rescore(path: Path | str, report: bool = True) -> tuple[Path, list[SampleRecord], dict[str, Any]]:
-    """Re-score the run at ``path`` in place; returns its directory, records and updated card."""
+_SHARED: tuple[list[SampleRecord], dict[str, Any]] | None = None
+
+
+def _score_chunk(indices: list[int]) -> list[tuple[Any, Any, float | None]]:
+    assert _SHARED is not None
+    records, graphs = _SHARED
+    return _score_all([records[i] for i in indices], graphs)
+
+
+def rescore_records(records: list[SampleRecord], graphs: dict[str, Any], workers: int = 1,
+                    min_parallel: int = 2000) -> list[SampleRecord]:
+    """Records with their metrics recomputed; a record whose scoring raises keeps its error, not the run.
+
+    With ``workers > 1`` (and at least ``min_parallel`` records) diagrams are scored in forked
+    processes that share the records; the result is the same as scoring in one process.
+    """
+    global _SHARED
+    import multiprocessing
+
+    if workers > 1 and len(records) >= min_parallel and "fork" in multiprocessing.get_all_start_methods():
+        chunks: dict[str, list[int]] = {}
+        for i, r in enumerate(records):
+            chunks.setdefault(r.diagram_id, []).append(i)
+        _SHARED = (records, graphs)
+        try:
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
+                parts = pool.map(_score_chunk, list(chunks.values()), chunksize=1)
+        finally:
+            _SHARED = None
+        scored: list[Any] = [None] * len(records)
+        for idx, part in zip(chunks.values(), parts):
+            for i, res in zip(idx, part):
+                scored[i] = res
+    else:
+        scored = _score_all(records, graphs)
+    out = []
+    for r, (metrics, error, seconds) in zip(records, scored):
+        if seconds is None:
+            out.append(r)
+        else:
+            out.append(replace(r, metrics=metrics, error=error, timings=dict(r.timings, score_s=round(seconds, 6))))
+    return out
+
+
+def rescore(path: Path | str, report: bool = True, workers: int | None = None) -> tuple[Path, list[SampleRecord], dict[str, Any]]:
+    """Re-score the run at ``path`` in place; returns its directory, records and updated card.
+
+    ``workers`` processes share the scoring (default: one per core).
+    """
+    from benchmark.spec import default_workers
+
     from benchmark.plugins import load_all
     from benchmark.report import write_report
 
@@ -81,7 +129,7 @@ def rescore(path: Path | str, report: bool = True) -> tuple[Path, list[SampleRec
     t0 = time.perf_counter()
     load_all()
     records, graphs, card = load_run(run_dir)
-    records = rescore_records(records, graphs)
+    records = rescore_records(records, graphs, workers=workers or default_workers())
     tmp = run_dir / (SAMPLES + ".tmp")
     write_samples(tmp, records)
     os.replace(tmp, run_dir / SAMPLES)

@@ -64,3 +64,13 @@ def test_report_command_rewrites_reports(finished, capsys):
     (finished.run_dir / "report.html").unlink()
     assert main(["report", str(finished.run_dir), "--bootstrap", "200"]) == 0
     assert (finished.run_dir / "report.html").exists()
+
+
+def test_parallel_rescore_equals_serial(finished):
+    from benchmark.rescore import load_run, rescore_records
+
+    records, graphs, _ = load_run(finished.run_dir)
+    serial = rescore_records(records, graphs, workers=1)
+    parallel = rescore_records(records, graphs, workers=2, min_parallel=0)
+    assert [r.metrics for r in serial] == [r.metrics for r in parallel]
+    assert [r.sample_id for r in parallel] == [r.sample_id for r in records]

@@ -20,7 +20,6 @@ out of a mean and counted in a ``*_missing`` column, never averaged as NaN.
 """
 from __future__ import annotations
 
-import math
 import zlib
 from typing import Any, Iterable
 
@@ -46,7 +45,7 @@ METRIC_COLUMNS = ("correct", "sufficient", "guess_class", "srr", "precision", "f
 # -- the frame ------------------------------------------------------------------------------------
 
 def _record_dict(r: Any) -> dict[str, Any]:
-    return r.to_json() if hasattr(r, "to_json") else dict(r)
+    return vars(r) if hasattr(r, "to_json") else r
 
 
 def frame(records: Iterable[Any]) -> pd.DataFrame:
@@ -82,13 +81,10 @@ def scored(df: pd.DataFrame) -> pd.DataFrame:
 # -- statistics -----------------------------------------------------------------------------------
 
 def _values(series: Iterable[Any]) -> tuple[np.ndarray, int]:
-    kept, missing = [], 0
-    for v in series:
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            missing += 1
-        else:
-            kept.append(float(v))
-    return np.asarray(kept, dtype=float), missing
+    """The measured values as floats, and how many were ``None`` (or NaN)."""
+    arr = np.array([np.nan if v is None else float(v) for v in series], dtype=float)
+    mask = np.isnan(arr)
+    return arr[~mask], int(mask.sum())
 
 
 def mean_of(series: Iterable[Any]) -> float | None:
@@ -119,7 +115,11 @@ def bootstrap(series: Iterable[Any], seed: int, key: str, n_boot: int = 1000, le
     if not kept.size:
         return None, None
     rng = np.random.default_rng([seed, zlib.crc32(key.encode("utf-8"))])
-    means = kept[rng.integers(0, kept.size, size=(n_boot, kept.size))].mean(axis=1)
+    if np.all((kept == 0.0) | (kept == 1.0)):
+        # the mean of a resample of 0/1 values is a binomial count over its size: same law, no index matrix
+        means = rng.binomial(kept.size, kept.mean(), size=n_boot) / kept.size
+    else:
+        means = kept[rng.integers(0, kept.size, size=(n_boot, kept.size))].mean(axis=1)
     tail = (1 - level) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
     return float(low), float(high)
@@ -209,7 +209,7 @@ def breakdown(df: pd.DataFrame, column: str) -> pd.DataFrame:
     return _objects(pd.DataFrame(rows))
 
 
-def _answer_key(row: pd.Series) -> Any:
+def _answer_key(row: dict[str, Any]) -> Any:
     v = row["answer_value"]
     if v is None:
         raw = row["answer_raw"]
@@ -225,7 +225,8 @@ def twin_consistency(df: pd.DataFrame) -> pd.DataFrame:
     s = scored(df)
     rows = []
     for (variant, answerer), g in s.groupby(GROUP, sort=False):
-        by_q = {r["question_id"]: r for _, r in g.iterrows()}
+        cols = ("twin_question", "answer_value", "answer_raw", "correct")
+        by_q = {q: dict(zip(cols, vals)) for q, *vals in zip(g["question_id"], *(g[c] for c in cols))}
         pairs = sorted({tuple(sorted((q, r["twin_question"]))) for q, r in by_q.items()
                         if r["twin_question"] and r["twin_question"] in by_q})
         differ, unmeasured = [], 0
