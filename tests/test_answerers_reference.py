@@ -170,3 +170,12 @@ def test_guessers_score_below_the_reader_on_counter_prior_questions(dataset):
                 correct[answerer.name] += score_sample(q, g, whole(g), ctx, answerer.answer(q, ctx))["correct"]
     assert n > 0 and correct["solver"] == n
     assert correct["blind"] < n / 2 and correct["keyword"] < n
+
+
+@pytest.mark.parametrize("name", ["solver", "keyword", "blind", "cache", "llm"])
+def test_doctests_of_answerer_modules(name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(f"benchmark.answerers.{name}"))
+    assert result.attempted > 0 and result.failed == 0

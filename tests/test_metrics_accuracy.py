@@ -98,3 +98,12 @@ def test_bool_and_node_and_int_correctness():
 def test_russian_label_with_inflection_matches_fuzzily():
     assert normalise_answer("node", "База данных", G, "ru") == "ru.db"
     assert normalise_answer("node", "базы данных", G, "ru") == "ru.db"
+
+
+def test_labels_holding_and_or_commas_are_not_split():
+    g = build_graph({"nodes": [{"id": "bt", "label": "Build and test"}, {"id": "dep", "label": "Deploy, then notify"},
+                               {"id": "src", "label": "Source"}],
+                     "edges": [{"src": "src", "dst": "bt"}, {"src": "bt", "dst": "dep"}]})
+    assert normalise_answer("nodes", "Build and test and Deploy, then notify", g) == frozenset({"bt", "dep"})
+    assert normalise_answer("path", "Source -> Build and test -> Deploy, then notify", g) == ("src", "bt", "dep")
+    assert normalise_answer("nodes", "Source, Firewall", g) == frozenset({"src", "Firewall"})

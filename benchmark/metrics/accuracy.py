@@ -101,6 +101,17 @@ def _items(raw: Any, splitter: re.Pattern[str]) -> list[str]:
     return [x for x in (i.strip() for i in items) if x]
 
 
+_SEPARATORS = re.compile(r"(?:\s|,|;|\.|->|→|=>|⇒|-->|\band\b|\bи\b|\bthen\b|\bзатем\b)*", re.IGNORECASE)
+
+
+def _labels_only(text: str, g: nx.MultiDiGraph) -> list[str] | None:
+    """The nodes a text lists when it is nothing but labels and separators ("Build and test, Deploy"),
+    so that a label holding "and" or a comma is not split; ``None`` otherwise."""
+    found = find_labels(text, g)
+    rest = "".join(text[e:s] for (_, e, _), (s, _, _) in zip([(0, 0, "")] + found, found + [(len(text), 0, "")]))
+    return [n for _, _, n in found] if found and _SEPARATORS.fullmatch(rest) else None
+
+
 def _match_all(items: list[str], g: nx.MultiDiGraph) -> list[str]:
     """Each item's node id, or the item's own text when it names no node (so it cannot match)."""
     return [match_node(i, g) or i for i in items]
@@ -123,9 +134,11 @@ def normalise_with_reason(kind: str, raw: Any, graph: nx.MultiDiGraph, language:
     if kind == "nodes":
         if isinstance(raw, str) and norm(raw) in EMPTY_SET:
             return frozenset(), None
-        return frozenset(_match_all(_items(raw, _LIST_SPLIT), graph)), None
+        listed = _labels_only(raw, graph) if isinstance(raw, str) else None
+        return frozenset(listed if listed is not None else _match_all(_items(raw, _LIST_SPLIT), graph)), None
     if kind == "path":
-        items = _match_all(_items(raw, _PATH_SPLIT), graph)
+        listed = _labels_only(raw, graph) if isinstance(raw, str) else None
+        items = listed if listed is not None else _match_all(_items(raw, _PATH_SPLIT), graph)
         return (tuple(items), None) if items else (None, "empty path")
     raise ValueError(f"unknown answer kind {kind!r}")
 
