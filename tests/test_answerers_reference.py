@@ -152,7 +152,9 @@ def test_reference_answerers_are_deterministic(dataset):
     ctx = make_context(d.id, whole(g), g)
     for answerer in (SolverAnswerer(), KeywordAnswerer(), BlindAnswerer()):
         first = [answerer.answer(q, ctx).to_json() for q in d.questions]
-        again = [answerer.answer(q, ctx).to_json() for q in d.questions]
+        # the gold answer and certificate make no difference to what an answerer says
+        again = [answerer.answer(dataclasses.replace(q, answer="nonsense", certificate=Subgraph()), ctx).to_json()
+                 for q in d.questions]
         strip = lambda xs: [{k: v for k, v in x.items() if k != "meta"} for x in xs]  # noqa: E731
         assert strip(first) == strip(again)
 
