@@ -90,7 +90,9 @@ def test_keyword_is_blind_to_direction():
     q = question("count_out", "How many nodes come directly after Auth Service?", node="auth")
     a = KeywordAnswerer().answer(q, FULL)
     assert a.raw == 2                                    # counts User -> Auth Service too: wrong (1)
-    assert ("User", "Auth Service") in a.evidence and ("Auth Service", "Orders DB") in a.evidence
+    assert a.evidence == (("Auth Service", "Orders DB"), ("Auth Service", "User"))   # cited the way the question reads
+    s = score_sample(dataclasses.replace(q, answer=1, certificate=Subgraph()), G, whole(G), FULL, a)
+    assert [c["verdict"] for c in s["claims"]] == ["supported", "fabricated"]
     q = question("predecessors", "Which nodes lead into Cache?", node="cache")
     assert KeywordAnswerer().answer(q, FULL).raw == ["Orders DB", "User"]
 
@@ -110,7 +112,7 @@ def test_keyword_states_the_relations_it_assumes():
     a = KeywordAnswerer().answer(q, FULL)
     s = score_sample(dataclasses.replace(q, answer=False, certificate=Subgraph()), G, whole(G), FULL, a)
     assert a.raw == "yes" and "Auth Service → Cache" in a.explanation
-    assert s["claims_fabricated"] == 1 and s["faithfulness"] < 1.0 and s["guess_class"] == "misread"
+    assert s["claims_fabricated"] == 2 and s["faithfulness"] == 0.5 and s["guess_class"] == "misread"
 
 
 def test_blind_priors():

@@ -5,7 +5,8 @@ which way an arrow points or what lies two steps away. Yes/no comes from whether
 question mentions appear (and, after a negation cue such as "without", whether the avoided name
 appears); node answers from the name whose lines share most words with the question; counts from
 the number of lines that mention the node. It cites the lines sharing most words with the question
-as its evidence -- often the wrong pairs.
+as its evidence, each pair in the order the question names them -- often the wrong pairs, or
+the right pair the wrong way round.
 
 >>> from benchmark.context import make_context
 >>> from benchmark.graph import build_graph, whole
@@ -72,6 +73,18 @@ def avoided_names(text: str, mentioned: list[str]) -> list[str] | None:
     return [n for n in mentioned if raw_words(n) and f" {' '.join(raw_words(n))} " in after]
 
 
+def _in_question_order(names: tuple[str, ...], mentioned: list[str]) -> tuple[str, str]:
+    """A line's two names, the question's names first: a bag of words does not know which way
+    an arrow points, so it cites the pair the way the question reads.
+
+    >>> _in_question_order(("User", "DB"), ["DB", "User"]), _in_question_order(("User", "DB"), ["DB"])
+    (('DB', 'User'), ('DB', 'User'))
+    """
+    rank = {n: i for i, n in enumerate(mentioned)}
+    a, b = names[0], names[1]
+    return (b, a) if rank.get(b, len(rank)) < rank.get(a, len(rank)) else (a, b)
+
+
 def _names_graph(lines: list[Line]) -> nx.MultiDiGraph:
     """The names of the context as a graph without edges (for linking the question's mentions)."""
     g = nx.MultiDiGraph()
@@ -106,7 +119,7 @@ class KeywordAnswerer:
         if assumed:
             explanation += " The names go together: " + "; ".join(f"{a} → {b}" for a, b in assumed) + "."
         error = "no name in the context to answer with" if raw is None else None
-        return Answer(self.name, raw, error=error, evidence=tuple((ln.names[0], ln.names[1]) for ln in best),
+        return Answer(self.name, raw, error=error, evidence=tuple(_in_question_order(ln.names, mentioned) for ln in best),
                       explanation=explanation, meta=meta)
 
     @staticmethod

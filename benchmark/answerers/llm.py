@@ -3,9 +3,9 @@
 Configuration (run options ``llm: {...}``): ``base_url``, ``model``, ``api_key_env`` (the *name*
 of the environment variable that holds the key -- the key itself never reaches logs, caches or
 results), sampling ``temperature``/``max_tokens``/``seed``, ``timeout_s``, ``max_attempts``,
-``backoff_s`` and ``cache_path``. ``base_url`` and ``model`` may also come from the environment
-variables ``DIAGQA_LLM_BASE_URL`` and ``DIAGQA_LLM_MODEL``; without a model the stage is
-unavailable and a run goes on without it.
+``backoff_s``, ``cache_path`` and ``extra_params`` (more request fields; ``None`` drops a default).
+``base_url`` and ``model`` may also come from the environment variables ``DIAGQA_LLM_BASE_URL``
+and ``DIAGQA_LLM_MODEL``; without a model the stage is unavailable and a run goes on without it.
 
 The model is asked for one JSON object ``{answer, evidence: [[src, dst], ...], explanation}``.
 Replies are parsed leniently (code fences, text around the object); 429, 5xx, timeouts and
@@ -94,7 +94,8 @@ class LLMAnswerer:
     def __init__(self, base_url: str | None = None, model: str | None = None, api_key_env: str = "OPENAI_API_KEY",
                  temperature: float = 0.0, max_tokens: int = 512, seed: int | None = 0, timeout_s: float = 60.0,
                  max_attempts: int = 4, backoff_s: float = 1.0, max_backoff_s: float = 30.0,
-                 cache_path: str | Path | None = DEFAULT_CACHE, sleep: Callable[[float], None] = time.sleep) -> None:
+                 cache_path: str | Path | None = DEFAULT_CACHE, extra_params: dict[str, Any] | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         base_url = base_url or os.environ.get("DIAGQA_LLM_BASE_URL")
         model = model or os.environ.get("DIAGQA_LLM_MODEL")
         if not model:
@@ -109,6 +110,8 @@ class LLMAnswerer:
         self.params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens}
         if seed is not None:
             self.params["seed"] = seed
+        self.params.update(extra_params or {})  # e.g. {"max_completion_tokens": 512} for endpoints that want it
+        self.params = {k: v for k, v in self.params.items() if v is not None}
         self.max_attempts, self.backoff_s, self.max_backoff_s = max(1, int(max_attempts)), backoff_s, max_backoff_s
         self._secret = os.environ.get(api_key_env) or ""
         self._client = openai.OpenAI(base_url=base_url, api_key=self._secret or "not-needed",
