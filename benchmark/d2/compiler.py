@@ -45,6 +45,8 @@ class Compiler:
         self.applying = 0
         self.active: list[Rule] = []
         self.pending: list[Field] = []
+        self.ast_stack: list[Map] = []
+        self.ast_seen: list[Map] = []
         self.import_stack: list[str] = []
 
     # -- entry ----------------------------------------------------------------------
@@ -55,6 +57,14 @@ class Compiler:
         return self.root
 
     def compile_map(self, tree: Map, m: IRMap, source: Source, base_dir) -> None:
+        self.ast_stack.append(tree)
+        self.ast_seen.append(tree)   # keeps ids in rule signatures unique
+        try:
+            self._compile_nodes(tree, m, source, base_dir)
+        finally:
+            self.ast_stack.pop()
+
+    def _compile_nodes(self, tree: Map, m: IRMap, source: Source, base_dir) -> None:
         for stmt in tree.nodes:
             if isinstance(stmt, Import):
                 self.spread_import(stmt, m, source, base_dir)
@@ -237,10 +247,11 @@ class Compiler:
 
     # -- globs ------------------------------------------------------------------------
     def add_rule(self, m: IRMap, rule: Rule, base_dir) -> Rule:
-        """Keep a glob on its map. A textually identical glob statement in the same map
-        shares what the first one already did (d2 does not repeat its connections)."""
+        """Keep a glob on its map. A textually identical glob statement in the same written
+        map shares what the first one already did (d2 does not repeat its connections)."""
         rule.base_dir = base_dir
-        sig = (rule.kind, rule.source.text[rule.stmt.pos:rule.stmt.end].strip(),
+        sig = (rule.kind, id(self.ast_stack[-1]) if self.ast_stack else None,
+               rule.source.text[rule.stmt.pos:rule.stmt.end].strip(),
                rule.stmt.edges.index(rule.edge) if rule.edge is not None else None)
         for other in m.rules:
             if other.signature == sig:
