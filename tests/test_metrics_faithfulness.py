@@ -90,3 +90,7 @@ def test_labels_holding_connectives_or_question_marks_are_not_split():
 
 def test_from_to_followed_by_a_chain():
     assert pairs("The request goes from User to Cache → Orders DB.") == [("User", "Cache"), ("Cache", "Orders DB")]
+
+
+def test_pronouns_are_not_names():
+    assert pairs("It calls Orders DB. This -> Cache. Then → Cache.") == []

@@ -48,8 +48,15 @@ def _tokens(text: str) -> list[str]:
     return [t for t in (w.strip(_PUNCT) for w in text.split()) if t]
 
 
+#: capitalised words that open a sentence rather than name a node
+_NOT_NAMES = {"it", "this", "that", "these", "those", "they", "he", "she", "we", "i", "you", "then", "there", "which",
+              "each", "every", "all", "yes", "no", "so", "thus", "here", "step", "это", "он", "она", "оно", "они",
+              "затем", "там", "да", "нет", "так", "каждый"} | _ARTICLES
+
+
 def _looks_like_name(words: list[str]) -> bool:
-    return bool(words) and all(w[:1].isupper() or any(c.isdigit() or c in "_." for c in w) for w in words)
+    return bool(words) and all((w[:1].isupper() or any(c.isdigit() or c in "_." for c in w))
+                               and w.casefold() not in _NOT_NAMES for w in words)
 
 
 def _name(piece: str, g: nx.MultiDiGraph, tail: bool) -> str | None:

@@ -51,7 +51,7 @@ def score_sample(question: Question, diagram_graph: nx.MultiDiGraph, retrieved: 
     out: dict[str, Any] = {}
     gold = gold_subgraph(question, diagram_graph)
     aligned = align_edges(retrieved, diagram_graph)
-    out.update(overlap(aligned, gold).__dict__)
+    out.update(overlap(aligned, gold).to_dict())
     out.update(overlap(aligned, gold, with_label=True).to_dict("label_"))
     out["precision_reason"] = "nothing retrieved" if aligned.is_empty() else None
     out["retrieved_nodes"], out["retrieved_edges"] = len(aligned.all_nodes), len(aligned.edges)
