@@ -118,7 +118,7 @@ def pack(colour: tuple[int, int, int]) -> int:
     return (int(r) << 16) | (int(g) << 8) | int(b)
 
 
-def colour_mask(rgb: np.ndarray, colour: tuple[int, int, int], tol: int = 1) -> np.ndarray:
+def colour_mask(rgb: np.ndarray, colour: tuple[int, int, int], tol: int = 0) -> np.ndarray:
     """uint8 mask (1 where every channel is within ``tol`` of ``colour``)."""
     import cv2
 

@@ -71,6 +71,7 @@ def find_shapes(r: Raster) -> list[Shape]:
                 if cand[1] not in seen:
                     seen.add(cand[1])
                     found.append(cand)
+    found.extend(_white_shapes(r, found, min_area, stroke8))
     found.sort(key=lambda f: (f[1][1], f[1][0], -f[2]))
     shapes = [Shape(i, "rectangle", c, box, area, col) for i, (c, box, area, col, _) in enumerate(found)]
     _nest(shapes)
@@ -119,6 +120,48 @@ def _candidates(r: Raster, colour: tuple[int, int, int], region: tuple[int, int,
             continue
         cnt = cnt + np.array([[gx, gy]], dtype=np.int32)
         out.append((cnt, (gx, gy, w, h), float(cv2.contourArea(cnt)), colour, filled[k:-k, k:-k]))
+    return out
+
+
+def _white_shapes(r: Raster, found: list, min_area: int, stroke8: np.ndarray) -> list:
+    """White-filled shapes on the white page (d2 draws clouds so): white regions closed off by
+    an outline, compact, holding dark (node label) text, and not inside a shape already found."""
+    h_img, w_img = r.shape
+    lw = r.line_width
+    white = colour_mask(r.rgb, WHITE, tol=3)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(white, connectivity=4)
+    out = []
+    boxes = [f[1] for f in found]
+    dark = (r.lum < 60) & r.ink
+    for i in range(1, n):
+        x, y, w, h, a = (int(v) for v in stats[i])
+        if a < min_area or w < 4 * lw or h < 4 * lw or a > 0.25 * h_img * w_img:
+            continue
+        if x == 0 or y == 0 or x + w >= w_img or y + h >= h_img:
+            continue
+        if any(bx <= x and by <= y and x + w <= bx + bw and y + h <= by + bh for bx, by, bw, bh in boxes):
+            continue
+        sub = (labels[y:y + h, x:x + w] == i).astype(np.uint8)
+        contours, _ = cv2.findContours(sub, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        cnt = max(contours, key=cv2.contourArea)
+        filled = np.zeros_like(sub)
+        cv2.drawContours(filled, [cnt], -1, 1, thickness=cv2.FILLED)
+        hull_area = max(cv2.contourArea(cv2.convexHull(cnt)), 1.0)
+        if cv2.contourArea(cnt) / hull_area < 0.8:
+            continue
+        if int((dark[y:y + h, x:x + w] & (filled > 0)).sum()) < 4 * lw * lw:
+            continue
+        k = 2 * lw + 3
+        pad = np.zeros((h + 2 * k, w + 2 * k), np.uint8)
+        pad[k:-k, k:-k] = filled
+        ring = cv2.dilate(pad, cv2.getStructuringElement(cv2.MORPH_RECT, (2 * lw + 1, 2 * lw + 1))) - pad
+        ys, xs = np.nonzero(ring)
+        ys, xs = ys + y - k, xs + x - k
+        ok = (ys >= 0) & (ys < h_img) & (xs >= 0) & (xs < w_img)
+        if ok.sum() == 0 or stroke8[ys[ok], xs[ok]].mean() < 0.6:
+            continue
+        cnt = cnt + np.array([[x, y]], dtype=np.int32)
+        out.append((cnt, (x, y, w, h), float(cv2.contourArea(cnt)), WHITE, filled))
     return out
 
 
@@ -219,6 +262,8 @@ def classify(mask: np.ndarray) -> str:
         return "cylinder" if f["top_depth"] > f["left_depth"] else "queue"
     if 0.70 <= ext < 0.775 and v == 6 and f["horiz_flat"] > 0.35:
         return "hexagon"
+    if 0.65 <= ext <= 0.85 and v >= 7 and f["bottom_flat"] > 0.6 and f["corner_top"] < 0.1:
+        return "cloud"
     if 0.74 <= ext <= 0.83 and v >= 7 and corner < 0.1:
         return "circle" if abs(f["aspect"] - 1) < 0.03 else "oval"
     if 0.7 <= ext <= 0.9 and v == 4 and f["solidity"] > 0.97:
