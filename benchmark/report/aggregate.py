@@ -327,17 +327,29 @@ def claim_check(df: pd.DataFrame, summary: pd.DataFrame) -> dict[str, Any]:
                                                      row["spread_srr"])
                                      else row["auc_srr"] > row["auc_accuracy"] and row["spread_srr"] > row["spread_accuracy"])
         per_answerer.append(row)
-    faith = s[s["faithfulness"].notna() & s["srr"].notna()]
-    high = faith[faith["srr"].astype(float) >= SRR_HIGH]
-    low_right = faith[(faith["srr"].astype(float) < SRR_HIGH) & faith["correct"].astype(bool)]
+    part2 = _faithfulness_part(s)
+    return {
+        "sensitivity": per_answerer,
+        **part2,
+        "faithfulness_by_answerer": [dict(answerer=a, **_faithfulness_part(g))
+                                     for a, g in s.groupby("answerer", sort=False)],
+    }
+
+
+def _faithfulness_part(s: pd.DataFrame) -> dict[str, Any]:
+    """Part 2 of the claim on the samples ``s``: share faithful above the SRR line, share of right
+    answers unfaithful below it (answers without claims are unmeasured and counted)."""
+    has_srr = s[s["srr"].notna()]
+    above = has_srr[has_srr["srr"].astype(float) >= SRR_HIGH]
+    high = above[above["faithfulness"].notna()]
+    below_right = has_srr[(has_srr["srr"].astype(float) < SRR_HIGH) & has_srr["correct"].astype(bool)]
+    low_right = below_right[below_right["faithfulness"].notna()]
     share_high = mean_of(high["faithfulness"].astype(float) >= FAITHFUL) if len(high) else None
     share_low = mean_of(low_right["faithfulness"].astype(float) < FAITHFUL) if len(low_right) else None
     return {
-        "sensitivity": per_answerer,
-        "faithful_above": {"n": int(len(high)), "share_faithful": share_high,
-                           "unmeasured": int((s["srr"].notna() & (s["srr"].astype(float, errors="ignore") >= SRR_HIGH)
-                                              & s["faithfulness"].isna()).sum()) if len(s) else 0},
-        "unfaithful_right_below": {"n": int(len(low_right)), "share_unfaithful": share_low},
+        "faithful_above": {"n": int(len(high)), "share_faithful": share_high, "unmeasured": int(len(above) - len(high))},
+        "unfaithful_right_below": {"n": int(len(low_right)), "share_unfaithful": share_low,
+                                   "unmeasured": int(len(below_right) - len(low_right))},
         "faithfulness_holds": None if share_high is None or share_low is None else bool(share_high >= 0.9 and share_low >= 0.5),
     }
 

@@ -69,6 +69,15 @@ HOW_TO_READ = [
 ]
 
 
+def _answer_text(value: Any) -> str:
+    """A gold answer as a reader writes it: yes/no, lists joined, paths with arrows."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    return fmt(value)
+
+
 def _main_table(a: Analysis) -> Table:
     headers = ["variant", "answerer", "n", "accuracy", "grounded acc.", "SRR", "precision", "F1", "sufficiency",
                "guess rate", "inflation"]
@@ -108,13 +117,26 @@ def _claim_section(a: Analysis) -> Section:
     else:
         sec.blocks.append("**Part 1 is unmeasured**: no answerer has both sufficient and insufficient contexts "
                           "over at least two variants.")
+    sec.blocks.append("An SRR of 1 is close to what sufficiency means (a sufficient context holds a certificate, "
+                      "usually the gold one), so the AUC of SRR is high almost by construction; the spread across "
+                      "variants is the less circular half of part 1.")
     hi, lo = c["faithful_above"], c["unfaithful_right_below"]
     sec.blocks.append(
         f"Above SRR {agg.SRR_HIGH}: {fmt(hi['share_faithful'])} of {hi['n']} answers with claims have faithfulness ≥ "
         f"{agg.FAITHFUL} ({hi['unmeasured']} answers there state no claims). Below it: {fmt(lo['share_unfaithful'])} "
-        f"of {lo['n']} right answers with claims have faithfulness < {agg.FAITHFUL}.")
+        f"of {lo['n']} right answers with claims have faithfulness < {agg.FAITHFUL} ({lo['unmeasured']} right answers "
+        f"there state no claims).")
+    sec.blocks.append(Table(
+        f"Part 2 per answerer (faithful: ≥ {agg.FAITHFUL}; line: SRR {agg.SRR_HIGH})",
+        ["answerer", "answers with claims above", "share faithful", "no claims above", "right answers with claims below",
+         "share unfaithful", "no claims below", "holds"],
+        [[r["answerer"], fmt(r["faithful_above"]["n"]), fmt(r["faithful_above"]["share_faithful"]),
+          fmt(r["faithful_above"]["unmeasured"]), fmt(r["unfaithful_right_below"]["n"]),
+          fmt(r["unfaithful_right_below"]["share_unfaithful"]), fmt(r["unfaithful_right_below"]["unmeasured"]),
+          fmt(r["faithfulness_holds"])] for r in c.get("faithfulness_by_answerer", [])],
+        align=["l"] + ["r"] * 7))
     h = c["faithfulness_holds"]
-    sec.blocks.append("**Part 2 " + ("is unmeasured** (too few answers with claims on one side)." if h is None else
+    sec.blocks.append("**Part 2, over all answerers, " + ("is unmeasured** (no answers with claims on one side)." if h is None else
                                      "holds** (≥ 0.90 above, ≥ 0.50 below)." if h else
                                      "does not hold** by the thresholds used here (≥ 0.90 of answers faithful above "
                                      "the SRR line, ≥ 0.50 of right answers unfaithful below it)."))
@@ -167,7 +189,7 @@ def build_sections(a: Analysis, card: dict[str, Any], plots: dict[str, bytes]) -
         lucky.blocks.append(f"{len(a.lucky)} lucky guesses in all; up to {LUCKY_LISTED} per answerer listed with "
                             "the context the answerer saw.")
         for answerer, g in a.lucky.groupby("answerer", sort=False):
-            rows = [[r["variant"], r["question_id"], short(r["question_text"], 90), short(r["gold"], 30),
+            rows = [[r["variant"], r["question_id"], short(r["question_text"], 90), short(_answer_text(r["gold"]), 30),
                      short(r["answer_raw"], 40), fmt(r["srr"]), short(r["context_text"] or "(empty)", 140)]
                     for _, r in g.head(LUCKY_LISTED).iterrows()]
             lucky.blocks.append(Table(f"{answerer}: {len(g)} lucky guesses",

@@ -20,7 +20,7 @@ th,td{border:1px solid #ddd;padding:3px 8px;vertical-align:top}th{background:#ee
 tr:nth-child(even) td{background:#fafafa}td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 td.txt{max-width:480px}figure{margin:1em 0}figure img{max-width:100%;border:1px solid #eee}
 figcaption{font-size:13px;color:#555}code{background:#f2f2f2;padding:0 3px;border-radius:3px}
-nav a{margin-right:1em;font-size:14px}
+nav a{margin-right:1em;font-size:14px}.ci{color:#666;font-size:11px}
 """
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,12 +71,29 @@ def to_markdown(table: Table) -> str:
     return "\n".join(lines)
 
 
+_CI = re.compile(r"^(\S+) (\[[^\]]*\])?\s*(.*)$")
+
+
+def _html_cell(text: str, numeric: bool) -> str:
+    """A cell; in numeric columns an interval and unmeasured count go on a second, smaller line."""
+    m = _CI.match(text) if numeric else None
+    if m and (m.group(2) or m.group(3)):
+        rest = " ".join(x for x in (m.group(2), m.group(3)) if x)
+        return f'{html.escape(m.group(1))}<br><span class="ci">{html.escape(rest)}</span>'
+    return html.escape(text).replace("\n", "<br>")
+
+
 def to_html(table: Table) -> str:
+    """The table as HTML (cells escaped).
+
+    >>> to_html(Table("", ["a"], [["0.50 [0.40, 0.61] (2 unmeasured)"]], align=["r"]))
+    '<table><thead><tr><th>a</th></tr></thead><tbody><tr><td class="num">0.50<br><span class="ci">[0.40, 0.61] (2 unmeasured)</span></td></tr></tbody></table>'
+    """
     align = table.align or ["l"] * len(table.headers)
     head = "".join(f"<th>{html.escape(h)}</th>" for h in table.headers)
     body = []
     for row in table.rows:
-        cells = "".join(f'<td class="{"num" if a == "r" else "txt"}">{html.escape(str(c)).replace(chr(10), "<br>")}</td>'
+        cells = "".join(f'<td class="{"num" if a == "r" else "txt"}">{_html_cell(str(c), a == "r")}</td>'
                         for c, a in zip(row, align))
         body.append(f"<tr>{cells}</tr>")
     cap = f"<caption>{html.escape(table.caption)}</caption>" if table.caption else ""
