@@ -13,6 +13,8 @@ True
 from __future__ import annotations
 
 import re
+import threading
+import weakref
 
 import networkx as nx
 from rapidfuzz import fuzz, process
@@ -33,12 +35,29 @@ def norm(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
+_INDEXES: "weakref.WeakKeyDictionary[nx.MultiDiGraph, tuple[tuple, dict, dict]]" = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+
+def _indexes(g: nx.MultiDiGraph) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """(normalised label -> ids, normalised id -> id) of ``g``, built once per graph and labels."""
+    signature = tuple((n, d.get("label")) for n, d in g.nodes(data=True))
+    with _LOCK:
+        cached = _INDEXES.get(g)
+    if cached is not None and cached[0] == signature:
+        return cached[1], cached[2]
+    labels: dict[str, list[str]] = {}
+    for n in sorted(g.nodes):
+        labels.setdefault(norm(g.nodes[n].get("label") or n), []).append(n)
+    ids = {norm(n): n for n in sorted(g.nodes, reverse=True)}
+    with _LOCK:
+        _INDEXES[g] = (signature, labels, ids)
+    return labels, ids
+
+
 def label_index(g: nx.MultiDiGraph) -> dict[str, list[str]]:
     """Normalised label -> node ids carrying it (sorted)."""
-    index: dict[str, list[str]] = {}
-    for n in sorted(g.nodes):
-        index.setdefault(norm(g.nodes[n].get("label") or n), []).append(n)
-    return index
+    return _indexes(g)[0]
 
 
 def match_nodes(text: str, g: nx.MultiDiGraph, cutoff: float = FUZZY_CUTOFF) -> list[str]:
@@ -56,10 +75,9 @@ def match_nodes(text: str, g: nx.MultiDiGraph, cutoff: float = FUZZY_CUTOFF) -> 
     key = norm(text)
     if not key:
         return []
-    ids = {norm(n): n for n in sorted(g.nodes, reverse=True)}
+    index, ids = _indexes(g)
     if key in ids:
         return [ids[key]]
-    index = label_index(g)
     if key in index:
         return list(index[key])
     best = process.extractOne(key, list(index), scorer=fuzz.ratio, score_cutoff=cutoff)

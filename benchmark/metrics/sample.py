@@ -32,9 +32,9 @@ from benchmark.metrics.claims import extract_claims
 from benchmark.metrics.faithfulness import faithfulness
 from benchmark.metrics.guess import guess_class
 from benchmark.metrics.overlap import overlap
-from benchmark.metrics.sufficiency import align_edges, is_sufficient
+from benchmark.metrics.sufficiency import align_edges
 from benchmark.questions import Question, answer_to_json
-from benchmark.solver import answers_match, resolve_certificate
+from benchmark.solver import answers_match, proves, resolve_certificate
 
 
 def gold_subgraph(question: Question, diagram_graph: nx.MultiDiGraph) -> Subgraph:
@@ -56,7 +56,7 @@ def score_sample(question: Question, diagram_graph: nx.MultiDiGraph, retrieved: 
     out["precision_reason"] = "nothing retrieved" if aligned.is_empty() else None
     out["retrieved_nodes"], out["retrieved_edges"] = len(aligned.all_nodes), len(aligned.edges)
     out["gold_nodes"], out["gold_edges"] = len(gold.all_nodes), len(gold.edges)
-    out["sufficient"] = is_sufficient(question, retrieved, diagram_graph)
+    out["sufficient"] = proves(question.type, question.arg, question.answer, aligned, diagram_graph)  # is_sufficient
 
     if answer.error:
         value, reason = None, f"answerer error: {answer.error}"
