@@ -8,7 +8,8 @@ own, the median over ``--repeats`` runs of:
 * score  -- re-scoring the run's samples.jsonl (``benchmark.rescore.rescore_records``) after reading it;
 * report -- aggregating and writing summary.csv / report.md / report.html.
 
-Wall time is ``time.perf_counter``; peak memory is the process's maximum resident set size
+Wall time is ``time.perf_counter`` and CPU time user + system seconds (workers included; unlike
+wall time it does not grow when other programs share the machine); peak memory is the process's maximum resident set size
 (``resource.getrusage``), workers included. Ratios against 1x are printed side by side: linear
 growth shows as ratios close to the scale factor.
 
@@ -67,6 +68,12 @@ def make_dataset(dst: Path, scale: int, questions: int | None) -> int:
     return n
 
 
+def _cpu_s() -> float:
+    """User + system CPU seconds of this process and its finished children (independent of machine load)."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def _peak_mb() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -84,24 +91,27 @@ def child(args: argparse.Namespace) -> None:
 
         spec = RunSpec(data_dir=Path(args.data), variants=tuple(args.variants), answerers=tuple(args.answerers),
                        out_dir=Path(args.out), run_id=args.run_id, workers=args.workers)
-        t = time.perf_counter()
+        t, c = time.perf_counter(), _cpu_s()
         result = run(spec, progress=False, quiet=True, report=False)
-        out = {"wall_s": time.perf_counter() - t, "samples": len(result.records)}
+        out = {"wall_s": time.perf_counter() - t, "cpu_s": _cpu_s() - c, "samples": len(result.records)}
     else:
         from benchmark.rescore import load_run, rescore_records
 
         run_dir = Path(args.out) / args.run_id
         t = time.perf_counter()
         records, graphs, card = load_run(run_dir)
-        t_read = time.perf_counter()
-        records = rescore_records(records, graphs)
-        t_score = time.perf_counter()
+        t_read, c_read = time.perf_counter(), _cpu_s()
+        records = rescore_records(records, graphs, workers=args.workers)
+        t_score, c_score = time.perf_counter(), _cpu_s()
         if args.child == "report":
             from benchmark.report import write_report
 
             write_report(run_dir, records, card)
-        out = {"read_s": t_read - t, "wall_s": (t_score - t_read) if args.child == "score" else time.perf_counter() - t_score,
-               "samples": len(records)}
+        if args.child == "score":
+            out = {"wall_s": t_score - t_read, "cpu_s": c_score - c_read}
+        else:
+            out = {"wall_s": time.perf_counter() - t_score, "cpu_s": _cpu_s() - c_score}
+        out.update(read_s=t_read - t, samples=len(records))
     out["peak_mb"] = _peak_mb()
     print(json.dumps(out))
 
@@ -117,7 +127,7 @@ def measure(kind: str, data: Path, out: Path, run_id: str, args: argparse.Namesp
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--questions", type=int, default=20, help="base question count (first N bundled questions; 0 = all)")
+    p.add_argument("--questions", type=int, default=10, help="base question count (first N bundled questions; 0 = all)")
     p.add_argument("--scales", type=int, nargs="+", default=[1, 10, 100])
     p.add_argument("--repeats", type=int, default=3, help="runs per measurement (the median is reported)")
     p.add_argument("--variants", nargs="+", default=["oracle+d2+none", "oracle+d2+full", "oracle+d2+khop2", "oracle+d2+bm25-8"])
@@ -141,19 +151,22 @@ def main() -> None:
             for kind in ("run", "score", "report"):
                 got = [measure(kind, data, Path(tmp) / "out", f"x{scale}", args) for _ in range(args.repeats)]
                 row[kind] = {"wall_s": statistics.median(g["wall_s"] for g in got),
+                             "cpu_s": statistics.median(g["cpu_s"] for g in got),
                              "peak_mb": statistics.median(g["peak_mb"] for g in got),
                              "samples": got[0]["samples"], "all_wall_s": [round(g["wall_s"], 3) for g in got]}
             rows.append(row)
             print(f"scale {scale}: {n_q} questions done", file=sys.stderr)
     base = rows[0]
     print(f"\nmedian of {args.repeats} runs, workers={args.workers}, variants={len(args.variants)}, answerers={len(args.answerers)}\n")
-    print("| scale | questions | samples | run s | run × | run MB | score s | score × | µs/sample scored | score MB | report s | report × |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| scale | questions | samples | run s | run cpu s | run × | run MB | score s | score cpu s | score × "
+          "| µs/sample scored | score MB | report s | report × |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         def ratio(kind: str) -> str:
             return f"{r[kind]['wall_s'] / base[kind]['wall_s']:.1f}"
-        print(f"| {r['scale']}× | {r['questions']} | {r['run']['samples']} | {r['run']['wall_s']:.2f} | {ratio('run')} | "
-              f"{r['run']['peak_mb']:.0f} | {r['score']['wall_s']:.2f} | {ratio('score')} | "
+        print(f"| {r['scale']}× | {r['questions']} | {r['run']['samples']} | {r['run']['wall_s']:.2f} | "
+              f"{r['run']['cpu_s']:.2f} | {ratio('run')} | {r['run']['peak_mb']:.0f} | {r['score']['wall_s']:.2f} | "
+              f"{r['score']['cpu_s']:.2f} | {ratio('score')} | "
               f"{1e6 * r['score']['wall_s'] / max(1, r['score']['samples']):.0f} | {r['score']['peak_mb']:.0f} | "
               f"{r['report']['wall_s']:.2f} | {ratio('report')} |")
     args.json.parent.mkdir(parents=True, exist_ok=True)
