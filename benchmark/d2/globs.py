@@ -1,0 +1,215 @@
+"""Globs: ``*`` / ``**`` in keys, ``* -> *`` connections, ``(** -> **)[*]`` references.
+
+A glob statement is kept as a :class:`Rule` on the map it was written in. It applies at
+once to what exists, and again to every field or connection created later within its
+reach (d2's globs are lazy), never twice to the same target. ``**`` in a connection picks
+only leaves; filters (``&src``, ``&dst``, ``&shape``, ...) restrict where a glob applies.
+"""
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+
+from benchmark.d2.errors import D2UnsupportedError
+from benchmark.d2.ir import Field, IREdge, IRMap
+from benchmark.d2.lexer import Source
+from benchmark.d2.parser import Parser
+from benchmark.d2.syntax import Key, KeyPart, Map, Scalar
+
+
+class Rule:
+    """A glob statement kept on the map it was written in, applied to later fields too."""
+
+    def __init__(self, kind: str, stmt: Key, source: Source, parts=None, edge=None) -> None:
+        self.kind = kind          # "key", "edge" or "ref"
+        self.stmt = stmt
+        self.source = source
+        self.parts = parts        # remaining key parts (kind "key")
+        self.edge = edge          # syntax Edge (kinds "edge" and "ref")
+        self.done: set = set()
+        self.base_dir = None
+        self.signature: tuple = ()
+
+
+class GlobMixin:
+    """Glob handling for :class:`benchmark.d2.compiler.Compiler`."""
+
+    def add_rule(self, m: IRMap, rule: Rule, base_dir) -> Rule:
+        """Keep a glob on its map. A textually identical glob statement in the same written
+        map shares what the first one already did (d2 does not repeat its connections)."""
+        rule.base_dir = base_dir
+        sig = (rule.kind, id(self.ast_stack[-1]) if self.ast_stack else None,
+               rule.source.text[rule.stmt.pos:rule.stmt.end].strip(),
+               rule.stmt.edges.index(rule.edge) if rule.edge is not None else None)
+        for other in m.rules:
+            if other.signature == sig:
+                rule.done = other.done
+                break
+        rule.signature = sig
+        m.rules.append(rule)
+        return rule
+
+    def glob_fields(self, m: IRMap, part: KeyPart, leaves_only: bool = False):
+        """Fields of ``m`` matching one glob segment (``**``: at any depth)."""
+        if part.value == "**":
+            stack = list(m.objects())
+            while stack:
+                f = stack.pop(0)
+                if not leaves_only or f.is_leaf():
+                    yield f
+                if f.map is not None:
+                    stack[0:0] = f.map.objects()
+            return
+        pattern = part.value.lower().replace("[", "[[]")
+        for f in m.objects():
+            if fnmatch.fnmatchcase(f.name.lower(), pattern):
+                yield f
+
+    def expand(self, m: IRMap, parts: list[KeyPart], source, in_edge: bool) -> list[Field]:
+        """All fields a (possibly glob) key path names from ``m``; no new globbed fields."""
+        current: list = [m]
+        fields: list[Field] = []
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            fields = []
+            for mm in current:
+                if part.value == "_" and not part.quoted:
+                    if mm.parent is None:
+                        raise source.error(part.pos, "'_' refers to the parent of the root map")
+                    fields.append(("up", mm.parent))
+                elif part.glob:
+                    fields.extend(self.glob_fields(mm, part, leaves_only=in_edge and last))
+                else:
+                    fields.append(self.ensure_field(mm, part.value, part.quoted))
+            if fields and isinstance(fields[0], tuple):
+                current = [x[1] for x in fields]
+                fields = []
+                continue
+            if not last:
+                current = [f.ensure_map() for f in fields]
+        return fields
+
+    def apply_key_rule(self, rule: Rule, f: Field) -> None:
+        if id(f) in rule.done:
+            return
+        rule.done.add(id(f))
+        if not self.passes_filters(rule, f):
+            return
+        with self.running(rule):
+            rest = rule.parts[1:]
+            if rest:
+                self.compile_path(f.ensure_map(), rest, rule.stmt, rule.source, rule.base_dir)
+            else:
+                self.apply_field_value(f, rule.stmt, f.parent, rule.source, rule.base_dir)
+
+    def apply_edge_rule(self, rule: Rule, m: IRMap) -> None:
+        with self.running(rule):
+            srcs = self.expand(m, rule.edge.src, rule.source, True)
+            dsts = self.expand(m, rule.edge.dst, rule.source, True)
+            for s in srcs:
+                for d in dsts:
+                    # by path as spelled: a deleted and re-declared key is not linked twice
+                    key = (tuple(s.path()), tuple(d.path()))
+                    if s is d or key in rule.done:
+                        continue
+                    rule.done.add(key)
+                    e = self.new_edge(s, d, rule.edge.arrow)
+                    e.from_glob = True
+                    self.apply_edge_value(e, rule.stmt, m, rule.source, rule.base_dir)
+
+    def apply_ref_rule(self, rule: Rule, m: IRMap, e: IREdge) -> None:
+        if id(e) in rule.done:
+            return
+        with self.running(rule):
+            srcs = self.expand(m, rule.edge.src, rule.source, False)
+            dsts = self.expand(m, rule.edge.dst, rule.source, False)
+        if not any(same_edge(e, s, d, rule.edge.arrow) for s in srcs for d in dsts):
+            return
+        rule.done.add(id(e))
+        if not self.passes_filters(rule, e, m):
+            return
+        with self.running(rule):
+            self.apply_edge_value(e, rule.stmt, m, rule.source, rule.base_dir,
+                                  key=rule.stmt.edge_key)
+
+    @contextlib.contextmanager
+    def running(self, rule: Rule):
+        """While a glob applies, what it creates is not fed back to that same glob."""
+        self.applying += 1
+        self.active.append(rule)
+        try:
+            yield
+        finally:
+            self.active.pop()
+            self.applying -= 1
+
+    def field_created(self, f: Field) -> None:
+        """Apply the lazy glob rules that reach a newly created field: key globs first,
+        then connection globs (which then see what the key globs added)."""
+        for kind in ("key", "edge"):
+            for depth, m in enumerate(f.parent.ancestors()):
+                for rule in list(m.rules):
+                    if rule.kind != kind or rule in self.active or id(rule.done) in f.created_by:
+                        continue
+                    if kind == "edge":
+                        self.apply_edge_rule(rule, m)
+                    elif rule.parts[0].value == "**" or (
+                            depth == 0 and any(g is f for g in self.glob_fields(m, rule.parts[0]))):
+                        self.apply_key_rule(rule, f)
+
+    def edge_created(self, e: IREdge) -> None:
+        for m in e.owner.ancestors():
+            for rule in list(m.rules):
+                if rule.kind == "ref" and rule not in self.active:
+                    self.apply_ref_rule(rule, m, e)
+
+    def passes_filters(self, rule: Rule, target, scope: IRMap | None = None) -> bool:
+        value = rule.stmt.value
+        if not isinstance(value, Map):
+            return True
+        for stmt in value.nodes:
+            if not isinstance(stmt, Key) or not (stmt.ampersand or stmt.not_ampersand):
+                continue
+            ok = self.filter_matches(rule, stmt, target, scope)
+            if ok == stmt.not_ampersand:
+                return False
+        return True
+
+    def filter_matches(self, rule: Rule, stmt: Key, target, scope) -> bool:
+        src = rule.source
+        if stmt.key is None or len(stmt.key) != 1 or not isinstance(stmt.value, Scalar):
+            line, col = src.line_col(stmt.pos)
+            raise D2UnsupportedError("this kind of glob filter is unsupported",
+                                     file=src.filename, line=line, column=col)
+        name = stmt.key[0].value.lower()
+        want = stmt.value.text
+        if isinstance(target, IREdge) and name in ("src", "dst"):
+            sub = Parser(Source(want, src.filename))
+            path = sub.read_key_path() or []
+            end = self.resolve(scope, path, src, create=False) if path else None
+            return end is (target.src if name == "src" else target.dst)
+        if isinstance(target, Field) and name in ("shape", "label", "near", "icon", "class"):
+            have = target.text_of(name)
+            if name == "label" and have is None and target.primary is not None:
+                node = target.primary.node
+                have = node.text if isinstance(node, Scalar) else None
+            if name == "shape" and have is None:
+                have = "rectangle"
+            return have is not None and have.lower() == want.lower()
+        line, col = src.line_col(stmt.pos)
+        raise D2UnsupportedError(f"the glob filter &{name} is unsupported",
+                                 file=src.filename, line=line, column=col)
+
+
+REVERSED = {"->": "<-", "<-": "->", "<->": "<->", "--": "--"}
+
+
+def same_edge(e: IREdge, src: Field, dst: Field, arrow: str) -> bool:
+    """``(src arrow dst)`` names ``e`` as written or mirrored (``(d -> c)`` is ``c <- d``)."""
+    if e.src is src and e.dst is dst and e.arrow == arrow:
+        return True
+    return e.src is dst and e.dst is src and e.arrow == REVERSED[arrow]
+
+
+def has_glob(parts: list[KeyPart]) -> bool:
+    return any(p.glob for p in parts)
