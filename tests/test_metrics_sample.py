@@ -104,3 +104,10 @@ def test_rescoring_from_stored_json_gives_the_same_metrics():
     first = score_sample(BYPASS, G, r, ctx, ans)
     again = score_sample(BYPASS, G, r, ctx, Answer.from_json(json.loads(json.dumps(ans.to_json()))))
     assert first == again and first["guess_class"] == "retrieval_miss"
+
+
+def test_an_edge_of_the_diagram_is_kept_as_it_is_beside_an_undirected_twin():
+    g = build_graph({"nodes": [{"id": n} for n in "acd"],
+                     "edges": [{"src": "c", "dst": "d", "arrow": "--"}, {"src": "d", "dst": "c"}]})
+    q = question("common_downstream", False, Subgraph(), first="a", second="c", target="a")
+    assert is_sufficient(q, whole(g), g)

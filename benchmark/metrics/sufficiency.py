@@ -34,7 +34,10 @@ def align_edges(retrieved: Subgraph, diagram_graph: nx.MultiDiGraph) -> Subgraph
     for e in retrieved.edges:
         cands = [ge for v, ge in out_edges(diagram_graph, e.src) if v == e.dst] if e.src in diagram_graph else []
         same = [c for c in cands if c.label == e.label]
-        edges.add(min(same) if same else min(cands) if len(cands) == 1 and not e.label else e)
+        if e in cands:
+            edges.add(e)
+        else:
+            edges.add(min(same) if same else min(cands) if len(cands) == 1 and not e.label else e)
     return Subgraph(retrieved.nodes, frozenset(edges))
 
 
