@@ -3,8 +3,8 @@
 It implements ``POST /v1/chat/completions``. Replies follow a script, one step per request, then a
 ``responder`` function (request JSON -> reply content) once the script is used up. A step is a
 dict: ``{"status": 500}`` (an error body), ``{"content": "..."}`` (a reply), ``{"body": "..."}``
-(raw bytes, e.g. a broken body) and ``"delay": seconds`` before answering. Every request is kept
-(headers and JSON) in :attr:`LLMServer.requests`.
+(raw bytes, e.g. a broken body), ``"headers": {...}`` to add and ``"delay": seconds`` before
+answering. Every request is kept (headers and JSON) in :attr:`LLMServer.requests`.
 """
 from __future__ import annotations
 
@@ -56,6 +56,8 @@ class LLMServer:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(payload)))
+                    for name, value in step.get("headers", {}).items():
+                        self.send_header(name, value)
                     self.end_headers()
                     self.wfile.write(payload)
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)

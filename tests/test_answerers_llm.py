@@ -60,6 +60,13 @@ def test_retry_after_500_and_429_with_backoff(answerer_for):
     assert answerer_for.sleeps == [0.5, 1.0]  # exponential backoff
 
 
+def test_retry_after_header_is_respected_up_to_the_cap(answerer_for):
+    with LLMServer([{"status": 429, "headers": {"Retry-After": "7"}}, {"status": 503, "headers": {"Retry-After": "99"}},
+                    {"content": GOOD}]) as server:
+        a = answerer_for(server, max_backoff_s=30).answer(Q, CTX)
+    assert a.raw == "yes" and answerer_for.sleeps == [7.0, 30]
+
+
 def test_bounded_retries_record_an_error(answerer_for):
     with LLMServer([{"status": 503}] * 5) as server:
         a = answerer_for(server, max_attempts=2).answer(Q, CTX)

@@ -132,6 +132,16 @@ class LLMAnswerer:
             return True
         return isinstance(exc, o.APIStatusError) and (exc.status_code == 429 or exc.status_code >= 500)
 
+    def _wait(self, exc: Exception, attempt: int) -> float:
+        """Seconds to wait before the next attempt: the server's Retry-After when it gives one
+        in seconds, else exponential backoff."""
+        response = getattr(exc, "response", None)
+        retry_after = response.headers.get("retry-after") if response is not None else None
+        try:
+            return max(0.0, float(retry_after))
+        except (TypeError, ValueError):
+            return self.backoff_s * 2 ** (attempt - 1)
+
     def _call(self, messages: list[dict[str, str]]) -> tuple[str, dict[str, Any], int]:
         """(reply content, usage, attempts); raises the last error when every attempt failed."""
         for attempt in range(1, self.max_attempts + 1):
@@ -144,7 +154,7 @@ class LLMAnswerer:
                 if attempt == self.max_attempts or not self._retryable(exc):
                     exc.attempts = attempt  # type: ignore[attr-defined]
                     raise
-                self._sleep(min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 1)))
+                self._sleep(min(self.max_backoff_s, self._wait(exc, attempt)))
         raise AssertionError("unreachable")  # pragma: no cover
 
     def answer(self, question: Question, context: Any) -> Answer:
