@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 
 from benchmark.d2.compiler import Compiler
-from benchmark.d2.errors import D2SyntaxError
+from benchmark.d2.errors import D2SyntaxError, D2UnsupportedError
 from benchmark.d2.graph import GraphBuilder
 
 
@@ -19,7 +19,7 @@ def parse_text(text: str, filename: str = "<string>", base_dir: str | None = Non
         root = compiler.compile_text(text, filename, base_dir)
         return GraphBuilder(root, filename).build(compiler.edges)
     except RecursionError:
-        raise D2SyntaxError("nesting too deep to compile", file=filename) from None
+        raise D2UnsupportedError("nesting this deep is unsupported", file=filename) from None
 
 
 def parse_file(path: str | os.PathLike) -> dict:

@@ -16,6 +16,7 @@ ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v"
 STOP_ANY = "\n;#{}[]"          # ends an unquoted string anywhere
 STOP_KEY = ":.<>&"             # also ends it inside a key
 EDGE_AFTER_DASH = "->*"        # '-' followed by one of these starts a connection
+MAX_KEY_PARTS = 100
 
 
 class Source:
@@ -287,6 +288,9 @@ class Scanner:
                 self.fail(s.pos, f"{value} is not a valid import, did you mean ...{value}?")
             glob = s.kind == "unquoted" and "*" in value
             parts.append(KeyPart(value, s.kind != "unquoted", s.pos, glob))
+            if len(parts) > MAX_KEY_PARTS:
+                self.unsupported(parts[0].pos, f"key paths longer than {MAX_KEY_PARTS} segments "
+                                               "are unsupported")
             c, j = self.peek_same_line()
             if c != ".":
                 break

@@ -15,7 +15,7 @@ from benchmark.d2.syntax import Array, Edge, Import, Key, Map, Scalar
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$|[+-]?\d+/\d+$")
 _KEYWORD_VALUES = {"null": "null", "suspend": "suspend", "unsuspend": "unsuspend",
                    "true": "bool", "false": "bool"}
-MAX_DEPTH = 200
+MAX_DEPTH = 100          # nesting of maps / arrays, and segments in one key path
 
 
 def parse(text: str, filename: str = "<string>") -> Map:
@@ -37,7 +37,7 @@ class Parser(Scanner):
         if not is_file:
             self.depth += 1
             if self.depth > MAX_DEPTH:
-                self.fail(open_pos, f"maps nested deeper than {MAX_DEPTH} levels")
+                self.unsupported(open_pos, f"maps nested deeper than {MAX_DEPTH} levels are unsupported")
         while True:
             self.skip_space_any()
             if self.i >= self.n:
@@ -269,6 +269,8 @@ class Parser(Scanner):
     def parse_array(self, start: int) -> Array:
         arr = Array([], start)
         self.depth += 1
+        if self.depth > MAX_DEPTH:
+            self.unsupported(start, f"arrays nested deeper than {MAX_DEPTH} levels are unsupported")
         while True:
             self.skip_space_any()
             if self.i >= self.n:
