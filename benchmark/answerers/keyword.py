@@ -49,6 +49,11 @@ class Line:
 
 
 def read_lines(text: str) -> list[Line]:
+    """The context text as :class:`Line` bags (blank lines skipped).
+
+    >>> [(ln.names, ln.label) for ln in read_lines("Auth -> DB [reads]\nLog")]
+    [(('Auth', 'DB'), 'reads'), (('Log',), '')]
+    """
     out = []
     for raw in (t.strip() for t in text.splitlines()):
         if not raw:
