@@ -192,6 +192,9 @@ def test_report_has_every_section_and_no_nan(tiny_run):
                     "Lucky guesses", "By question type", "Faithfulness", "Accuracy vs SRR", "The claim under test"):
         assert f"## {heading}" in md
     assert "b-q1" in md.split("## Lucky guesses")[1]  # the lucky guess is listed with its question
+    page = (tiny_run.run_dir / "report.html").read_text()
+    assert not re.search(r"""(src|href)=["'](?!data:|#)""", page) and "<script" not in page and "<link" not in page
+    assert page.count('src="data:image/png;base64,') == len(list((tiny_run.run_dir / "plots").glob("*.png"))) >= 4
     for name in ("report.md", "report.html", "summary.csv"):
         text = re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "", (tiny_run.run_dir / name).read_text())
         assert not re.search(r"\bnan\b", text, re.IGNORECASE), name
@@ -217,6 +220,14 @@ class UnavailableSelector:
         raise StageUnavailable("test weights are not installed")
 
 
+@SELECTORS.register("test-unavailable-late")
+class LateUnavailableSelector:
+    """Finds out only when asked that it cannot run."""
+
+    def select(self, question, graph, diagram):
+        raise StageUnavailable("test index is missing")
+
+
 def test_exploding_stage_is_recorded_and_the_run_completes(tmp_path):
     result = run(tiny_spec(tmp_path, variants=("oracle+d2+test-explode", "oracle+d2+full")), progress=False, quiet=True)
     rec = by_id(result.records)
@@ -240,6 +251,17 @@ def test_unavailable_stage_is_skipped_in_one_line(tmp_path, capsys):
     assert skipped == [{"variant": "oracle+d2+test-unavailable", "component": "selector test-unavailable",
                         "reason": "test weights are not installed"}]
     assert "test weights are not installed" in (result.run_dir / "report.html").read_text()
+
+
+def test_stage_unavailable_while_running_is_reported_once(tmp_path, capsys):
+    result = run(tiny_spec(tmp_path, variants=("oracle+d2+full", "oracle+d2+test-unavailable-late")), progress=False)
+    lines = [line for line in capsys.readouterr().err.splitlines() if "test-unavailable-late" in line]
+    assert len(lines) == 1 and "test index is missing" in lines[0] and "8 samples" in lines[0]
+    late = [s for s in result.card["skipped"] if s.get("during_run")]
+    assert late == [{"component": "selector test-unavailable-late", "reason": "test index is missing", "samples": 8,
+                     "during_run": True}]
+    errs = [r for r in result.records if r.error]
+    assert len(errs) == 8 and all(r.error["unavailable"] and r.error["stage"] == "select" for r in errs)
 
 
 def test_schema_error_names_file_line_question_and_the_run_goes_on(tmp_path, capsys):
