@@ -82,7 +82,7 @@ def arrowheads(mask: np.ndarray, lw: int) -> tuple[list[np.ndarray], np.ndarray]
     The opening keeps only what is wider than a line: the cores of the filled triangles. Every
     stroke pixel near a core (its thin corners, the line's last stretch) belongs to the head.
     """
-    k = 2 * lw + 3
+    k = 2 * lw + 1
     opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
     n, labels, stats, _ = cv2.connectedComponentsWithStats(opened, connectivity=8)
     blobs = []
@@ -92,7 +92,7 @@ def arrowheads(mask: np.ndarray, lw: int) -> tuple[list[np.ndarray], np.ndarray]
     h_img, w_img = mask.shape
     for i in range(1, n):
         x, y, w, h, a = (int(v) for v in stats[i])
-        if a < 2 * lw * lw or max(w, h) > 12 * lw:
+        if a < 8 * lw * lw or max(w, h) > 12 * lw:  # smaller cores are wedges where a line meets an outline
             continue
         x0, y0 = max(0, x - reach), max(0, y - reach)
         x1, y1 = min(w_img, x + w + reach), min(h_img, y + h + reach)
@@ -226,7 +226,7 @@ def _join(ends: list[_End], chains: list[Chain], lw: int) -> list[tuple[list[int
             v = e2.point - e1.point
             dist = float(np.hypot(*v))
             in_label = bool(set(e1.label_boxes) & set(e2.label_boxes))
-            limit = float("inf") if in_label else (5 * lw if (e1.at_container and e2.at_container) else 8 * lw)
+            limit = float("inf") if in_label else (5 * lw + 8 if (e1.at_container and e2.at_container) else 8 * lw + 8)
             if dist > limit:
                 continue
             if e1.at_container != e2.at_container and not in_label and dist > 2 * lw:
@@ -237,7 +237,10 @@ def _join(ends: list[_End], chains: list[Chain], lw: int) -> list[tuple[list[int
                 along = min(float(np.dot(e1.direction, u)), float(np.dot(e2.direction, -u)))
             else:
                 along = 1.0
-            if facing < 0.3 or along < 0.5:
+            close = dist <= 4 * lw + 4   # a corner right at a container's outline bends sharply
+            if not close and (facing < 0.3 or along < 0.5):
+                continue
+            if close and (facing < -0.2 or along < 0.0):
                 continue
             cands.append((dist / (0.5 + facing + along) - (20 * lw if in_label else 0), i, ends.index(e2)))
     cands.sort()

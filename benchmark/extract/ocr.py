@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from benchmark.errors import StageUnavailable
-from benchmark.extract.raster import Raster
+from benchmark.extract.raster import Raster, make_raster
 
 #: default tesseract languages: the dataset has English and Russian diagrams
 LANG = "eng+rus"
@@ -37,6 +37,13 @@ class Word:
     h: int
     conf: float
     ink: float
+
+    def scaled(self, f: float) -> "Word":
+        """The same word in an image scaled by ``f``."""
+        if f == 1:
+            return self
+        return Word(self.text, int(round(self.x * f)), int(round(self.y * f)), max(1, int(round(self.w * f))),
+                    max(1, int(round(self.h * f))), self.conf, self.ink)
 
     @property
     def grey(self) -> bool:
@@ -158,10 +165,12 @@ def _slot_of(slots: list[Slot], x: float, y: float) -> Slot | None:
     return None
 
 
-def read_words(r: Raster, lang: str = LANG) -> list[Word]:
-    """Every word tesseract finds, in reading order (top to bottom, left to right)."""
+def read_words(image: Raster | np.ndarray, lang: str = LANG) -> list[Word]:
+    """Every word tesseract finds in an RGB image (or raster), in reading order."""
     require_tesseract()
     import pytesseract
+
+    r = image if isinstance(image, Raster) else make_raster(image)
 
     img, slots = text_image(r)
     if not slots:

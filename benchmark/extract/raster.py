@@ -48,8 +48,8 @@ def load_rgb(path: Path | str) -> np.ndarray:
     return cv2.cvtColor(img[..., :3], cv2.COLOR_BGR2RGB)
 
 
-def make_raster(rgb: np.ndarray) -> Raster:
-    """Masks of one image."""
+def make_raster(rgb: np.ndarray, measure: bool = True) -> Raster:
+    """Masks of one image (``measure=False`` skips measuring the stroke width)."""
     import cv2
 
     rgb = np.ascontiguousarray(rgb, dtype=np.uint8)
@@ -58,7 +58,7 @@ def make_raster(rgb: np.ndarray) -> Raster:
     blueness = cv2.subtract(b, cv2.addWeighted(r, 0.5, g, 0.5, 0))
     stroke = blueness > BLUENESS_MIN
     ink = (~stroke) & (lum < TEXT_LUM_MAX)
-    return Raster(rgb=rgb, lum=lum, stroke=stroke, ink=ink, line_width=stroke_width(stroke))
+    return Raster(rgb=rgb, lum=lum, stroke=stroke, ink=ink, line_width=stroke_width(stroke) if measure else 0)
 
 
 def stroke_width(stroke: np.ndarray) -> int:
