@@ -51,7 +51,7 @@ class Line:
 def read_lines(text: str) -> list[Line]:
     """The context text as :class:`Line` bags (blank lines skipped).
 
-    >>> [(ln.names, ln.label) for ln in read_lines("Auth -> DB [reads]\nLog")]
+    >>> [(ln.names, ln.label) for ln in read_lines("Auth -> DB [reads]\\nLog")]
     [(('Auth', 'DB'), 'reads'), (('Log',), '')]
     """
     out = []
