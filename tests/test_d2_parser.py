@@ -127,6 +127,10 @@ def test_chains_share_one_label_and_map():
         ("a", "->", "b", "M"), ("b", "->", "c", "M")]
 
 
+def test_empty_edge_label_is_none():
+    assert edges('a -> b: ""\na -> b: {label: ""}') == [("a", "->", "b", None), ("a", "->", "b", None)]
+
+
 def test_repeated_edges_stay_apart():
     assert edges("a -> b: one\na -> b: two\na -> b") == [
         ("a", "->", "b", "one"), ("a", "->", "b", "two"), ("a", "->", "b", None)]

@@ -240,7 +240,8 @@ class GraphBuilder:
             lab = e.map.get("label")
             if lab is not None and lab.primary is not None:
                 label = self.text(lab.primary, lab.primary.scope)
-        self.edges.append({"src": src, "dst": dst, "label": label, "arrow": e.arrow})
+        # an empty label draws nothing: the connection is unlabelled
+        self.edges.append({"src": src, "dst": dst, "label": label or None, "arrow": e.arrow})
 
     # -- entry --------------------------------------------------------------------------
     def build(self, ir_edges: list[IREdge]) -> dict:

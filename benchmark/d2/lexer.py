@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 
 from benchmark.d2.errors import D2SyntaxError, D2UnsupportedError
-from benchmark.d2.syntax import Scalar, Subst
+from benchmark.d2.syntax import KeyPart, Scalar, Subst
 
 ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
 STOP_ANY = "\n;#{}[]"          # ends an unquoted string anywhere
@@ -274,7 +274,6 @@ class Scanner:
     # -- keys ---------------------------------------------------------------------------
     def read_key_path(self) -> list | None:
         """``a.b."c d"`` -> list of :class:`KeyPart`; ``None`` when there is no key."""
-        from benchmark.d2.syntax import KeyPart
         parts = []
         while True:
             c, j = self.peek_same_line()
