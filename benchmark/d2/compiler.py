@@ -114,8 +114,10 @@ class Compiler(GlobMixin):
                 return
         if stmt.primary is not None:
             f.primary = Value(stmt.primary, scope, source)
-        if isinstance(value, (Scalar, Array)):
+        if isinstance(value, Scalar):
             f.primary = Value(value, scope, source)
+        elif isinstance(value, Array):
+            f.array = Value(value, scope, source)   # an earlier primary still wins
         elif isinstance(value, Map):
             self.compile_map(value, f.ensure_map(), source, base_dir)
         elif isinstance(value, Import):
@@ -201,8 +203,10 @@ class Compiler(GlobMixin):
                 return
         if stmt.primary is not None:
             e.primary = Value(stmt.primary, scope, source)
-        if isinstance(value, (Scalar, Array)):
+        if isinstance(value, Scalar):
             e.primary = Value(value, scope, source)
+        elif isinstance(value, Array):
+            e.array = Value(value, scope, source)   # an earlier primary still wins
         elif isinstance(value, Map):
             self.compile_map(value, e.ensure_map(), source, base_dir)
         elif isinstance(value, Import):

@@ -160,12 +160,10 @@ class GraphBuilder:
         return obj
 
     def compile_map(self, obj: Obj, m: IRMap) -> None:
-        cls = m.get("class")
-        if cls is not None and cls.primary is not None:
-            for name in self.class_names(cls):
-                cmap = self.class_map(name)
-                if cmap is not None:
-                    self.compile_map(obj, cmap)
+        for name in self.class_names(m.get("class")):
+            cmap = self.class_map(name)
+            if cmap is not None:
+                self.compile_map(obj, cmap)
         shape = m.get("shape")
         if shape is not None and shape.primary is not None:
             obj.shape = self.text(shape.primary, shape.primary.scope).lower()
@@ -203,11 +201,15 @@ class GraphBuilder:
         if isinstance(node, Scalar) and node.kind == "block":
             obj.shape = "text" if node.tag in TEXT_LANGUAGES else "code"
 
-    def class_names(self, cls: Field) -> list[str]:
-        node = cls.primary.node
-        if isinstance(node, Array):
-            return [self.text(x, cls.primary.scope) for x in node.items]
-        return [self.text(cls.primary, cls.primary.scope)]
+    def class_names(self, cls: Field | None) -> list[str]:
+        """``class: name`` or ``class: [a; b]``; a scalar wins over an array, like d2."""
+        if cls is None:
+            return []
+        if cls.primary is not None:
+            return [self.text(cls.primary, cls.primary.scope)]
+        if cls.array is not None:
+            return [self.text(x, cls.array.scope) for x in cls.array.node.items]
+        return []
 
     def class_map(self, name: str) -> IRMap | None:
         classes = self.ir_root.get("classes")
@@ -230,13 +232,11 @@ class GraphBuilder:
         if e.primary is not None:
             label = self.text(e.primary, e.primary.scope)
         if e.map is not None:
-            cls = e.map.get("class")
-            if cls is not None and cls.primary is not None:
-                for name in self.class_names(cls):
-                    cmap = self.class_map(name)
-                    lab = cmap.get("label") if cmap is not None else None
-                    if lab is not None and lab.primary is not None:
-                        label = self.text(lab.primary, lab.primary.scope)
+            for name in self.class_names(e.map.get("class")):
+                cmap = self.class_map(name)
+                lab = cmap.get("label") if cmap is not None else None
+                if lab is not None and lab.primary is not None:
+                    label = self.text(lab.primary, lab.primary.scope)
             lab = e.map.get("label")
             if lab is not None and lab.primary is not None:
                 label = self.text(lab.primary, lab.primary.scope)

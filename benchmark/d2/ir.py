@@ -63,14 +63,15 @@ class IRMap:
 
 
 class Field:
-    __slots__ = ("name", "parent", "primary", "map", "suspended", "seq", "created_by", "keyword",
-                 "declared_container")
+    __slots__ = ("name", "parent", "primary", "array", "map", "suspended", "seq", "created_by",
+                 "keyword", "declared_container")
 
     def __init__(self, name: str, parent: IRMap, seq: int, quoted: bool = False) -> None:
         self.name = name
         self.keyword = not quoted and is_reserved(name)
         self.parent = parent
         self.primary: Value | None = None
+        self.array: Value | None = None
         self.map: IRMap | None = None
         self.suspended: bool | None = None
         self.seq = seq
@@ -110,8 +111,8 @@ class Field:
 
 
 class IREdge:
-    __slots__ = ("owner", "src", "dst", "arrow", "primary", "map", "suspended", "deleted",
-                 "from_glob")
+    __slots__ = ("owner", "src", "dst", "arrow", "primary", "array", "map", "suspended",
+                 "deleted", "from_glob")
 
     def __init__(self, owner: IRMap, src: Field, dst: Field, arrow: str) -> None:
         self.owner = owner
@@ -119,6 +120,7 @@ class IREdge:
         self.dst = dst
         self.arrow = arrow
         self.primary: Value | None = None
+        self.array: Value | None = None
         self.map: IRMap | None = None
         self.suspended: bool | None = None
         self.deleted = False
