@@ -183,3 +183,24 @@ def test_doctests_of_answerer_modules(name):
 
     result = doctest.testmod(importlib.import_module(f"benchmark.answerers.{name}"))
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_solver_never_misreads_a_sufficient_context(dataset):
+    """Sufficient context => the perfect reader is right: the solver and the sufficiency metric agree."""
+    import random
+
+    rng = random.Random(0)
+    solver = SolverAnswerer()
+    classes = set()
+    for d in sorted(dataset.diagrams.values(), key=lambda d: d.id):
+        g = d.graph
+        edges = sorted(whole(g).edges)
+        for q in d.questions:
+            for share in (0.5, 0.8):
+                sub = Subgraph.from_edges([e for e in edges if rng.random() < share])
+                ctx = make_context(d.id, sub, g)
+                s = score_sample(q, g, sub, ctx, solver.answer(q, ctx))
+                assert s["guess_class"] != "misread", (q.id, s["answer_reason"])
+                assert s["faithfulness"] in (1.0, None)
+                classes.add(s["guess_class"])
+    assert {"grounded", "lucky_guess", "retrieval_miss"} <= classes
