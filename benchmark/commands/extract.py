@@ -27,6 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", dest="json_out", type=Path, help="with --eval: also write all figures to this file")
     p.add_argument("--lang", default=None, help="tesseract languages (default: eng+rus)")
     p.add_argument("--no-cache", action="store_true", help="extract again even when a cached result exists")
+    p.add_argument("--cache", type=Path, default=None, help="cache folder (default: .cache/extract)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -46,7 +47,8 @@ def main(args: argparse.Namespace) -> int:
     from benchmark.extract.pipeline import extract
 
     try:
-        graph = extract(args.file, lang=lang) if args.no_cache else cached_extract(args.file, lang=lang)
+        graph = extract(args.file, lang=lang) if args.no_cache else cached_extract(args.file, lang=lang,
+                                                                                     cache_dir=args.cache)
     except ValueError as exc:
         raise InputError(str(exc), file=str(args.file)) from exc
     if args.format == "json":
@@ -81,7 +83,8 @@ def _evaluate(args: argparse.Namespace, lang: str) -> int:
     if not ddir.is_dir():
         raise InputError("a dataset directory needs a 'diagrams/' folder", file=str(args.data))
     os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # one tesseract thread per worker process
-    scores = eval_dataset(args.data, style=args.style, workers=args.workers or None, lang=lang)
+    scores = eval_dataset(args.data, style=args.style, workers=args.workers or None, lang=lang,
+                          cache_dir=args.cache)
     s = summarise(scores)
     out = sys.stdout
     print(f"extraction on {s['diagrams']} diagrams ({args.style} style), {s['failed']} failed", file=out)

@@ -111,7 +111,7 @@ def _candidates(r: Raster, colour: tuple[int, int, int], region: tuple[int, int,
         cnt = max(contours, key=cv2.contourArea)
         filled = np.zeros((h + 2 * k, w + 2 * k), np.uint8)
         cv2.drawContours(filled, [cnt + k], -1, 1, thickness=cv2.FILLED)
-        ring = cv2.dilate(filled, cv2.getStructuringElement(cv2.MORPH_RECT, (2 * lw + 3, 2 * lw + 3))) - filled
+        ring = cv2.dilate(filled, cv2.getStructuringElement(cv2.MORPH_RECT, (2 * lw + 1, 2 * lw + 1))) - filled
         gx, gy = x + x_off, y + y_off
         ys, xs = np.nonzero(ring)
         ys, xs = ys + gy - k, xs + gx - k
