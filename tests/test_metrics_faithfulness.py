@@ -94,3 +94,17 @@ def test_from_to_followed_by_a_chain():
 
 def test_pronouns_are_not_names():
     assert pairs("It calls Orders DB. This -> Cache. Then → Cache.") == []
+
+
+def test_a_context_from_another_graph_source_is_read_through_its_own_labels():
+    """An OCR context: one node aligned to its D2 id, one with an id of its own and a misread label."""
+    from benchmark.context import make_context
+
+    ocr = build_graph({"nodes": [{"id": "user", "label": "User"}, {"id": "ocr:7", "label": "Cach"}],
+                       "edges": [{"src": "user", "dst": "ocr:7"}, {"src": "ocr:7", "dst": "user"}]})
+    ctx = make_context("d", whole(ocr), ocr)
+    claims = [Claim("edge", "User", "Cach", ""),       # as the context reads: supported
+              Claim("edge", "Cach", "User", ""),       # in the context, wrong about the diagram: still supported
+              Claim("edge", "User", "Auth Service", "")]  # in the diagram only: unsupported
+    assert faithfulness(claims, ctx.subgraph, G, ctx.graph).verdicts == ("supported", "supported", "unsupported")
+    assert faithfulness(claims, ctx.subgraph, G).verdicts[1] == "fabricated"   # without the context's labels

@@ -56,23 +56,35 @@ def _walkable(sub: Subgraph) -> set[tuple[str, str]]:
     return pairs
 
 
-def verdict(claim: Claim, context_pairs: set[tuple[str, str]], diagram_graph: nx.MultiDiGraph) -> str:
+def _in_context(claim: Claim, context_pairs: set[tuple[str, str]], graph: nx.MultiDiGraph) -> bool:
+    srcs, dsts = match_nodes(claim.src, graph), set(match_nodes(claim.dst, graph))
+    return any((s, d) in context_pairs for s in srcs for d in dsts)
+
+
+def verdict(claim: Claim, context_pairs: set[tuple[str, str]], diagram_graph: nx.MultiDiGraph,
+            context_graph: nx.MultiDiGraph | None = None) -> str:
     """``supported``, ``unsupported`` or ``fabricated`` for one claim (see module doc).
 
     A text naming a label that several nodes share may mean any of them: the claim holds when
-    it holds for one of them.
+    it holds for one of them. Names are matched to the diagram's labels and, when given, to the
+    ``context_graph``'s own labels (a context from another graph source, such as OCR, may carry
+    node ids and labels of its own); a claim that holds in the context is supported even where
+    that context is wrong about the diagram: the answer stayed inside what it was given.
     """
+    if _in_context(claim, context_pairs, diagram_graph) or (
+            context_graph is not None and _in_context(claim, context_pairs, context_graph)):
+        return "supported"
     srcs, dsts = match_nodes(claim.src, diagram_graph), set(match_nodes(claim.dst, diagram_graph))
-    pairs = [(s, d) for s in srcs for d, _ in out_edges(diagram_graph, s) if d in dsts]
-    if not pairs:
-        return "fabricated"
-    return "supported" if any(p in context_pairs for p in pairs) else "unsupported"
+    if any(d in dsts for s in srcs for d, _ in out_edges(diagram_graph, s)):
+        return "unsupported"
+    return "fabricated"
 
 
-def faithfulness(claims: list[Claim], context_subgraph: Subgraph, diagram_graph: nx.MultiDiGraph) -> Faithfulness:
-    """Check every claim against the context and the diagram; see the module doc."""
+def faithfulness(claims: list[Claim], context_subgraph: Subgraph, diagram_graph: nx.MultiDiGraph,
+                 context_graph: nx.MultiDiGraph | None = None) -> Faithfulness:
+    """Check every claim against the context and the diagram; see the module doc and :func:`verdict`."""
     pairs = _walkable(context_subgraph)
-    verdicts = tuple(verdict(c, pairs, diagram_graph) for c in claims)
+    verdicts = tuple(verdict(c, pairs, diagram_graph, context_graph) for c in claims)
     n = len(verdicts)
     supported = verdicts.count("supported")
     return Faithfulness(supported / n if n else None, supported, verdicts.count("unsupported"),

@@ -68,7 +68,8 @@ def score_sample(question: Question, diagram_graph: nx.MultiDiGraph, retrieved: 
 
     claims = extract_claims(answer, diagram_graph)
     ctx_sub = getattr(context, "subgraph", None)
-    f = faithfulness(claims, ctx_sub if ctx_sub is not None else Subgraph(), diagram_graph)
+    f = faithfulness(claims, ctx_sub if ctx_sub is not None else Subgraph(), diagram_graph,
+                     getattr(context, "graph", None))
     out["faithfulness"] = f.score
     out["claims_supported"], out["claims_unsupported"], out["claims_fabricated"] = f.supported, f.unsupported, f.fabricated
     out["n_claims"] = f.n_claims
