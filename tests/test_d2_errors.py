@@ -46,6 +46,8 @@ MALFORMED = [
     ("a.style -> b", 1, 3, "reserved keywords are prohibited in edges"),
     ("a -> b.label", 1, 8, "reserved keywords are prohibited in edges"),
     ("a.shape: blob", 1, 10, 'unknown shape "blob"'),
+    ("t: {shape: sql_table; a: int {x}}", 1, 31, "sql_table columns cannot have children"),
+    ("t: {shape: class; a}\nt.a.q -> b", 2, 5, "class fields cannot have children"),
     ("_.a", 1, 1, "'_'"),
 ]
 

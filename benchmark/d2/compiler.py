@@ -94,7 +94,7 @@ class Compiler(GlobMixin):
                 return  # layers / scenarios / steps: only the root board is compiled
             if i == len(parts) - 1 and _is_null(stmt.value):
                 self.flush_created()  # d2 makes the parents before it deletes the last key
-            f = self.ensure_field(m, part.value, part.quoted)
+            f = self.ensure_field(m, part.value, part.quoted, (source, part.pos))
             if i == len(parts) - 1:
                 if isinstance(stmt.value, Map) and _declares_children(stmt.value):
                     f.declared_container = True
@@ -123,12 +123,14 @@ class Compiler(GlobMixin):
         elif isinstance(value, Import):
             self.value_import(value, f.ensure_map(), source, base_dir)
 
-    def ensure_field(self, m: IRMap, name: str, quoted: bool = False) -> Field:
+    def ensure_field(self, m: IRMap, name: str, quoted: bool = False, origin=None) -> Field:
+        """Field ``name`` of ``m``, created when missing; ``origin`` is (source, offset)."""
         f = m.get(name, quoted)
         if f is not None:
             return f
         self.seq += 1
         f = Field(name, m, self.seq, quoted)
+        f.origin = origin
         m.fields[field_key(name, quoted)] = f
         f.created_by = {id(r.done) for r in self.active}
         if not f.keyword:
@@ -165,7 +167,7 @@ class Compiler(GlobMixin):
                 m = f.ensure_map() if create else f.map
                 if m is None:
                     return None
-            f = (self.ensure_field(m, part.value, part.quoted) if create
+            f = (self.ensure_field(m, part.value, part.quoted, (source, part.pos)) if create
                  else m.get(part.value, part.quoted))
             if f is None:
                 return None

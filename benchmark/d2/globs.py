@@ -80,7 +80,8 @@ class GlobMixin:
                 elif part.glob:
                     fields.extend(self.glob_fields(mm, part, leaves_only=in_edge and last))
                 else:
-                    fields.append(self.ensure_field(mm, part.value, part.quoted))
+                    fields.append(self.ensure_field(mm, part.value, part.quoted,
+                                                    (source, part.pos)))
             if fields and isinstance(fields[0], tuple):
                 current = [x[1] for x in fields]
                 fields = []

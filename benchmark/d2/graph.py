@@ -34,7 +34,8 @@ def format_segment(s: str) -> str:
 
 
 class Obj:
-    __slots__ = ("name", "parent", "children", "label", "shape", "column", "visible", "order")
+    __slots__ = ("name", "parent", "children", "label", "shape", "column", "visible", "order",
+                 "origin")
 
     def __init__(self, name: str, parent: "Obj | None", order: int) -> None:
         self.name = name
@@ -45,6 +46,7 @@ class Obj:
         self.column = False
         self.visible = True
         self.order = order
+        self.origin = None     # (lexer.Source, offset) where it was first written
 
     def ident(self) -> str:
         parts = []
@@ -180,20 +182,25 @@ class GraphBuilder:
             if not self.field_visible(f):
                 continue
             child = self.ensure_child(obj, f.name)
+            child.origin = child.origin or f.origin
             if f.primary is not None:
                 self.set_label(child, f)
             if f.map is not None:
                 self.compile_map(child, f.map)
         if obj.shape in TABLE_SHAPES:
             for child in obj.children.values():
-                self.mark_column(child)
+                child.column = True
+                for grandchild in child.children.values():
+                    what = "sql_table columns" if obj.shape == "sql_table" else "class fields"
+                    raise self.error_at(grandchild, f"{what} cannot have children")
         for e in m.edges:
             self.compile_edge(obj, e)
 
-    def mark_column(self, obj: Obj) -> None:
-        obj.column = True
-        for c in obj.children.values():
-            self.mark_column(c)
+    def error_at(self, obj: Obj, message: str) -> D2SyntaxError:
+        if obj.origin is not None:
+            source, pos = obj.origin
+            return source.error(pos, message)
+        return D2SyntaxError(message, file=self.filename)
 
     def set_label(self, obj: Obj, f: Field) -> None:
         node = f.primary.node

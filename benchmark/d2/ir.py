@@ -64,7 +64,7 @@ class IRMap:
 
 class Field:
     __slots__ = ("name", "parent", "primary", "array", "map", "suspended", "seq", "created_by",
-                 "keyword", "declared_container")
+                 "keyword", "declared_container", "origin")
 
     def __init__(self, name: str, parent: IRMap, seq: int, quoted: bool = False) -> None:
         self.name = name
@@ -77,6 +77,7 @@ class Field:
         self.seq = seq
         self.created_by: set = set()
         self.declared_container = False  # a map written for it names objects or connections
+        self.origin = None               # (lexer.Source, offset) of its first mention
 
     def ensure_map(self) -> IRMap:
         if self.map is None:
