@@ -37,7 +37,7 @@ class Obj:
     __slots__ = ("name", "parent", "children", "label", "shape", "column", "visible", "order",
                  "origin")
 
-    def __init__(self, name: str, parent: "Obj | None", order: int) -> None:
+    def __init__(self, name: str, parent: "Obj | None", order: int, origin=None) -> None:
         self.name = name
         self.parent = parent
         self.children: dict[str, Obj] = {}
@@ -46,7 +46,7 @@ class Obj:
         self.column = False
         self.visible = True
         self.order = order
-        self.origin = None     # (lexer.Source, offset) where it was first written
+        self.origin = origin   # (lexer.Source, offset) where it was first written
 
     def ident(self) -> str:
         parts = []
@@ -113,7 +113,7 @@ class GraphBuilder:
                 f = f.map.get(name) if f is not None and f.map is not None else None
             if f is not None and f.primary is not None:
                 return self.text(f.primary, f.primary.scope, depth + 1)
-        raise D2SyntaxError(f"could not resolve variable ${{{'.'.join(sub.path)}}}",
+        raise D2SyntaxError(f'could not resolve variable "{".".join(sub.path)}"',
                             file=self.filename)
 
     # -- visibility (suspend) -----------------------------------------------------------
@@ -174,6 +174,9 @@ class GraphBuilder:
         for f in list(m.fields.values()):
             low = f.name.lower()
             if f.keyword:
+                if low == "classes" and obj is not self.root:
+                    raise self.error_at(Obj(f.name, None, 0, f.origin),
+                                        "classes must be declared at a board root scope")
                 if low in ("shape", "class") or low in BOARD_KEYWORDS:
                     continue
                 if low == "label" and f.primary is not None:
