@@ -271,7 +271,8 @@ class ClipFinder:
         else:
             weights = ["random", self.seed, self._torch.__version__]
         desc = {"model": self.model_name, "config": open_clip.get_model_config(self.model_name), "weights": weights,
-                "open_clip": getattr(open_clip, "__version__", ""), "preprocess": repr(self._preprocess), "pad": "white-square"}
+                "open_clip": getattr(open_clip, "__version__", ""), "preprocess": repr(self._preprocess),
+                "pad": "white-square"}
         return hashlib.sha256(json.dumps(desc, sort_keys=True, default=str).encode()).hexdigest()[:20]
 
     def encode_images(self, images: list[bytes]) -> Any:
@@ -284,7 +285,8 @@ class ClipFinder:
         rows = []
         for start in range(0, len(images), self.batch_size):
             chunk = images[start:start + self.batch_size]
-            batch = torch.stack([self._preprocess(pad_to_square(Image.open(io.BytesIO(b)).convert("RGB"))) for b in chunk])
+            pixels = [self._preprocess(pad_to_square(Image.open(io.BytesIO(b)).convert("RGB"))) for b in chunk]
+            batch = torch.stack(pixels)
             with torch.no_grad():
                 feats = self._model.encode_image(batch.to(self.device))
                 feats = torch.nn.functional.normalize(feats.float(), dim=-1)
@@ -314,7 +316,8 @@ class ClipFinder:
             try:
                 data = diagram.png_path.read_bytes()
             except OSError as exc:  # one missing PNG ranks last; the others are still found
-                self.problems.append(str(InputError(f"cannot read image: {exc.strerror or exc}", file=str(diagram.png_path))))
+                why = InputError(f"cannot read image: {exc.strerror or exc}", file=str(diagram.png_path))
+                self.problems.append(str(why))
                 self._missing.append(did)
                 continue
             entry = self.cache_dir / self._fingerprint / f"{sha256_bytes(data)}.npy"
@@ -332,7 +335,8 @@ class ClipFinder:
                 try:
                     vec = fresh[i] if fresh is not None else self.encode_images([data])[0]
                 except (OSError, ValueError) as exc:
-                    self.problems.append(str(InputError(f"not a readable image: {exc}", file=str(dataset.diagrams[did].png_path))))
+                    why = InputError(f"not a readable image: {exc}", file=str(dataset.diagrams[did].png_path))
+                    self.problems.append(str(why))
                     self._missing.append(did)
                     continue
                 buf = io.BytesIO()
