@@ -130,6 +130,8 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
         for e in (e1, e2):
             if e.shape is None:
                 _attach_one(e, shapes, lw, 6 * lw, label_boxes)
+            elif e.at_container:
+                _through_outline(e, shapes, lw)
         if e1.shape is None or e2.shape is None:
             continue
         if e1.shape == e2.shape and not (e1.arrow or e2.arrow):
@@ -195,6 +197,18 @@ def _attach_one(e: _End, shapes: list[Shape], lw: int, tol: float,
         e.at_container = best[1].is_container
 
 
+def _through_outline(e: _End, shapes: list[Shape], lw: int) -> None:
+    """An end stopping at a container's outline with one of its shapes right behind it: the
+    connector went through the outline to that shape (the piece inside was too short to trace)."""
+    container = shapes[e.shape]
+    x, y = float(e.point[0]), float(e.point[1])
+    inner = [shapes[c] for c in container.children]
+    near = [(s.border_distance(x, y), s.index) for s in inner if s.border_distance(x, y) <= 3 * lw + 4]
+    if near:
+        e.shape = min(near)[1]
+        e.at_container = shapes[e.shape].is_container
+
+
 def _attach(ends: list[_End], shapes: list[Shape], lw: int,
             label_boxes: dict[int, list[tuple[int, int, int, int]]]) -> None:
     for e in ends:
@@ -226,7 +240,7 @@ def _join(ends: list[_End], chains: list[Chain], lw: int) -> list[tuple[list[int
             v = e2.point - e1.point
             dist = float(np.hypot(*v))
             in_label = bool(set(e1.label_boxes) & set(e2.label_boxes))
-            limit = float("inf") if in_label else (5 * lw + 8 if (e1.at_container and e2.at_container) else 8 * lw + 8)
+            limit = float("inf") if in_label else 8 * lw + 8
             if dist > limit:
                 continue
             if e1.at_container != e2.at_container and not in_label and dist > 2 * lw:
@@ -242,7 +256,8 @@ def _join(ends: list[_End], chains: list[Chain], lw: int) -> list[tuple[list[int
                 continue
             if close and (facing < -0.2 or along < 0.0):
                 continue
-            cands.append((dist / (0.5 + facing + along) - (20 * lw if in_label else 0), i, ends.index(e2)))
+            bend = max(0.0, 2.0 - facing - along)          # 0 when the two pieces continue each other
+            cands.append((dist * (1 + 4 * bend) - (20 * lw if in_label else 0), i, ends.index(e2)))
     cands.sort()
     partner: dict[int, int] = {}
     for _, i, j in cands:

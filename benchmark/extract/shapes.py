@@ -125,7 +125,8 @@ def _candidates(r: Raster, colour: tuple[int, int, int], region: tuple[int, int,
 
 def _white_shapes(r: Raster, found: list, min_area: int, stroke8: np.ndarray) -> list:
     """White-filled shapes on the white page (d2 draws clouds so): white regions closed off by
-    an outline, compact, holding dark (node label) text, and not inside a shape already found."""
+    an outline, compact, cloud-shaped, holding dark (node label) text, and not inside a shape
+    already found."""
     h_img, w_img = r.shape
     lw = r.line_width
     white = colour_mask(r.rgb, WHITE, tol=3)
@@ -160,6 +161,8 @@ def _white_shapes(r: Raster, found: list, min_area: int, stroke8: np.ndarray) ->
         ok = (ys >= 0) & (ys < h_img) & (xs >= 0) & (xs < w_img)
         if ok.sum() == 0 or stroke8[ys[ok], xs[ok]].mean() < 0.6:
             continue
+        if classify(filled) != "cloud":
+            continue  # white regions fenced in by connectors and outlines are not shapes
         cnt = cnt + np.array([[x, y]], dtype=np.int32)
         out.append((cnt, (x, y, w, h), float(cv2.contourArea(cnt)), WHITE, filled))
     return out
