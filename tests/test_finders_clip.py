@@ -157,6 +157,15 @@ def test_missing_png_ranks_last_and_is_reported(dataset, tmp_path):
     assert any("gone.png" in p for p in finder.problems)
     assert finder.rank(question("Заказ"))[-1] == ("order", -2.0)
 
+    garbage = tmp_path / "garbage.png"  # present but not an image: isolated, the others still encoded
+    garbage.write_bytes(b"not a png")
+    broken.diagrams["order"].png_path = garbage
+    finder = tiny(cache_dir=tmp_path / "c")
+    finder.fit(broken)
+    assert any("garbage.png" in p and "not a readable image" in p for p in finder.problems)
+    ranking = finder.rank(question("Заказ"))
+    assert ranking[-1] == ("order", -2.0) and {d for d, _ in ranking[:2]} == {"gateway", "pipeline"}
+
 
 def test_default_model_without_weights_is_unavailable_fast(tmp_path):
     """In a fresh interpreter: one line, in well under a second, with torch and open_clip never imported."""
