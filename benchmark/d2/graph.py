@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from benchmark.d2.errors import D2SyntaxError
 from benchmark.d2.ir import Field, IREdge, IRMap
-from benchmark.d2.keywords import BOARD_KEYWORDS, SHAPES, TEXT_LANGUAGES
+from benchmark.d2.keywords import BOARD_KEYWORDS, SHAPES, STYLE_KEYWORDS, TEXT_LANGUAGES
 from benchmark.d2.syntax import Array, Scalar, Subst
 
 KEY_SPECIALS = set("#;\n\\{}[]'\"|:.-<>*&()@")
@@ -177,6 +177,12 @@ class GraphBuilder:
                 if low == "classes" and obj is not self.root:
                     raise self.error_at(Obj(f.name, None, 0, f.origin),
                                         "classes must be declared at a board root scope")
+                if low in STYLE_KEYWORDS:
+                    raise self.error_at(Obj(f.name, None, 0, f.origin),
+                                        f"{low} must be style.{low}")
+                if low in ("source-arrowhead", "target-arrowhead"):
+                    raise self.error_at(Obj(f.name, None, 0, f.origin),
+                                        f'"{low}" can only be used on connections')
                 if low in ("shape", "class") or low in BOARD_KEYWORDS:
                     continue
                 if low == "label" and f.primary is not None:

@@ -13,7 +13,7 @@ RESERVED_KEYWORDS = frozenset({
     "label", "shape", "icon", "constraint", "tooltip", "link", "near", "width", "height",
     "direction", "top", "left", "grid-rows", "grid-columns", "grid-gap", "vertical-gap",
     "horizontal-gap", "class", "classes", "vars", "style", "source-arrowhead",
-    "target-arrowhead", "label-position", "icon-position", "tooltip-position",
+    "target-arrowhead",
 }) | BOARD_KEYWORDS | STYLE_KEYWORDS
 
 SHAPES = frozenset({
