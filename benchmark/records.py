@@ -150,8 +150,7 @@ class SampleRecord:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "SampleRecord":
-        names = {f.name for f in fields(cls)}
-        unknown = set(d) - names
+        unknown = set(d) - _FIELD_NAMES
         if unknown:
             raise ValueError(f"unknown record fields {sorted(unknown)}")
         return cls(**d)
@@ -160,6 +159,9 @@ class SampleRecord:
         from dataclasses import replace
 
         return replace(self, metrics=metrics, error=error if error is not None else self.error)
+
+
+_FIELD_NAMES = frozenset(f.name for f in fields(SampleRecord))
 
 
 def sample_id(question_id: str, variant: str, answerer: str) -> str:
