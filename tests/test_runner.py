@@ -322,3 +322,13 @@ def test_limit_and_default_run_id(tmp_path):
     assert {r.question_id for r in result.records} == {"a-q1", "a-q2"}
     stamp, digest = result.run_id.split("-")
     assert len(stamp) == 16 and stamp.endswith("Z") and len(digest) == 8
+
+
+def test_a_diagram_that_does_not_parse_is_reported_and_left_out(tmp_path, capsys):
+    data = make_dataset(tmp_path / "data")
+    (data / "diagrams" / "auth_b.d2").write_text(D2_B + "broken: {\n", encoding="utf-8")
+    result = run(tiny_spec(tmp_path), progress=False)
+    assert {r.diagram_id for r in result.records} == {"auth_a"}
+    line = next(l for l in capsys.readouterr().err.splitlines() if "auth_b.d2" in l)
+    assert line.startswith("skipped: ") and "auth_b.d2:" in line
+    assert any(p["file"].endswith("auth_b.d2") for p in result.card["dataset"]["problems"])
