@@ -132,6 +132,10 @@ def _resolve(spec: RunSpec, dataset: Dataset) -> tuple[list[Variant], list[str],
                 raise DiagQAError(str(exc)) from None
             except StageUnavailable as exc:
                 down[(kind, name)] = str(exc)
+            except DiagQAError:
+                raise
+            except Exception as exc:  # a stage that cannot even start is left out, not the run
+                down[(kind, name)] = f"failed to start: {type(exc).__name__}: {exc}"
     variants = []
     for v in spec.parsed_variants():
         why = [(k, n, down[(k, n)]) for k, n in (("finder", v.finder), ("source", v.source), ("selector", v.selector))

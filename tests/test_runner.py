@@ -220,6 +220,14 @@ class UnavailableSelector:
         raise StageUnavailable("test weights are not installed")
 
 
+@SELECTORS.register("test-broken")
+class BrokenSelector:
+    """Cannot even be built."""
+
+    def __init__(self):
+        raise OSError("index file is corrupt")
+
+
 @SELECTORS.register("test-unavailable-late")
 class LateUnavailableSelector:
     """Finds out only when asked that it cannot run."""
@@ -251,6 +259,12 @@ def test_unavailable_stage_is_skipped_in_one_line(tmp_path, capsys):
     assert skipped == [{"variant": "oracle+d2+test-unavailable", "component": "selector test-unavailable",
                         "reason": "test weights are not installed"}]
     assert "test weights are not installed" in (result.run_dir / "report.html").read_text()
+
+
+def test_a_stage_that_fails_to_start_is_skipped_with_its_error(tmp_path):
+    result = run(tiny_spec(tmp_path, variants=("oracle+d2+test-broken", "oracle+d2+none")), progress=False, quiet=True)
+    assert result.skipped[0]["reason"] == "failed to start: OSError: index file is corrupt"
+    assert {r.variant for r in result.records} == {"oracle+d2+none"}
 
 
 def test_stage_unavailable_while_running_is_reported_once(tmp_path, capsys):
