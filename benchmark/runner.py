@@ -251,7 +251,10 @@ class _Work:
 
 
 def _redacted(q: Question) -> Question:
-    """The question as an answerer may see it: no gold answer, certificate or rationale."""
+    """The question as a finder or an answerer may see it: no gold answer, certificate or rationale.
+
+    (The ``oracle`` finder reads the question's own diagram id; only selectors get the certificate.)
+    """
     return replace(q, answer=None, certificate=Subgraph(), rationale="")
 
 
@@ -326,7 +329,7 @@ def _rank_all(finders: dict[str, Any], questions: list[Question]) -> dict[str, d
         for q in questions:
             t = time.perf_counter()
             try:
-                ranking = [d for d, _ in finder.rank(_redacted_for_finder(q))]
+                ranking = [d for d, _ in finder.rank(_redacted(q))]
                 if not ranking:
                     raise DiagQAError(f"finder {name} ranked no diagram")
                 rank = ranking.index(q.diagram) + 1 if q.diagram in ranking else None
@@ -336,11 +339,6 @@ def _rank_all(finders: dict[str, Any], questions: list[Question]) -> dict[str, d
             per[q.id]["time"] = round(time.perf_counter() - t, 6)
         found[name] = per
     return found
-
-
-def _redacted_for_finder(q: Question) -> Question:
-    # the oracle finder needs the question's own diagram id; nothing needs the answer
-    return replace(q, answer=None, certificate=Subgraph(), rationale="")
 
 
 # -- process pool --------------------------------------------------------------------------------
