@@ -251,10 +251,11 @@ def _join(ends: list[_End], chains: list[Chain], lw: int) -> list[tuple[list[int
                 along = min(float(np.dot(e1.direction, u)), float(np.dot(e2.direction, -u)))
             else:
                 along = 1.0
-            close = dist <= 4 * lw + 4   # a corner right at a container's outline bends sharply
-            if not close and (facing < 0.3 or along < 0.5):
+            # a corner right at a container's outline or under a label (elk) bends sharply
+            loose = in_label or dist <= 4 * lw + 4
+            if not loose and (facing < 0.3 or along < 0.5):
                 continue
-            if close and (facing < -0.2 or along < 0.0):
+            if loose and (facing < -0.2 or along < 0.0):
                 continue
             bend = max(0.0, 2.0 - facing - along)          # 0 when the two pieces continue each other
             cands.append((dist * (1 + 4 * bend) - (20 * lw if in_label else 0), i, ends.index(e2)))
