@@ -69,8 +69,7 @@ class Compiler(GlobMixin):
                     rule = self.add_rule(m, Rule("edge", stmt, source, edge=edge), base_dir)
                     self.apply_edge_rule(rule, m)
                 else:
-                    src = self.resolve(m, edge.src, source)
-                    dst = self.resolve(m, edge.dst, source)
+                    src, dst = self.resolve_ends(m, edge.src, edge.dst, source)
                     e = self.new_edge(src, dst, edge.arrow)
                     self.apply_edge_value(e, stmt, m, source, base_dir)
         elif stmt.key is not None:
@@ -151,6 +150,18 @@ class Compiler(GlobMixin):
             # d2 keeps connections made by globs: they bring the endpoint back
             if not e.deleted and not e.from_glob and (e.src.within(f) or e.dst.within(f)):
                 self.delete_edge(e)
+
+    def resolve_ends(self, m: IRMap, src: list[KeyPart], dst: list[KeyPart], source):
+        """Both ends of a connection. Like d2, the container path the two ends share is made
+        first (``a.x -> a.y`` makes ``a``, then ``x`` and ``y``), which lazy globs can see."""
+        n = 0
+        while (n < len(src) - 1 and n < len(dst) - 1 and not src[n].glob
+               and src[n].value.lower() == dst[n].value.lower() and src[n].value != "_"
+               and src[n].quoted == dst[n].quoted):
+            n += 1
+        if n:
+            m = self.resolve(m, src[:n], source).ensure_map()
+        return self.resolve(m, src[n:], source), self.resolve(m, dst[n:], source)
 
     def resolve(self, m: IRMap, parts: list[KeyPart], source, create: bool = True) -> Field | None:
         """Field at key path ``parts`` from map ``m`` (created when ``create``)."""
