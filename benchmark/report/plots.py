@@ -109,7 +109,7 @@ def srr_vs_accuracy(summary: pd.DataFrame) -> bytes:
                          zip(g["accuracy"], g["accuracy_low"], g["accuracy_high"])]).T
         ax.errorbar(xs, ys, yerr=np.nan_to_num(yerr), fmt="o", color=color, label=answerer, capsize=2)
         for x, y, v in zip(xs, ys, g["variant"]):
-            if not (np.isnan(x) or np.isnan(y)):
+            if i == 0 and not (np.isnan(x) or np.isnan(y)):  # one label per variant: its SRR is every answerer's
                 ax.annotate(str(v).split("+")[-1], (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
     ax.set_xlim(-0.05, 1.05)
     ax.set_ylim(-0.05, 1.05)
@@ -127,7 +127,7 @@ def faithfulness_vs_srr(df: pd.DataFrame) -> bytes:
     ax = fig.subplots()
     s = df[df["faithfulness"].notna() & df["srr"].notna()]
     rng = np.random.default_rng(0)
-    for correct, color, label in ((True, COLORS["grounded"], "correct"), (False, "#c62828", "wrong")):
+    for correct, color, label in ((False, "#c62828", "wrong"), (True, COLORS["grounded"], "correct")):
         g = s[s["correct"].astype(bool) == correct] if len(s) else s
         if not len(g):
             continue
