@@ -47,6 +47,8 @@ MALFORMED = [
     ("x\nfill: red", 2, 1, "fill must be style.fill"),
     ("x: {source-arrowhead: 1}", 1, 5, '"source-arrowhead" can only be used on connections'),
     ("shape: 1", 1, 8, 'unknown shape "1"'),
+    ("a: {shape: image}", 1, 5, 'image shape must include an "icon" field'),
+    ("a: {shape: image; icon: https://x/y.png}\na.b -> c", 2, 3, "image shapes cannot have children"),
     ("a.style -> b", 1, 3, "reserved keywords are prohibited in edges"),
     ("a -> b.label", 1, 8, "reserved keywords are prohibited in edges"),
     ("a.shape: blob", 1, 10, 'unknown shape "blob"'),

@@ -35,7 +35,7 @@ def format_segment(s: str) -> str:
 
 class Obj:
     __slots__ = ("name", "parent", "children", "label", "shape", "column", "visible", "order",
-                 "origin")
+                 "origin", "shape_origin", "icon")
 
     def __init__(self, name: str, parent: "Obj | None", order: int, origin=None) -> None:
         self.name = name
@@ -47,6 +47,8 @@ class Obj:
         self.visible = True
         self.order = order
         self.origin = origin   # (lexer.Source, offset) where it was first written
+        self.shape_origin = None
+        self.icon = False
 
     def ident(self) -> str:
         parts = []
@@ -169,6 +171,7 @@ class GraphBuilder:
         shape = m.get("shape")
         if shape is not None and shape.primary is not None:
             obj.shape = self.text(shape.primary, shape.primary.scope).lower()
+            obj.shape_origin = shape.origin
             if obj.shape not in SHAPES:
                 raise self.error(shape.primary, f'unknown shape "{obj.shape}"')
         for f in list(m.fields.values()):
@@ -187,6 +190,8 @@ class GraphBuilder:
                     continue
                 if low == "label" and f.primary is not None:
                     self.set_label(obj, f)
+                if low == "icon" and f.primary is not None:
+                    obj.icon = True
                 continue
             if not self.field_visible(f):
                 continue
@@ -234,6 +239,17 @@ class GraphBuilder:
         f = classes.map.get(name)
         return f.map if f is not None else None
 
+    def validate_images(self) -> None:
+        """``shape: image`` needs an icon and cannot contain objects (d2's checks)."""
+        for o in self.objects:
+            if o.shape != "image" or o.column:
+                continue
+            if not o.icon:
+                raise self.error_at(Obj(o.name, None, 0, o.shape_origin or o.origin),
+                                    'image shape must include an "icon" field')
+            for child in o.children.values():
+                raise self.error_at(child, "image shapes cannot have children.")
+
     # -- connections ------------------------------------------------------------------
     def compile_edge(self, obj: Obj, e: IREdge) -> None:
         if e.deleted or e.suspended:
@@ -263,6 +279,7 @@ class GraphBuilder:
     def build(self, ir_edges: list[IREdge]) -> dict:
         self.propagate_unsuspend(ir_edges)
         self.compile_map(self.root, self.ir_root)
+        self.validate_images()
         nodes = []
         for o in self.objects:
             if o.column:
