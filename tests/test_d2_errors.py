@@ -21,7 +21,7 @@ from benchmark.errors import DiagQAError, InputError
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "d2-conformance"
 
 
-# (text, line, column, words in the message); positions agree with `d2 validate`
+# (text, line, column, words in the message); positions agree with the d2 binary
 # except where noted.
 MALFORMED = [
     ("a: {\n  b -> c\n", 3, 1, "expected '}' to close the map opened at 1:4"),
@@ -48,6 +48,10 @@ MALFORMED = [
     ("x: {source-arrowhead: 1}", 1, 5, '"source-arrowhead" can only be used on connections'),
     ("shape: 1", 1, 8, 'unknown shape "1"'),
     ("a: {shape: image}", 1, 5, 'image shape must include an "icon" field'),
+    ("a -> b: {c -> d}", 1, 10, "cannot create edge inside edge"),
+    ("a -> b: {foo: bar}", 1, 10, "edge map keys must be reserved keywords"),
+    ("x: {scenarios: {s: {a}}}", 1, 5, "scenarios must be declared at a board root scope"),
+    ("x: {constraint: primary_key}", 1, 5, '"constraint" keyword can only be used in "sql_table"'),
     ("a: {shape: image; icon: https://x/y.png}\na.b -> c", 2, 3, "image shapes cannot have children"),
     ("a.style -> b", 1, 3, "reserved keywords are prohibited in edges"),
     ("a -> b.label", 1, 8, "reserved keywords are prohibited in edges"),

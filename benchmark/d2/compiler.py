@@ -64,6 +64,8 @@ class Compiler(GlobMixin):
         if stmt.edge_group and stmt.edge_index is not None:
             self.compile_edge_ref(stmt, m, source, base_dir)
         elif stmt.edges:
+            if m.in_edge():
+                raise source.error(stmt.edges[0].src[0].pos, "cannot create edge inside edge")
             for edge in stmt.edges:
                 if has_glob(edge.src) or has_glob(edge.dst):
                     rule = self.add_rule(m, Rule("edge", stmt, source, edge=edge), base_dir)
@@ -90,6 +92,9 @@ class Compiler(GlobMixin):
                     self.apply_key_rule(rule, f)
                 return
             if part.value.lower() in BOARD_KEYWORDS and not part.quoted:
+                if m.parent is not None:
+                    raise source.error(part.pos, f"{part.value.lower()} must be declared at a "
+                                                 "board root scope")
                 return  # layers / scenarios / steps: only the root board is compiled
             if i == len(parts) - 1 and _is_null(stmt.value):
                 self.flush_created()  # d2 makes the parents before it deletes the last key

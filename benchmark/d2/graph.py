@@ -192,6 +192,9 @@ class GraphBuilder:
                     self.set_label(obj, f)
                 if low == "icon" and f.primary is not None:
                     obj.icon = True
+                if low == "constraint" and (obj.parent is None or obj.parent.shape != "sql_table"):
+                    raise self.error_at(Obj(f.name, None, 0, f.origin),
+                                        '"constraint" keyword can only be used in "sql_table" shapes')
                 continue
             if not self.field_visible(f):
                 continue
@@ -258,6 +261,10 @@ class GraphBuilder:
             return
         if e.src.suspended or e.dst.suspended:
             return
+        for f in e.map.fields.values() if e.map is not None else ():
+            if not f.keyword:
+                raise self.error_at(Obj(f.name, None, 0, f.origin),
+                                    "edge map keys must be reserved keywords")
         src = self.ensure_path(obj, e.rel(e.src))
         dst = self.ensure_path(obj, e.rel(e.dst))
         label = None

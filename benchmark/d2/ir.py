@@ -30,13 +30,15 @@ class Value:
 class IRMap:
     """Ordered fields (by lower-cased name) and the connections this map owns."""
 
-    __slots__ = ("fields", "edges", "parent", "owner", "rules")
+    __slots__ = ("fields", "edges", "parent", "owner", "rules", "edge")
 
-    def __init__(self, parent: "IRMap | None" = None, owner: "Field | None" = None) -> None:
+    def __init__(self, parent: "IRMap | None" = None, owner: "Field | None" = None,
+                 edge: "IREdge | None" = None) -> None:
         self.fields: dict[str, Field] = {}
         self.edges: list[IREdge] = []
         self.parent = parent
         self.owner = owner
+        self.edge = edge          # the connection whose map this is, if any
         self.rules: list = []
 
     def get(self, name: str, quoted: bool = False) -> "Field | None":
@@ -56,6 +58,10 @@ class IRMap:
         while m is not None:
             yield m
             m = m.parent
+
+    def in_edge(self) -> bool:
+        """True inside the map of a connection (at any depth)."""
+        return any(m.edge is not None for m in self.ancestors())
 
     def objects(self):
         """Fields that are objects (not keywords), in order."""
@@ -129,7 +135,7 @@ class IREdge:
 
     def ensure_map(self) -> IRMap:
         if self.map is None:
-            self.map = IRMap(self.owner, None)
+            self.map = IRMap(self.owner, None, self)
         return self.map
 
     def rel(self, f: Field) -> list[str]:
