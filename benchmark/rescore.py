@@ -17,7 +17,7 @@ from typing import Any
 
 from benchmark.errors import DiagQAError, InputError
 from benchmark.records import SampleRecord, graph_from_json, read_samples
-from benchmark.runner import CARD, GRAPHS, SAMPLES, _error, score_stored, write_samples
+from benchmark.runner import CARD, GRAPHS, SAMPLES, _error, foreign_view, score_stored, write_samples
 
 
 def resolve_run_dir(path: Path | str) -> Path:
@@ -61,8 +61,9 @@ def _score_all(records: list[SampleRecord], graphs: dict[str, Any]) -> list[tupl
         try:
             key = (r.question_id, r.hashes.get("context"), r.variant)
             if shared.get("key") != key:
-                shared = {"key": key, "q": question_from_json(r.question), "ctx": context_from_json(r.context),
-                          "sub": subgraph_from_json(r.retrieved)}
+                sub, ctx = foreign_view(subgraph_from_json(r.retrieved), context_from_json(r.context),
+                                        r.found_diagram, r.diagram_id)
+                shared = {"key": key, "q": question_from_json(r.question), "ctx": ctx, "sub": sub}
             metrics, error = score_stored(shared["q"], built[r.diagram_id], shared["sub"], shared["ctx"], r.answer), None
         except Exception as exc:
             metrics, error = None, _error("score", exc)

@@ -77,6 +77,37 @@ def score_stored(question: dict[str, Any] | Question, diagram_graph: nx.MultiDiG
     return score_sample(q, diagram_graph, sub, ctx, answer_from_json_record(answer))
 
 
+#: node ids of a context taken from another diagram than the question's are scored as ``<diagram>::<id>``
+FOREIGN_SEP = "::"
+
+
+def foreign_view(sub: Subgraph, ctx: Any, found_diagram: str | None, own_diagram: str) -> tuple[Subgraph, Any]:
+    """The retrieved subgraph and context as scoring must see them.
+
+    When the finder chose another diagram than the question's, the context's nodes are not the
+    question's nodes even where ids coincide (twin diagrams share ids): every id is prefixed with
+    its diagram, so nothing of it counts as gold structure. Otherwise both are returned unchanged.
+
+    >>> from benchmark.graph import Edge
+    >>> foreign_view(Subgraph.from_edges([Edge("a", "b")]), None, "d2", "d1")[0].all_nodes == {"d2::a", "d2::b"}
+    True
+    """
+    if found_diagram is None or found_diagram == own_diagram:
+        return sub, ctx
+
+    def rename(n: str) -> str:
+        return f"{found_diagram}{FOREIGN_SEP}{n}"
+
+    moved = Subgraph(frozenset(rename(n) for n in sub.nodes),
+                     frozenset(replace(e, src=rename(e.src), dst=rename(e.dst)) for e in sub.edges))
+    if ctx is None:
+        return moved, None
+    csub = ctx.subgraph
+    cmoved = Subgraph(frozenset(rename(n) for n in csub.nodes),
+                      frozenset(replace(e, src=rename(e.src), dst=rename(e.dst)) for e in csub.edges))
+    return moved, replace(ctx, subgraph=cmoved, graph=nx.relabel_nodes(ctx.graph, rename, copy=True))
+
+
 def _error(stage: str, exc: BaseException) -> dict[str, Any]:
     tb = traceback.extract_tb(exc.__traceback__)
     where = f"{Path(tb[-1].filename).name}:{tb[-1].lineno}" if tb else None
@@ -275,7 +306,7 @@ def run_diagram(work: _Work, diagram_id: str) -> list[SampleRecord]:
             found = work.found[v.finder][q.id]
             timings["find_s"] = found["time"]
             err = found["error"]
-            retrieved = ctx_json = ctx = sub_stored = None
+            retrieved = ctx_json = ctx = sub_scored = ctx_scored = None
             hashes = {"question": qhash}
             if err is None:
                 try:
@@ -288,7 +319,8 @@ def run_diagram(work: _Work, diagram_id: str) -> list[SampleRecord]:
                     sub = work.stages.selectors[v.selector].select(q, graph, work.dataset.diagrams[found["diagram"]])
                     retrieved = subgraph_to_json(sub)
                     ctx_json = context_to_json(make_context(found["diagram"], sub, graph))
-                    ctx, sub_stored = context_from_json(ctx_json), subgraph_from_json(retrieved)
+                    ctx = context_from_json(ctx_json)
+                    sub_scored, ctx_scored = foreign_view(subgraph_from_json(retrieved), ctx, found["diagram"], q.diagram)
                     hashes["context"] = context_hash(ctx_json)
                 except Exception as exc:
                     err = _error("select", exc)
@@ -308,7 +340,7 @@ def run_diagram(work: _Work, diagram_id: str) -> list[SampleRecord]:
                 if answer is not None:
                     t = time.perf_counter()
                     try:
-                        metrics = score_stored(qstored, gold, sub_stored, ctx, answer)
+                        metrics = score_stored(qstored, gold, sub_scored, ctx_scored, answer)
                     except Exception as exc:
                         rec_err = _error("score", exc)
                     rec_t["score_s"] = time.perf_counter() - t

@@ -15,7 +15,7 @@ from benchmark.errors import StageUnavailable
 from benchmark.graph import Subgraph
 from benchmark.runner import run
 from benchmark.spec import RunSpec
-from benchmark.stages import SELECTORS
+from benchmark.stages import FINDERS, SELECTORS
 
 D2_A = """user: User
 auth: Auth Service
@@ -228,6 +228,19 @@ class BrokenSelector:
         raise OSError("index file is corrupt")
 
 
+@FINDERS.register("test-twin")
+class TwinFinder:
+    """Always puts the question's twin diagram first: the wrong diagram with the same node ids."""
+
+    name = "test-twin"
+
+    def fit(self, dataset):
+        self.twins = {d.id: d.twin for d in dataset.diagrams.values()}
+
+    def rank(self, question):
+        return [(self.twins[question.diagram], 1.0), (question.diagram, 0.5)]
+
+
 @SELECTORS.register("test-unavailable-late")
 class LateUnavailableSelector:
     """Finds out only when asked that it cannot run."""
@@ -346,3 +359,25 @@ def test_a_diagram_that_does_not_parse_is_reported_and_left_out(tmp_path, capsys
     line = next(l for l in capsys.readouterr().err.splitlines() if "auth_b.d2" in l)
     assert line.startswith("skipped: ") and "auth_b.d2:" in line
     assert any(p["file"].endswith("auth_b.d2") for p in result.card["dataset"]["problems"])
+
+
+def test_a_context_from_the_wrong_diagram_never_counts_as_gold(tmp_path):
+    from benchmark.rescore import rescore
+
+    result = run(tiny_spec(tmp_path, variants=("test-twin+d2+full", "oracle+d2+full"), answerers=("solver",)),
+                 progress=False, quiet=True)
+    rec = by_id(result.records)
+    wrong = rec[("a-q1", "test-twin+d2+full", "solver")]
+    assert wrong.found_diagram == "auth_b" and wrong.finder_rank == 2
+    assert wrong.context["diagram"] == "auth_b" and "Cache -> Orders DB" not in wrong.context["text"]
+    # same node ids as the gold certificate, but from the twin: no overlap, not sufficient, and the
+    # solver reading auth_b says "no" where auth_a's answer is "yes"
+    m = wrong.metrics
+    assert m["srr"] == 0.0 and m["precision"] == 0.0 and m["sufficient"] is False
+    assert m["correct"] is False and m["guess_class"] == "retrieval_miss"
+    # on auth_b's own question the twin's context (auth_a) gives the wrong answer, still scored as foreign
+    assert rec[("b-q1", "test-twin+d2+full", "solver")].metrics["srr"] == 0.0
+    assert rec[("a-q1", "oracle+d2+full", "solver")].metrics["srr"] == 1.0
+    summary = (result.run_dir / "summary.csv").read_bytes()
+    rescore(result.run_dir)
+    assert (result.run_dir / "summary.csv").read_bytes() == summary

@@ -62,3 +62,15 @@ def test_run_id_is_utc_time_plus_config_hash():
     now = dt.datetime(2026, 3, 4, 5, 6, 7, tzinfo=dt.timezone.utc)
     assert with_run_id(a, now).run_id == make_run_id(a.config_hash(), now) == f"20260304T050607Z-{a.config_hash()[:8]}"
     assert with_run_id(RunSpec(variants=("oracle+d2+full",), answerers=("solver",), run_id="mine")).run_id == "mine"
+
+
+def test_doctests_of_the_run_modules():
+    import doctest
+
+    import benchmark.records
+    import benchmark.runner
+    import benchmark.spec
+
+    for mod in (benchmark.spec, benchmark.records, benchmark.runner):
+        result = doctest.testmod(mod)
+        assert result.failed == 0 and result.attempted > 0, mod.__name__
