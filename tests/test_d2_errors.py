@@ -49,6 +49,9 @@ MALFORMED = [
     ("shape: 1", 1, 8, 'unknown shape "1"'),
     ("a: {shape: image}", 1, 5, 'image shape must include an "icon" field'),
     ("a -> b: {c -> d}", 1, 10, "cannot create edge inside edge"),
+    ("classes: {c: {class: d}}", 1, 15, '"class" cannot appear within "classes"'),
+    ("classes: {c: {s3: x}}", 1, 15, "s3 is an invalid class field, must be reserved keyword"),
+    ("a: |md   |", 1, 4, "block string cannot be empty"),                 # d2: 1:1, the key
     ("a -> b: {foo: bar}", 1, 10, "edge map keys must be reserved keywords"),
     ("x: {scenarios: {s: {a}}}", 1, 5, "scenarios must be declared at a board root scope"),
     ("x: {constraint: primary_key}", 1, 5, '"constraint" keyword can only be used in "sql_table"'),

@@ -221,6 +221,8 @@ class GraphBuilder:
 
     def set_label(self, obj: Obj, f: Field) -> None:
         node = f.primary.node
+        if isinstance(node, Scalar) and node.kind == "block" and not node.text.strip():
+            raise self.error(f.primary, "block string cannot be empty")
         obj.label = self.text(f.primary, f.primary.scope)
         if isinstance(node, Scalar) and node.kind == "block":
             obj.shape = "text" if node.tag in TEXT_LANGUAGES else "code"
@@ -241,6 +243,18 @@ class GraphBuilder:
             return None
         f = classes.map.get(name)
         return f.map if f is not None else None
+
+    def validate_classes(self) -> None:
+        """Class definitions hold only keywords, and never ``class`` itself."""
+        classes = self.ir_root.get("classes")
+        for cls in classes.map.fields.values() if classes and classes.map else ():
+            for f in cls.map.fields.values() if cls.map else ():
+                if f.keyword and f.name.lower() == "class":
+                    raise self.error_at(Obj(f.name, None, 0, f.origin),
+                                        '"class" cannot appear within "classes"')
+                if not f.keyword:
+                    raise self.error_at(Obj(f.name, None, 0, f.origin),
+                                        f"{f.name} is an invalid class field, must be reserved keyword")
 
     def validate_images(self) -> None:
         """``shape: image`` needs an icon and cannot contain objects (d2's checks)."""
@@ -285,6 +299,7 @@ class GraphBuilder:
     # -- entry --------------------------------------------------------------------------
     def build(self, ir_edges: list[IREdge]) -> dict:
         self.propagate_unsuspend(ir_edges)
+        self.validate_classes()
         self.compile_map(self.root, self.ir_root)
         self.validate_images()
         nodes = []
