@@ -77,3 +77,15 @@ def test_a_damaged_entry_is_recomputed(tmp_path, counted):
     cache_path(png, cache).write_text("{not json", encoding="utf-8")
     assert cached_extract(png, cache_dir=cache)["edges"]
     assert len(counted) == 1
+
+
+def test_cache_folder_follows_diagqa_cache(tmp_path, monkeypatch, counted):
+    from benchmark.extract.cache import cached_extract, image_hash
+
+    monkeypatch.setenv("DIAGQA_CACHE", str(tmp_path / "elsewhere"))
+    png = tmp_path / "ru.png"
+    render_file(FIXTURES / "ru.d2", png)
+    cached_extract(png)
+    cached_extract(png)
+    assert (tmp_path / "elsewhere" / "extract" / f"{image_hash(png)}.json").exists()
+    assert len(counted) == 1

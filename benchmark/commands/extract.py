@@ -27,7 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", dest="json_out", type=Path, help="with --eval: also write all figures to this file")
     p.add_argument("--lang", default=None, help="tesseract languages (default: eng+rus)")
     p.add_argument("--no-cache", action="store_true", help="extract again even when a cached result exists")
-    p.add_argument("--cache", type=Path, default=None, help="cache folder (default: .cache/extract)")
+    p.add_argument("--cache", type=Path, default=None, help="cache folder (default: .cache/extract, or $DIAGQA_CACHE/extract)")
 
 
 def main(args: argparse.Namespace) -> int:

@@ -1,7 +1,8 @@
 """Extraction results stored by the image's content hash, so a second run costs nothing.
 
-``.cache/extract/<sha256 of the PNG bytes>.json`` holds the extractor version, the OCR
-languages and the graph. A stored result made by another version or languages is recomputed.
+``.cache/extract/<sha256 of the PNG bytes>.json`` (under ``$DIAGQA_CACHE`` instead of
+``.cache`` when that is set) holds the extractor version, the OCR languages and the graph. A
+stored result made by another version or languages is recomputed.
 """
 from __future__ import annotations
 
@@ -15,7 +16,12 @@ from typing import Any
 from benchmark.dataset import DEFAULT_ROOT
 from benchmark.extract.ocr import LANG
 
-DEFAULT_CACHE = DEFAULT_ROOT / ".cache" / "extract"
+
+
+def default_cache_dir() -> Path:
+    """``$DIAGQA_CACHE/extract`` when set, else ``.cache/extract`` at the project root."""
+    base = os.environ.get("DIAGQA_CACHE")
+    return (Path(base) if base else DEFAULT_ROOT / ".cache") / "extract"
 
 
 def image_hash(path: Path | str) -> str:
@@ -23,7 +29,7 @@ def image_hash(path: Path | str) -> str:
 
 
 def cache_path(path: Path | str, cache_dir: Path | None = None) -> Path:
-    return Path(cache_dir or DEFAULT_CACHE) / f"{image_hash(path)}.json"
+    return Path(cache_dir or default_cache_dir()) / f"{image_hash(path)}.json"
 
 
 def load_cached(path: Path | str, lang: str = LANG, cache_dir: Path | None = None) -> dict[str, Any] | None:

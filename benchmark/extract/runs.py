@@ -41,12 +41,12 @@ def style_png(d2_path: Path, style: str, out_dir: Path) -> Path:
 def run_job(job: EvalJob) -> DiagramScore:
     """Extract and score one diagram; errors become a failed record."""
     from benchmark.d2 import parse_file
-    from benchmark.extract.cache import DEFAULT_CACHE, cached_extract
+    from benchmark.extract.cache import cached_extract, default_cache_dir
 
     try:
         png = job.png_path
         if job.style != "default":
-            png = style_png(job.d2_path, job.style, (job.cache_dir or DEFAULT_CACHE) / "renders")
+            png = style_png(job.d2_path, job.style, (job.cache_dir or default_cache_dir()) / "renders")
         if not png.exists():
             return failed(job.diagram, f"{png} is missing (run: diagqa render)")
         reference = parse_file(job.d2_path)
