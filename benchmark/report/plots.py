@@ -19,8 +19,9 @@ PALETTE = ["#1565c0", "#ef6c00", "#2e7d32", "#c62828", "#6a1b9a", "#00838f", "#5
 
 def _png(fig: Figure) -> bytes:
     FigureCanvasAgg(fig)
+    fig.set_layout_engine("tight")  # one draw (bbox_inches="tight" would draw twice)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight", metadata={"Software": None})
+    fig.savefig(buf, format="png", dpi=90, metadata={"Software": None})
     return buf.getvalue()
 
 
