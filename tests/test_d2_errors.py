@@ -49,6 +49,8 @@ MALFORMED = [
     ("shape: 1", 1, 8, 'unknown shape "1"'),
     ("a: {shape: image}", 1, 5, 'image shape must include an "icon" field'),
     ("a -> b: {c -> d}", 1, 10, "cannot create edge inside edge"),
+    ("a.style.foo: 1", 1, 9, 'invalid style keyword: "foo"'),
+    ("a -> b: {style.bar: 1}", 1, 16, 'invalid style keyword: "bar"'),
     ("classes: {c: {class: d}}", 1, 15, '"class" cannot appear within "classes"'),
     ("classes: {c: {s3: x}}", 1, 15, "s3 is an invalid class field, must be reserved keyword"),
     ("a: |md   |", 1, 4, "block string cannot be empty"),                 # d2: 1:1, the key

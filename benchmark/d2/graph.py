@@ -192,6 +192,8 @@ class GraphBuilder:
                     self.set_label(obj, f)
                 if low == "icon" and f.primary is not None:
                     obj.icon = True
+                if low == "style":
+                    self.validate_style(f)
                 if low == "constraint" and (obj.parent is None or obj.parent.shape != "sql_table"):
                     raise self.error_at(Obj(f.name, None, 0, f.origin),
                                         '"constraint" keyword can only be used in "sql_table" shapes')
@@ -244,6 +246,14 @@ class GraphBuilder:
         f = classes.map.get(name)
         return f.map if f is not None else None
 
+    def validate_style(self, style: Field) -> None:
+        for f in style.map.fields.values() if style.map is not None else ():
+            if f.name in STYLE_KEYWORDS:
+                continue
+            message = (f"unknown style key: {f.name}" if f.name.lower() in STYLE_KEYWORDS
+                       else f'invalid style keyword: "{f.name}"')
+            raise self.error_at(Obj(f.name, None, 0, f.origin), message)
+
     def validate_classes(self) -> None:
         """Class definitions hold only keywords, and never ``class`` itself."""
         classes = self.ir_root.get("classes")
@@ -276,6 +286,8 @@ class GraphBuilder:
         if e.src.suspended or e.dst.suspended:
             return
         for f in e.map.fields.values() if e.map is not None else ():
+            if f.keyword and f.name.lower() == "style":
+                self.validate_style(f)
             if not f.keyword:
                 raise self.error_at(Obj(f.name, None, 0, f.origin),
                                     "edge map keys must be reserved keywords")
