@@ -7,7 +7,8 @@ escaped dots, mixed-case references to one object, ``_`` parent references, repe
 edges, ``null`` deletion of objects and edges, edge references ``(a -> b)[0].key``, shapes
 (``sql_table`` / ``class`` children become columns), lazy globs (``* -> *``, ``*.label``,
 ``** -> x``), classes, ``${vars}``, sequence diagrams with spans and groups, double-quoted
-labels of random text with escapes, ``;`` and comments. Skipped when the d2 binary or the shared oracle tool is missing.
+labels of random text with escapes, ``;`` and comments. A second property perturbs the real
+corpus files (lines deleted, duplicated, swapped) and compares wherever d2 still compiles. Skipped when the d2 binary or the shared oracle tool is missing.
 """
 from __future__ import annotations
 
@@ -210,3 +211,47 @@ def test_fixed_programs_agree_with_d2(text, tmp_path):
     oracle = oracle_graph(text, tmp_path)
     assert oracle is not None, "d2 rejected a program it should accept"
     compare(text, oracle)
+
+
+CORPUS = ORACLE.parents[1]
+# The oracle cannot see objects that have a `link` (see test_d2_conformance.KNOWN_DIFFERENCES).
+CORPUS_FILES = sorted(p for p in CORPUS.glob("*.d2") if "link:" not in p.read_text(encoding="utf-8"))
+
+
+@st.composite
+def corpus_mutation(draw):
+    """A corpus file with a few whole lines deleted, duplicated or swapped."""
+    lines = draw(st.sampled_from(CORPUS_FILES)).read_text(encoding="utf-8").split("\n")
+    for _ in range(draw(st.integers(1, 3))):
+        op = draw(st.sampled_from(["delete", "duplicate", "swap"]))
+        i = draw(st.integers(0, len(lines) - 1))
+        j = draw(st.integers(0, len(lines) - 1))
+        if op == "delete" and len(lines) > 1:
+            del lines[i]
+        elif op == "duplicate":
+            lines.insert(j, lines[i])
+        else:
+            lines[i], lines[j] = lines[j], lines[i]
+    return "\n".join(lines)
+
+
+@pytest.mark.slow
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=corpus_mutation())
+def test_mutated_corpus_files_agree_with_d2(text, tmp_path_factory):
+    """Real files, perturbed: where d2 still compiles them, the graphs must agree."""
+    tmp = tmp_path_factory.mktemp("d2mut")
+    oracle = oracle_graph(text, tmp)
+    if oracle is None:
+        try:
+            parse_text(text)
+        except Exception as exc:  # noqa: BLE001 - checked just below
+            from benchmark.d2 import D2SyntaxError
+            assert isinstance(exc, D2SyntaxError)
+        return
+    got = parse_text(text)
+    assert sorted(n["id"] for n in got["nodes"]) == sorted(n["id"] for n in oracle["nodes"])
+    by_path = {tuple(n["path"]): n["id"] for n in oracle["nodes"]}
+    want = Counter((by_path[tuple(e["src"])], by_path[tuple(e["dst"])], e["arrow"])
+                   for e in oracle["edges"])
+    assert Counter((e["src"], e["dst"], e["arrow"]) for e in got["edges"]) == want
