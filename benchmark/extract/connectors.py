@@ -126,7 +126,7 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     _mark_label_boxes(ends, edge_blocks, lw)
     groups = _join(ends, chains, lw)
     edges = []
-    for members, (e1, e2) in groups:
+    for members, (e1, e2), crossed in groups:
         for e in (e1, e2):
             if e.shape is None:
                 _attach_one(e, shapes, lw, 6 * lw, label_boxes)
@@ -137,7 +137,10 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
         if e1.shape == e2.shape and not (e1.arrow or e2.arrow):
             continue
         pts = np.concatenate([chains[i].points for i in members], axis=0)
-        edges.append(RawEdge(e1.shape, e2.shape, e1.arrow, e2.arrow, pts))
+        edge = RawEdge(e1.shape, e2.shape, e1.arrow, e2.arrow, pts)
+        if crossed is not None and all(e.label_block != crossed for e in edges):
+            edge.label_block, edge.label = crossed, edge_blocks[crossed].text   # the gap d2 left for it
+        edges.append(edge)
     _label_edges(edges, edge_blocks, lw)
     return edges
 
@@ -225,8 +228,9 @@ def _mark_label_boxes(ends: list[_End], blocks: list[Block], lw: int) -> None:
                 e.label_boxes.append(bi)
 
 
-def _join(ends: list[_End], chains: list[Chain], lw: int) -> list[tuple[list[int], tuple[_End, _End]]]:
-    """Join free chain ends to collinear partners; returns (chain ids, outer ends) per group."""
+def _join(ends: list[_End], chains: list[Chain], lw: int) -> list[tuple[list[int], tuple[_End, _End], int | None]]:
+    """Join free chain ends to collinear partners; returns (chain ids, outer ends, the edge label
+    block whose gap the group crosses or None) per group."""
     def free(e: _End) -> bool:
         return not e.arrow and (e.shape is None or e.at_container)
 
@@ -261,11 +265,15 @@ def _join(ends: list[_End], chains: list[Chain], lw: int) -> list[tuple[list[int
             cands.append((dist * (1 + 4 * bend) - (20 * lw if in_label else 0), i, ends.index(e2)))
     cands.sort()
     partner: dict[int, int] = {}
+    via_label: dict[int, int] = {}
     for _, i, j in cands:
         if i in partner or j in partner:
             continue
         partner[i], partner[j] = j, i
         ends[i].joined = ends[j].joined = True
+        shared = sorted(set(ends[i].label_boxes) & set(ends[j].label_boxes))
+        if shared:
+            via_label[i] = via_label[j] = shared[0]
     # walk the joins: chain c has ends 2c and 2c+1
     groups = []
     seen: set[int] = set()
@@ -299,7 +307,8 @@ def _join(ends: list[_End], chains: list[Chain], lw: int) -> list[tuple[list[int
             else:
                 break
         seen |= seen_local
-        groups.append((members, (ends[first], ends[out])))
+        crossed = [via_label[2 * m + k] for m in members for k in (0, 1) if 2 * m + k in via_label]
+        groups.append((members, (ends[first], ends[out]), crossed[0] if crossed else None))
     return groups
 
 
@@ -317,7 +326,7 @@ def _label_edges(edges: list[RawEdge], blocks: list[Block], lw: int) -> None:
             if d_box <= 3 * lw + 0.5 * b.line_height:
                 cands.append((d_box, d_centre, bi, ei))
     cands.sort()
-    used_b: set[int] = set()
+    used_b: set[int] = {e.label_block for e in edges if e.label_block is not None}
     for _, _, bi, ei in cands:
         if bi in used_b or edges[ei].label_block is not None:
             continue

@@ -90,7 +90,8 @@ def group_blocks(lines: list[list[Word]]) -> list[Block]:
             _, ly0, _, lh0 = last.box
             gap = ly - (ly0 + lh0)
             h = max(lh, lh0)
-            horizontal = min(bx + bw, lx + lw_) - max(bx, lx) > 0 or abs((bx + bw / 2) - (lx + lw_ / 2)) < h
+            # d2 centres the lines of a label on each other
+            horizontal = abs((bx + bw / 2) - (lx + lw_ / 2)) < max(h, 0.15 * max(bw, lw_))
             if -0.3 * h <= gap <= 0.8 * h and horizontal and abs(lh - lh0) < 0.5 * h:
                 b.lines.append(line)
                 placed = True

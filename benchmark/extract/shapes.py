@@ -76,7 +76,12 @@ def find_shapes(r: Raster) -> list[Shape]:
     shapes = [Shape(i, "rectangle", c, box, area, col) for i, (c, box, area, col, _) in enumerate(found)]
     _nest(shapes)
     for s, f in zip(shapes, found):
-        s.kind = "rectangle" if s.is_container else classify(f[4])
+        if s.is_container:
+            s.kind = "rectangle"
+        elif s.fill == WHITE and s.parent is None:
+            s.kind = "cloud"
+        else:
+            s.kind = classify(f[4])
     return shapes
 
 
@@ -161,11 +166,22 @@ def _white_shapes(r: Raster, found: list, min_area: int, stroke8: np.ndarray) ->
         ok = (ys >= 0) & (ys < h_img) & (xs >= 0) & (xs < w_img)
         if ok.sum() == 0 or stroke8[ys[ok], xs[ok]].mean() < 0.6:
             continue
-        if classify(filled) != "cloud":
+        if not _cloud_like(filled):
             continue  # white regions fenced in by connectors and outlines are not shapes
         cnt = cnt + np.array([[x, y]], dtype=np.int32)
         out.append((cnt, (x, y, w, h), float(cv2.contourArea(cnt)), WHITE, filled))
     return out
+
+
+def _cloud_like(mask: np.ndarray) -> bool:
+    """A cloud's outline: bumpy top, flat bottom, no filled corners.
+
+    >>> _cloud_like(np.ones((40, 80), np.uint8))
+    False
+    """
+    f = shape_features(mask)
+    return (0.6 <= f["extent"] <= 0.88 and f["corner_top"] < 0.1 and f["bottom_flat"] > 0.5
+            and f["solidity"] > 0.85 and f["vertices"] >= 5)
 
 
 def _nest(shapes: list[Shape]) -> None:
