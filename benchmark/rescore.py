@@ -2,8 +2,8 @@
 
 Every record that reached the answerer is scored again with ``score_sample`` from its stored
 question, retrieved subgraph, context and answer (the diagram graphs come from the run's
-``graphs.json``); ``samples.jsonl``, ``summary.csv`` and the reports are rewritten, and the run card
-records the re-score.
+``graphs.json``); ``summary.csv`` and the reports are rewritten, ``samples.jsonl`` too when a metric
+changed, and the run card records the re-score (with how many samples changed).
 """
 from __future__ import annotations
 
@@ -130,16 +130,19 @@ def rescore(path: Path | str, report: bool = True, workers: int | None = None) -
     t0 = time.perf_counter()
     load_all()
     records, graphs, card = load_run(run_dir)
+    stored = records
     records = rescore_records(records, graphs, workers=workers or default_workers())
-    tmp = run_dir / (SAMPLES + ".tmp")
-    write_samples(tmp, records)
-    os.replace(tmp, run_dir / SAMPLES)
+    changed = sum(1 for old, new in zip(stored, records) if (old.metrics, old.error) != (new.metrics, new.error))
+    if changed:  # unchanged metrics keep the file (and its timings) as the run wrote it
+        tmp = run_dir / (SAMPLES + ".tmp")
+        write_samples(tmp, records)
+        os.replace(tmp, run_dir / SAMPLES)
     card["sample_errors"] = sum(1 for r in records if r.error is not None)
     t1 = time.perf_counter()
     if report:
         write_report(run_dir, records, card)
     card.setdefault("rescored", []).append({"at_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                                           "score_s": round(t1 - t0, 3),
+                                           "score_s": round(t1 - t0, 3), "samples_changed": changed,
                                            "report_s": round(time.perf_counter() - t1, 3)})
     (run_dir / CARD).write_text(json.dumps(card, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
     return run_dir, records, card

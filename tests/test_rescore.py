@@ -34,7 +34,11 @@ def test_rescore_reproduces_summary_and_metrics_from_wiped_metrics(finished):
     assert run_dir == d and len(records) == len(lines)
     assert (d / "summary.csv").read_bytes() == summary
     assert _without_score_time(d / "samples.jsonl") == before
-    assert len(card["rescored"]) == 1
+    assert len(card["rescored"]) == 1 and card["rescored"][0]["samples_changed"] == len(lines)
+    # nothing changes on a second re-score: samples.jsonl is left as it is
+    written = (d / "samples.jsonl").read_bytes()
+    _, _, card = rescore(d)
+    assert card["rescored"][-1]["samples_changed"] == 0 and (d / "samples.jsonl").read_bytes() == written
 
 
 def test_rescore_never_calls_a_stage(finished, monkeypatch):

@@ -20,5 +20,6 @@ def main(args: argparse.Namespace) -> int:
 
     run_dir, records, card = rescore(args.run_dir)
     last = card["rescored"][-1]
-    print(f"rescore: {len(records)} samples in {last['score_s']:.2f} s, report in {last['report_s']:.2f} s -> {run_dir}")
+    print(f"rescore: {len(records)} samples in {last['score_s']:.2f} s ({last['samples_changed']} changed), "
+          f"report in {last['report_s']:.2f} s -> {run_dir}")
     return 0
