@@ -74,3 +74,16 @@ def test_doctests_of_the_run_modules():
     for mod in (benchmark.spec, benchmark.records, benchmark.runner):
         result = doctest.testmod(mod)
         assert result.failed == 0 and result.attempted > 0, mod.__name__
+
+
+@pytest.mark.parametrize("path", sorted((DEFAULT_CONFIG.parent).glob("*.yaml")), ids=lambda p: p.name)
+def test_every_shipped_config_names_registered_components(path):
+    from benchmark.plugins import load_all
+    from benchmark.stages import ANSWERERS, FINDERS, SELECTORS, SOURCES
+
+    load_all()
+    spec = build_spec(path)
+    for v in spec.parsed_variants():
+        assert v.finder in FINDERS and v.source in SOURCES and v.selector in SELECTORS, v.name
+    assert all(a in ANSWERERS for a in spec.answerers)
+    assert set(spec.options) <= set(spec.answerers) | {n for v in spec.parsed_variants() for n in (v.finder, v.source, v.selector)}
