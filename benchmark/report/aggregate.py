@@ -153,8 +153,9 @@ def group_metrics(g: pd.DataFrame, seed: int, key: str, n_boot: int = 1000) -> d
     for col in ("srr", "precision", "f1"):
         _with_ci(out, col, list(s[col]), seed, key, n_boot)
     _with_ci(out, "sufficiency", list(s["sufficient"]), seed, key, n_boot)
-    _with_ci(out, "guess_rate", [c == "lucky_guess" for c in classes if c in CORRECT_CLASSES], seed, key, n_boot)
-    out["guess_rate_missing"] = sum(1 for c in classes if c not in CORRECT_CLASSES)
+    # over the correct answers only: a wrong answer is outside its denominator, not unmeasured
+    _with_ci(out, "guess_rate", [None if c is None else c == "lucky_guess" for c in classes
+                                 if c is None or c in CORRECT_CLASSES], seed, key, n_boot)
     _with_ci(out, "accuracy_inflation", [_is(c, "lucky_guess") for c in classes], seed, key, n_boot)
     _with_ci(out, "faithfulness", list(s["faithfulness"]), seed, key, n_boot)
     for c in GUESS_CLASSES:

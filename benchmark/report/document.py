@@ -80,7 +80,7 @@ def _answer_text(value: Any) -> str:
 
 def _main_table(a: Analysis) -> Table:
     headers = ["variant", "answerer", "n", "accuracy", "grounded acc.", "SRR", "precision", "F1", "sufficiency",
-               "guess rate", "inflation"]
+               "guess rate (of correct)", "inflation"]
     rows = [[r["variant"], r["answerer"], fmt(r["n"]) + (f" ({r['errors']} errors)" if r["errors"] else "")]
             + [fmt_ci(r, k) for k in ("accuracy", "grounded_accuracy", "srr", "precision", "f1", "sufficiency",
                                       "guess_rate", "accuracy_inflation")]
