@@ -196,6 +196,12 @@ def test_globs():
     assert labels("p*: Q\npa; pb; qa") == {"pa": "Q", "pb": "Q", "qa": "qa"}
 
 
+def test_globs_are_lazy_only_within_their_written_map():
+    assert edges("A {n1; ** -> n1; x}\nA {y}") == [("A.x", "->", "A.n1", None)]
+    assert labels("A: {*.label: L; x}\nA.z") == {"A": "A", "A.x": "L", "A.z": "z"}
+    assert labels("*.label: L\nA {y}\nB") == {"A": "L", "A.y": "y", "B": "L"}
+
+
 def test_suspend_and_unsuspend():
     text = ("s.a -> s.b\ns.c <-> s.b\ns.e <- s.b\nx\n**: suspend\n(** -> **)[*]: suspend\n"
             "(** -> **)[*]: unsuspend {\n  &dst: s.b\n}")

@@ -80,8 +80,17 @@ def path(draw):
 def statement(draw, depth: int, inside: bool):
     kind = draw(st.sampled_from(["node", "edge", "edge", "chain", "container", "labelkw",
                                  "dotted", "null", "edge_ref", "shape", "comment", "glob",
-                                 "class", "var", "seq", "qlabel"]
-                                + (["parent_edge"] if inside else [])))
+                                 "class", "var", "seq", "qlabel", "edge_map",
+                                 "quoted_keyword"]
+                                + (["parent_edge"] if inside else [])
+                                + (["grand_parent_edge"] if depth >= 2 else [])))
+    if kind == "edge_map":
+        return (f"{draw(names())} {draw(st.sampled_from(ARROWS))} {draw(names())}: "
+                f"{{label: {draw(st.sampled_from(WORDS))}; style.stroke-dash: 3}}")
+    if kind == "grand_parent_edge":
+        return f"_._.{draw(names())} -> {draw(names())}{draw(label())}"
+    if kind == "quoted_keyword":
+        return f'"{draw(st.sampled_from(["label", "shape", "style"]))}" -> {draw(names())}'
     if kind == "qlabel":
         text = draw(st.text(alphabet=LABEL_CHARS, min_size=1, max_size=12))
         escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$")

@@ -30,6 +30,7 @@ class Compiler(GlobMixin):
         self.pending: list[Field] = []
         self.ast_stack: list[Map] = []
         self.ast_seen: list[Map] = []
+        self.open_trees: set[int] = set()
         self.import_stack: list[str] = []
 
     # -- entry ----------------------------------------------------------------------
@@ -42,10 +43,12 @@ class Compiler(GlobMixin):
     def compile_map(self, tree: Map, m: IRMap, source: Source, base_dir) -> None:
         self.ast_stack.append(tree)
         self.ast_seen.append(tree)   # keeps ids in rule signatures unique
+        self.open_trees.add(id(tree))
         try:
             self._compile_nodes(tree, m, source, base_dir)
         finally:
             self.ast_stack.pop()
+            self.open_trees.discard(id(tree))
 
     def _compile_nodes(self, tree: Map, m: IRMap, source: Source, base_dir) -> None:
         for stmt in tree.nodes:

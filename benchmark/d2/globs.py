@@ -12,6 +12,7 @@ import fnmatch
 
 from benchmark.d2.errors import D2UnsupportedError
 from benchmark.d2.ir import Field, IREdge, IRMap
+from benchmark.d2.keywords import RESERVED_KEYWORDS
 from benchmark.d2.lexer import Source
 from benchmark.d2.parser import Parser
 from benchmark.d2.syntax import Key, KeyPart, Map, Scalar
@@ -29,10 +30,15 @@ class Rule:
         self.done: set = set()
         self.base_dir = None
         self.signature: tuple = ()
+        self.tree: int | None = None    # id of the written map it was declared in
 
 
 class GlobMixin:
-    """Glob handling for :class:`benchmark.d2.compiler.Compiler`."""
+    """Glob handling for :class:`benchmark.d2.compiler.Compiler`.
+
+    Laziness is lexical, as in d2: a glob reaches what is created later only while the map
+    it was written in (``a { ... }``, or the whole file at the top) is still being read.
+    """
 
     def add_rule(self, m: IRMap, rule: Rule, base_dir) -> Rule:
         """Keep a glob on its map. A textually identical glob statement in the same written
@@ -46,6 +52,7 @@ class GlobMixin:
                 rule.done = other.done
                 break
         rule.signature = sig
+        rule.tree = id(self.ast_stack[-1]) if self.ast_stack else None
         m.rules.append(rule)
         return rule
 
@@ -62,7 +69,8 @@ class GlobMixin:
             return
         pattern = part.value.lower().replace("[", "[[]")
         for f in m.objects():
-            if fnmatch.fnmatchcase(f.name.lower(), pattern):
+            # d2 never lets "*" match a keyword's name, even a quoted one
+            if f.name not in RESERVED_KEYWORDS and fnmatch.fnmatchcase(f.name.lower(), pattern):
                 yield f
 
     def expand(self, m: IRMap, parts: list[KeyPart], source, in_edge: bool) -> list[Field]:
@@ -150,7 +158,8 @@ class GlobMixin:
         for kind in ("key", "edge"):
             for depth, m in enumerate(f.parent.ancestors()):
                 for rule in list(m.rules):
-                    if rule.kind != kind or rule in self.active or id(rule.done) in f.created_by:
+                    if (rule.kind != kind or rule in self.active or id(rule.done) in f.created_by
+                            or rule.tree not in self.open_trees):
                         continue
                     if kind == "edge":
                         self.apply_edge_rule(rule, m)
@@ -161,7 +170,7 @@ class GlobMixin:
     def edge_created(self, e: IREdge) -> None:
         for m in e.owner.ancestors():
             for rule in list(m.rules):
-                if rule.kind == "ref" and rule not in self.active:
+                if rule.kind == "ref" and rule not in self.active and rule.tree in self.open_trees:
                     self.apply_ref_rule(rule, m, e)
 
     def passes_filters(self, rule: Rule, target, scope: IRMap | None = None) -> bool:
