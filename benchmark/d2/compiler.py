@@ -69,6 +69,8 @@ class Compiler(GlobMixin):
         elif stmt.edges:
             if m.in_edge():
                 raise source.error(stmt.edges[0].src[0].pos, "cannot create edge inside edge")
+            if m.owner is not None and m.owner.keyword and m.owner.name.lower() == "classes":
+                raise source.error(stmt.edges[0].src[0].pos, "classes cannot contain an edge")
             for edge in stmt.edges:
                 if has_glob(edge.src) or has_glob(edge.dst):
                     rule = self.add_rule(m, Rule("edge", stmt, source, edge=edge), base_dir)

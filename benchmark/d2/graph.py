@@ -193,6 +193,11 @@ class GraphBuilder:
                 if low == "icon" and f.primary is not None:
                     obj.icon = True
                 if low == "style":
+                    if f.primary is not None or f.map is None or not f.map.fields:
+                        raise self.error_at(Obj(f.name, None, 0, f.origin),
+                                            '"style" expected to be set to a map of key-values, '
+                                            'or contain an additional keyword like '
+                                            '"style.opacity: 0.4"')
                     self.validate_style(f)
                 if low == "constraint" and (obj.parent is None or obj.parent.shape != "sql_table"):
                     raise self.error_at(Obj(f.name, None, 0, f.origin),
@@ -254,6 +259,18 @@ class GraphBuilder:
                        else f'invalid style keyword: "{f.name}"')
             raise self.error_at(Obj(f.name, None, 0, f.origin), message)
 
+    def validate_config(self) -> None:
+        """Every key under ``vars.d2-config`` needs a value."""
+        vars_field = self.ir_root.get("vars")
+        config = vars_field.map.get("d2-config") if vars_field and vars_field.map else None
+        stack = list(config.map.fields.values()) if config and config.map else []
+        while stack:
+            f = stack.pop(0)
+            if f.primary is None and f.array is None and f.map is None:
+                raise self.error_at(Obj(f.name, None, 0, f.origin), f'"{f.name}" needs a value')
+            if f.map is not None:
+                stack.extend(f.map.fields.values())
+
     def validate_classes(self) -> None:
         """Class definitions hold only keywords, and never ``class`` itself."""
         classes = self.ir_root.get("classes")
@@ -268,14 +285,14 @@ class GraphBuilder:
 
     def validate_images(self) -> None:
         """``shape: image`` needs an icon and cannot contain objects (d2's checks)."""
-        for o in self.objects:
+        for o in [self.root] + self.objects:
             if o.shape != "image" or o.column:
                 continue
+            for child in o.children.values():
+                raise self.error_at(child, "image shapes cannot have children.")
             if not o.icon:
                 raise self.error_at(Obj(o.name, None, 0, o.shape_origin or o.origin),
                                     'image shape must include an "icon" field')
-            for child in o.children.values():
-                raise self.error_at(child, "image shapes cannot have children.")
 
     # -- connections ------------------------------------------------------------------
     def compile_edge(self, obj: Obj, e: IREdge) -> None:
@@ -312,6 +329,7 @@ class GraphBuilder:
     def build(self, ir_edges: list[IREdge]) -> dict:
         self.propagate_unsuspend(ir_edges)
         self.validate_classes()
+        self.validate_config()
         self.compile_map(self.root, self.ir_root)
         self.validate_images()
         nodes = []
