@@ -2,23 +2,25 @@
 
 ``parse_file(path)`` and ``parse_text(text, filename="<string>", base_dir=None)`` return
 ``{"nodes": [{"id", "label", "shape", "parent"}], "edges": [{"src", "dst", "label",
-"directed", "arrow"}]}`` for the root board.
+"directed", "arrow"}]}`` for the root board: node ids are d2's absolute ids in d2's order,
+edges keep source-text order with the arrow normalised to ``->``, ``<-``, ``<->`` or ``--``.
 
-Supported: node ids as d2 forms them (container paths, ``_`` parent references, case-
-insensitive identity keeping the first spelling, quoted and escaped keys); labels (primary
-value, ``label:``, later overrides, ``${vars}``, block strings kept raw); shapes; the four
-arrows with any number of hyphens; chains sharing one value; repeated edges; edge
-references ``(a -> b)[0].key`` and ``null`` deletion; reserved keywords; ``classes`` /
-``class``; ``sql_table`` and ``class`` columns; imports (``...@file``, ``x: @file``);
-globs (``*``, ``**``, ``* -> *``, ``(** -> **)[*]``, lazy like d2's) with ``&src`` /
-``&dst`` / ``&shape`` / ``&label`` filters; ``suspend`` / ``unsuspend``; sequence
-diagrams (actors, spans, groups and notes are nodes; lifelines are not edges); comments,
-block comments, ``;`` separators. ``layers`` / ``scenarios`` / ``steps`` are skipped.
+Supported: ids as d2 forms them (container paths, ``_`` parent references, case-insensitive
+identity keeping the first spelling, quoted and escaped keys, quoted keywords as names);
+labels (primary value, ``label:``, later overrides, classes, ``${vars}``, block strings kept
+raw); shapes; any number of hyphens in arrows; chains sharing one value; repeated edges; edge
+references ``(a -> b)[0].key`` (also mirrored) and ``null`` deletion; reserved keywords;
+``classes`` / ``class`` (scalar or array); ``sql_table`` and ``class`` columns; imports
+(``...@file``, ``x: @file``) relative to the file; lazy globs (``*``, ``**``, ``* -> *``,
+``(** -> **)[*]``) with ``&src`` / ``&dst`` / ``&shape`` / ``&label`` / ``&near`` / ``&icon``
+/ ``&class`` filters; ``suspend`` / ``unsuspend``; sequence diagrams (actors, spans, groups and
+notes are nodes; lifelines are not edges); comments, block comments, ``;`` separators.
+``layers`` / ``scenarios`` / ``steps`` are skipped.
 
-Errors: :class:`D2SyntaxError` (file, line, column, expected) for text d2 rejects, and
-:class:`D2UnsupportedError` for the few valid features not modelled (spread substitutions
-``...${x}``, key selection in imports ``@file.key``, ``*`` arrowheads, other glob filters).
-No other exception escapes.
+Errors: :class:`D2SyntaxError` (file, line, column, expected) for text d2 rejects, syntax
+and d2's semantic checks alike, and :class:`D2UnsupportedError` for the valid features not
+modelled (spread substitutions ``...${x}``, key selection in imports ``@file.key``, ``*``
+arrowheads, other glob filters, nesting deeper than 100 levels). No other exception escapes.
 """
 from __future__ import annotations
 
