@@ -378,6 +378,8 @@ def test_a_context_from_the_wrong_diagram_never_counts_as_gold(tmp_path):
     # on auth_b's own question the twin's context (auth_a) gives the wrong answer, still scored as foreign
     assert rec[("b-q1", "test-twin+d2+full", "solver")].metrics["srr"] == 0.0
     assert rec[("a-q1", "oracle+d2+full", "solver")].metrics["srr"] == 1.0
+    md = (result.run_dir / "report.md").read_text()
+    assert "| test-twin+d2+full | 4 | 0.00 | 1.00 | 0.50 | 0 |" in md.split("## Finding the diagram")[1]
     summary = (result.run_dir / "summary.csv").read_bytes()
     rescore(result.run_dir)
     assert (result.run_dir / "summary.csv").read_bytes() == summary

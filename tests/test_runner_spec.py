@@ -87,3 +87,12 @@ def test_every_shipped_config_names_registered_components(path):
         assert v.finder in FINDERS and v.source in SOURCES and v.selector in SELECTORS, v.name
     assert all(a in ANSWERERS for a in spec.answerers)
     assert set(spec.options) <= set(spec.answerers) | {n for v in spec.parsed_variants() for n in (v.finder, v.source, v.selector)}
+
+
+def test_run_list_names_every_stage(capsys):
+    from benchmark.cli import main
+
+    assert main(["run", "--list"]) == 0
+    out = capsys.readouterr().out
+    for name in ("finders:", "oracle", "sources:", "d2", "selectors:", "khop", "answerers:", "solver", "blind"):
+        assert name in out

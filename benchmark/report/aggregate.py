@@ -20,6 +20,7 @@ out of a mean and counted in a ``*_missing`` column, never averaged as NaN.
 """
 from __future__ import annotations
 
+import math
 import zlib
 from typing import Any, Iterable
 
@@ -61,13 +62,15 @@ def frame(records: Iterable[Any]) -> pd.DataFrame:
                "gold": q["answer"], "answer_raw": (r.get("answer") or {}).get("raw"),
                "answer_error": (r.get("answer") or {}).get("error"),
                "context_text": (r.get("context") or {}).get("text"),
+               "finder": r.get("finder"), "finder_rank": r.get("finder_rank"),
                "error_stage": (r.get("error") or {}).get("stage"),
                "error_message": (r.get("error") or {}).get("message")}
         for k in METRIC_COLUMNS:
             row[k] = m.get(k)
         rows.append(row)
     df = pd.DataFrame(rows, columns=None if rows else
-                      ["sample_id", "question_id", "diagram_id", "variant", "answerer", "selector", "qtype",
+                      ["sample_id", "question_id", "diagram_id", "variant", "answerer", "selector", "finder",
+                       "finder_rank", "qtype",
                        "counter_prior", "twin_question", "question_text", "gold", "answer_raw", "answer_error",
                        "context_text", "error_stage", "error_message", *METRIC_COLUMNS])
     return df.astype(object).where(df.notna(), None)
@@ -353,6 +356,25 @@ def _faithfulness_part(s: pd.DataFrame) -> dict[str, Any]:
                                    "unmeasured": int(len(below_right) - len(low_right))},
         "faithfulness_holds": None if share_high is None or share_low is None else bool(share_high >= 0.9 and share_low >= 0.5),
     }
+
+
+def finding(df: pd.DataFrame) -> pd.DataFrame:
+    """Per variant whose finder is not ``oracle``: questions, the share whose own diagram came first,
+    in the top 5, and the mean reciprocal rank (a diagram not ranked counts 0); empty when all are oracle.
+
+    >>> t = finding(pd.DataFrame({"variant": ["v"] * 3, "finder": ["f"] * 3, "question_id": ["a", "b", "c"],
+    ...                           "finder_rank": [1, 3, None]}))
+    >>> t.loc[0, "at_1"], t.loc[0, "at_5"], round(t.loc[0, "mrr"], 3), t.loc[0, "not_ranked"]
+    (0.3333333333333333, 0.6666666666666666, 0.444, 1)
+    """
+    rows = []
+    for variant, g in df[df["finder"] != "oracle"].groupby("variant", sort=False):
+        per_q = g.groupby("question_id", sort=False)["finder_rank"].first()
+        ranks = [None if r is None or (isinstance(r, float) and math.isnan(r)) else int(r) for r in per_q]
+        rows.append({"variant": variant, "questions": len(ranks),
+                     "at_1": mean_of([r == 1 for r in ranks]), "at_5": mean_of([r is not None and r <= 5 for r in ranks]),
+                     "mrr": mean_of([1 / r if r else 0.0 for r in ranks]), "not_ranked": sum(r is None for r in ranks)})
+    return _objects(pd.DataFrame(rows))
 
 
 def blind_floor(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000, answerer: str = "blind") -> dict[str, Any] | None:

@@ -42,6 +42,7 @@ class Analysis:
     buckets: pd.DataFrame
     claim: dict[str, Any]
     floor: dict[str, Any] | None
+    finding: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def analyse(records: list[Any], seed: int = 0, n_boot: int = 1000) -> Analysis:
@@ -50,7 +51,7 @@ def analyse(records: list[Any], seed: int = 0, n_boot: int = 1000) -> Analysis:
     return Analysis(df, summary, agg.guess_tables(df), agg.lucky_guesses(df), agg.breakdown(df, "qtype"),
                     agg.breakdown(df, "counter_prior"), agg.twin_consistency(df),
                     agg.faithfulness_table(df, seed, n_boot), agg.srr_buckets(df), agg.claim_check(df, summary),
-                    agg.blind_floor(df, seed, n_boot))
+                    agg.blind_floor(df, seed, n_boot), agg.finding(df))
 
 
 HOW_TO_READ = [
@@ -159,6 +160,15 @@ def build_sections(a: Analysis, card: dict[str, Any], plots: dict[str, bytes]) -
         main.blocks.append(Plot("accuracy_grounded.png", "Green: grounded answers; orange: lucky guesses; "
                                                          "dashed: the blind answerer's accuracy."))
     out.append(main)
+
+    if len(a.finding):
+        find = Section("Finding the diagram")
+        find.blocks.append("For variants whose finder is not the oracle, how often the question's own diagram came "
+                           "first; a context from another diagram counts as no gold structure at all.")
+        find.blocks.append(_simple(a.finding, "Finder per variant", [("variant", "variant"), ("questions", "questions"),
+                                                                      ("at_1", "own diagram first"), ("at_5", "in top 5"),
+                                                                      ("mrr", "MRR"), ("not_ranked", "not ranked")]))
+        out.append(find)
 
     floor = Section("Guessability floor (blind answerer)")
     if a.floor:
