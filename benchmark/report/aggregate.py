@@ -146,16 +146,21 @@ MAIN_METRICS = ("accuracy", "grounded_accuracy", "srr", "precision", "f1", "suff
                 "accuracy_inflation", "faithfulness")
 
 
-def group_metrics(g: pd.DataFrame, seed: int, key: str, n_boot: int = 1000) -> dict[str, Any]:
-    """The main-table numbers for one group of samples."""
+def group_metrics(g: pd.DataFrame, seed: int, key: str, n_boot: int = 1000, context_key: str | None = None) -> dict[str, Any]:
+    """The main-table numbers for one group of samples.
+
+    ``context_key`` seeds the intervals of what depends on the context alone (SRR, precision, F1,
+    sufficiency), so answerers given the same contexts get the same intervals for them.
+    """
+    ckey = context_key or key
     out: dict[str, Any] = {"n": int(len(g)), "errors": int(g["error_stage"].notna().sum())}
     s = scored(g)
     classes = list(s["guess_class"])
     _with_ci(out, "accuracy", list(s["correct"]), seed, key, n_boot)
     _with_ci(out, "grounded_accuracy", [_is(c, "grounded") for c in classes], seed, key, n_boot)
     for col in ("srr", "precision", "f1"):
-        _with_ci(out, col, list(s[col]), seed, key, n_boot)
-    _with_ci(out, "sufficiency", list(s["sufficient"]), seed, key, n_boot)
+        _with_ci(out, col, list(s[col]), seed, ckey, n_boot)
+    _with_ci(out, "sufficiency", list(s["sufficient"]), seed, ckey, n_boot)
     # over the correct answers only: a wrong answer is outside its denominator, not unmeasured
     _with_ci(out, "guess_rate", [None if c is None else c == "lucky_guess" for c in classes
                                  if c is None or c in CORRECT_CLASSES], seed, key, n_boot)
@@ -171,7 +176,7 @@ def summary_table(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000) -> pd.Dat
     rows = []
     for (variant, answerer), g in df.groupby(GROUP, sort=False):
         rows.append({"variant": variant, "answerer": answerer,
-                     **group_metrics(g, seed, f"{variant}|{answerer}", n_boot)})
+                     **group_metrics(g, seed, f"{variant}|{answerer}", n_boot, context_key=variant)})
     return _objects(pd.DataFrame(rows))
 
 
