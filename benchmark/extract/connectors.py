@@ -76,13 +76,31 @@ def connector_mask(r: Raster, shapes: list[Shape]) -> np.ndarray:
     return mask
 
 
+def fill_small_holes(mask: np.ndarray, max_area: int) -> np.ndarray:
+    """The mask with enclosed holes smaller than ``max_area`` filled (the sketch style draws
+    arrowheads as outlined triangles).
+
+    >>> m = np.zeros((9, 9), np.uint8); m[2:7, 2:7] = 1; m[4, 4] = 0
+    >>> int(fill_small_holes(m, 4)[4, 4])
+    1
+    """
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(1 - mask, connectivity=4)
+    small = np.nonzero(stats[:, cv2.CC_STAT_AREA] <= max_area)[0]
+    small = small[small > 0]
+    if len(small) == 0:
+        return mask
+    lut = np.zeros(n, np.uint8)
+    lut[small] = 1
+    return mask | lut[labels]
+
+
 def arrowheads(mask: np.ndarray, lw: int) -> tuple[list[np.ndarray], np.ndarray]:
     """Arrowhead blobs (their stroke pixels, x y) and the mask with them cut out.
 
     The opening keeps only what is wider than a line: the cores of the filled triangles. Every
     stroke pixel near a core (its thin corners, the line's last stretch) belongs to the head.
     """
-    k = 2 * lw + 1
+    k = max(5, 2 * lw - 1)   # wider than a line (lines are lw wide, sketch lines a little more)
     opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
     n, labels, stats, _ = cv2.connectedComponentsWithStats(opened, connectivity=8)
     blobs = []
@@ -92,11 +110,15 @@ def arrowheads(mask: np.ndarray, lw: int) -> tuple[list[np.ndarray], np.ndarray]
     h_img, w_img = mask.shape
     for i in range(1, n):
         x, y, w, h, a = (int(v) for v in stats[i])
-        if a < 8 * lw * lw or max(w, h) > 12 * lw:  # smaller cores are wedges where a line meets an outline
+        if a < 1.2 * k * k or max(w, h) > 12 * lw:  # smaller cores are wedges where a line meets an outline
             continue
         x0, y0 = max(0, x - reach), max(0, y - reach)
         x1, y1 = min(w_img, x + w + reach), min(h_img, y + h + reach)
         core = (labels[y0:y1, x0:x1] == i).astype(np.uint8)
+        cy, cx = np.nonzero(core)
+        (_, _), (rw, rh), _ = cv2.minAreaRect(np.stack([cx, cy], axis=1).astype(np.float32))
+        if max(rw, rh) > 1.8 * max(1.0, min(rw, rh)):
+            continue  # an elongated core is where several connectors run together, not a head
         region = cv2.dilate(core, grow) & mask[y0:y1, x0:x1]
         ry, rx = np.nonzero(region)
         cut[ry + y0, rx + x0] = 0
@@ -115,10 +137,12 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     mask = connector_mask(r, shapes)
     # heads are found on the whole stroke: one that lies along a shape's outline would lose its
     # core if the outline zone were cut away first
-    blobs, _ = arrowheads(r.stroke.view(np.uint8), lw)
+    blobs, _ = arrowheads(fill_small_holes(r.stroke.view(np.uint8), 12 * lw * lw), lw)
     cut = mask.copy()
+    blob_mask = np.zeros_like(mask)
     for blob in blobs:
         cut[blob[:, 1].astype(int), blob[:, 0].astype(int)] = 0
+        blob_mask[blob[:, 1].astype(int), blob[:, 0].astype(int)] = 1
     skel = thin(cut > 0)
     chains = [c for c in trace(skel, spur=3 * lw, reach=4 * lw) if c.length() >= 4 * lw]
     ends = _make_ends(chains, blobs, lw)
@@ -130,6 +154,8 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
         for e in (e1, e2):
             if e.shape is None:
                 _attach_one(e, shapes, lw, 6 * lw, label_boxes)
+            if e.shape is None:
+                _follow(e, r.stroke, blob_mask, shapes, lw, label_boxes)
             elif e.at_container:
                 _through_outline(e, shapes, lw)
         if e1.shape is None or e2.shape is None:
@@ -198,6 +224,38 @@ def _attach_one(e: _End, shapes: list[Shape], lw: int, tol: float,
     if best is not None:
         e.shape = best[1].index
         e.at_container = best[1].is_container
+
+
+def _follow(e: _End, stroke: np.ndarray, blob_mask: np.ndarray, shapes: list[Shape], lw: int,
+            label_boxes: dict[int, list[tuple[int, int, int, int]]]) -> None:
+    """A loose end where several connectors merged (a fan out of one side of a shape): walk on
+    along its direction while there is stroke, and attach where the walk reaches a shape (an
+    arrowhead met on the way points there)."""
+    h, w = stroke.shape
+    p = e.point.astype(float).copy()
+    d = e.direction
+    if not d.any():
+        return
+    gap = 0
+    met_head = False
+    for step in range(1, 60 * lw):
+        p = p + d
+        x, y = int(round(p[0])), int(round(p[1]))
+        if not (0 <= x < w and 0 <= y < h):
+            return
+        win = stroke[max(0, y - 1):y + 2, max(0, x - 1):x + 2]
+        gap = 0 if win.any() else gap + 1
+        if gap > 2 * lw:
+            return
+        if blob_mask[max(0, y - lw):y + lw + 1, max(0, x - lw):x + lw + 1].any():
+            met_head = True
+        if step % lw == 0:
+            probe = _End(e.chain, e.which, p.copy(), d)
+            _attach_one(probe, shapes, lw, 2 * lw + 2, label_boxes)
+            if probe.shape is not None:
+                e.point, e.shape, e.at_container = p, probe.shape, probe.at_container
+                e.arrow = e.arrow or met_head
+                return
 
 
 def _through_outline(e: _End, shapes: list[Shape], lw: int) -> None:

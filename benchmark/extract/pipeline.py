@@ -21,7 +21,7 @@ from benchmark.extract.raster import Raster, load_rgb, make_raster
 from benchmark.extract.shapes import Shape, find_shapes
 
 #: bump when the output for the same image may change (invalidates the cache)
-EXTRACTOR_VERSION = "6"
+EXTRACTOR_VERSION = "8"
 
 
 def extract(path: Path | str, lang: str = LANG) -> dict[str, Any]:

@@ -72,6 +72,7 @@ def find_shapes(r: Raster) -> list[Shape]:
                     seen.add(cand[1])
                     found.append(cand)
     found.extend(_white_shapes(r, found, min_area, stroke8))
+    found.extend(_same_fill_children(r, found, min_area, stroke8))
     found.sort(key=lambda f: (f[1][1], f[1][0], -f[2]))
     shapes = [Shape(i, "rectangle", c, box, area, col) for i, (c, box, area, col, _) in enumerate(found)]
     _nest(shapes)
@@ -170,6 +171,56 @@ def _white_shapes(r: Raster, found: list, min_area: int, stroke8: np.ndarray) ->
             continue  # white regions fenced in by connectors and outlines are not shapes
         cnt = cnt + np.array([[x, y]], dtype=np.int32)
         out.append((cnt, (x, y, w, h), float(cv2.contourArea(cnt)), WHITE, filled))
+    return out
+
+
+def _same_fill_children(r: Raster, found: list, min_area: int, stroke8: np.ndarray) -> list:
+    """Shapes filled with the colour of the container around them (a person in a top-level
+    container, a cylinder two levels down): closing that colour bridged their outline away.
+    Inside each region found, the unclosed colour mask is split by outlines; an enclosed piece
+    is a shape when an outline rings it and it looks like one (a recognised kind, or a
+    rectangle holding dark text)."""
+    h_img, w_img = r.shape
+    lw = r.line_width
+    dark = (r.lum < 60) & r.ink
+    seen = {f[1] for f in found}
+    out = []
+    for _, (bx, by, bw, bh), area, colour, _ in list(found):
+        if bw * bh < 4 * min_area:
+            continue
+        raw = colour_mask(r.rgb[by:by + bh, bx:bx + bw], colour)
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(raw, connectivity=4)
+        for i in range(1, n):
+            x, y, w, h, a = (int(v) for v in stats[i])
+            if a < min_area or w < 4 * lw or h < 4 * lw or a > 0.5 * area:
+                continue
+            if x <= 1 or y <= 1 or x + w >= bw - 1 or y + h >= bh - 1:
+                continue
+            sub = (labels[y:y + h, x:x + w] == i).astype(np.uint8)
+            contours, _ = cv2.findContours(sub, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+            cnt = max(contours, key=cv2.contourArea)
+            filled = np.zeros_like(sub)
+            cv2.drawContours(filled, [cnt], -1, 1, thickness=cv2.FILLED)
+            gx, gy = bx + x, by + y
+            if (gx, gy, w, h) in seen:
+                continue
+            k = 2 * lw + 1
+            pad = np.zeros((h + 2 * k, w + 2 * k), np.uint8)
+            pad[k:-k, k:-k] = filled
+            ring = cv2.dilate(pad, cv2.getStructuringElement(cv2.MORPH_RECT, (k, k))) - pad
+            ys, xs = np.nonzero(ring)
+            ys, xs = ys + gy - k, xs + gx - k
+            ok = (ys >= 0) & (ys < h_img) & (xs >= 0) & (xs < w_img)
+            if ok.sum() == 0 or stroke8[ys[ok], xs[ok]].mean() < 0.7:
+                continue
+            kind = classify(filled)
+            if shape_features(filled)["solidity"] < 0.85:
+                continue
+            if kind == "rectangle" and int((dark[gy:gy + h, gx:gx + w] & (filled > 0)).sum()) < 4 * lw * lw:
+                continue
+            seen.add((gx, gy, w, h))
+            c2 = cnt + np.array([[gx, gy]], dtype=np.int32)
+            out.append((c2, (gx, gy, w, h), float(cv2.contourArea(c2)), colour, filled))
     return out
 
 
