@@ -111,6 +111,9 @@ class Scanner:
 
     def read_unquoted(self, in_key: bool) -> Scalar | None:
         start = self.i
+        if self.text.startswith("...@", start):
+            self.fail(start, "unquoted strings cannot begin with ...@ as that's import spread "
+                             "syntax")
         parts: list = []
         buf: list[str] = []
         text, n = self.text, self.n

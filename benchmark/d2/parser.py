@@ -108,22 +108,22 @@ class Parser(Scanner):
         if self.char() == "(":
             self.i += 1
             self.parse_edge_group(mk)
-            return mk
+            return mk if mk.edges else None
         mk.key = self.read_key_path()
         c, j = self.peek_same_line()
         if c == "(":
             self.i = j + 1
             self.parse_edge_group(mk)
-            return mk
+            return mk if mk.edges or mk.key else None
         if c in ("<", ">", "-"):
             src, mk.key = mk.key, None
             self.parse_edges(mk, src)
             self.parse_key_value(mk)
             return mk
         if mk.key is None:
-            if mk.ampersand or mk.not_ampersand:
-                self.fail(mk.pos, "expected a key after '&'", expected="key")
-            return None
+            if c == ":":
+                self.fail(mk.pos, "map value without key", expected="key")
+            return None   # d2 also ignores a lone '&' or '!&'
         self.parse_key_value(mk)
         return mk
 
@@ -136,13 +136,11 @@ class Parser(Scanner):
         finally:
             self.in_edge_group = False
         c, j = self.peek_same_line()
-        if not c and mk.edges:
+        if not c:
             return  # d2 reads an unclosed "(a -> b" at the end of a line as a connection
         if c != ")":
             self.fail(j, "expected ')' to close the connection reference", expected=")")
         self.i = j + 1
-        if not mk.edges:
-            self.fail(mk.pos, "expected a connection inside '( )'", expected="connection")
         c, j = self.peek_same_line()
         if c == "[":
             self.i = j + 1
@@ -224,6 +222,8 @@ class Parser(Scanner):
             if mk.key is None and not mk.edges:
                 return
         elif c == ":":
+            if mk.key is None and not mk.edges:
+                self.fail(mk.pos, "map value without key", expected="key")
             self.i = j + 1
         else:
             return
@@ -305,7 +305,7 @@ class Parser(Scanner):
         self.i = k
         path = self.read_key_path()
         if not path:
-            self.fail(start, "expected a file name after '@'", expected="file")
+            self.fail(start, "imports must specify a path to import", expected="file")
         names = [p.value for p in path]
         if len(names) > 1 and not path[1].quoted and names[1] == "d2":
             del names[1]
