@@ -13,7 +13,8 @@ triangles for arrowheads, node labels are dark and edge labels grey. The steps, 
 * :mod:`.pipeline`   -- ``extract(png) -> dict`` in the parser's public JSON form;
 * :mod:`.cache`      -- results stored by the image's content hash;
 * :mod:`.align`      -- extracted nodes matched to D2 nodes by label (the scorer's view);
-* :mod:`.evaluate`   -- node F1, directed-edge F1 and edge-label accuracy.
+* :mod:`.evaluate`   -- node F1, directed-edge F1 and edge-label accuracy;
+* :mod:`.runs`       -- extraction and scoring over a dataset, in a process pool.
 
 Nothing here is imported eagerly: importing :mod:`benchmark.extract` does not load OpenCV.
 """

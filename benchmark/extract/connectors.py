@@ -8,7 +8,9 @@
 4. Chain ends are attached to the shape whose outline they touch (an arrowed end by its tip).
    Ends that are not at a leaf shape are joined to a collinear partner when one is close:
    across an edge label's box (d2 breaks the line there), across a container's outline, or
-   across text drawn over the line. Chains whose two ends reach shapes become edges.
+   across text drawn over the line. An end still loose where connectors fanned out of one
+   side of a shape is followed along the stroke to that shape. Chains whose two ends reach
+   shapes become edges; an edge takes the label whose gap it crosses, or the nearest one left.
 """
 from __future__ import annotations
 
