@@ -200,7 +200,6 @@ def test_report_has_every_section_and_no_nan(tiny_run):
         assert not re.search(r"\bnan\b", text, re.IGNORECASE), name
 
 
-@SELECTORS.register("test-explode")
 class ExplodingSelector:
     """Raises on one question, works on the others."""
 
@@ -212,7 +211,6 @@ class ExplodingSelector:
         return Subgraph(frozenset(question.node_args()[:1]))
 
 
-@SELECTORS.register("test-unavailable")
 class UnavailableSelector:
     """Never available."""
 
@@ -220,7 +218,6 @@ class UnavailableSelector:
         raise StageUnavailable("test weights are not installed")
 
 
-@SELECTORS.register("test-broken")
 class BrokenSelector:
     """Cannot even be built."""
 
@@ -228,7 +225,6 @@ class BrokenSelector:
         raise OSError("index file is corrupt")
 
 
-@FINDERS.register("test-twin")
 class TwinFinder:
     """Always puts the question's twin diagram first: the wrong diagram with the same node ids."""
 
@@ -241,12 +237,26 @@ class TwinFinder:
         return [(self.twins[question.diagram], 1.0), (question.diagram, 0.5)]
 
 
-@SELECTORS.register("test-unavailable-late")
 class LateUnavailableSelector:
     """Finds out only when asked that it cannot run."""
 
     def select(self, question, graph, diagram):
         raise StageUnavailable("test index is missing")
+
+
+#: stages that exist only while this module's tests run (the registries are shared by the session)
+TEST_STAGES = [(SELECTORS, "test-explode", ExplodingSelector), (SELECTORS, "test-unavailable", UnavailableSelector),
+               (SELECTORS, "test-broken", BrokenSelector), (FINDERS, "test-twin", TwinFinder),
+               (SELECTORS, "test-unavailable-late", LateUnavailableSelector)]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _test_stages():
+    for reg, name, cls in TEST_STAGES:
+        reg.register(name)(cls)
+    yield
+    for reg, name, _ in TEST_STAGES:
+        reg._entries.pop(name, None)
 
 
 def test_exploding_stage_is_recorded_and_the_run_completes(tmp_path):
