@@ -63,7 +63,7 @@ def test_case_insensitive_ids_keep_first_spelling():
     ('"q:1"', '"q:1"'), ("'it''s'", '"it\'s"'), ("web app", "web app"),
     ("my-node", "my-node"), ('"a--b"', '"a--b"'), ('"ends-"', '"ends-"'),
     ("'say \"hi\"'", "'say \"hi\"'"), ('""', '""'), ("a(paren)", '"a(paren)"'),
-    ("2007", "2007"), ("a/b", "a/b"),
+    ("2007", "2007"), ("a/b", "a/b"), ("null", "'null'"),
 ])
 def test_quoted_and_escaped_keys(key, ident):
     assert ids(f"{key}: label") == [ident]
@@ -148,6 +148,21 @@ def test_null_deletes_objects_and_edges():
     got = parse_text("c -> b\nx.y -> z\nc: null\nx.y: null")
     assert [n["id"] for n in got["nodes"]] == ["b", "x", "z"]
     assert got["edges"] == []
+
+
+def test_null_on_a_connection_statement_deletes_the_first_one():
+    assert edges("a -> b: x\na -> b: y\na -> b: null") == [("a", "->", "b", "y")]
+    assert edges("a -> b: x\nb <- a: null") == []
+    assert ids("a -> b: null\nc") == ["c"]
+
+
+def test_suspend_needs_a_reference_for_connections():
+    assert edges("a -- b: suspend") == [("a", "--", "b", None)]
+    assert edges("a -- b\n(a -- b)[0]: suspend") == []
+
+
+def test_keys_with_outer_whitespace_are_quoted():
+    assert ids('" a"\n"b "\n"a\tb"') == ['" a"', '"b "', "a\tb"]
 
 
 def test_reserved_keywords_never_become_nodes():

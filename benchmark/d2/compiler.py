@@ -75,10 +75,18 @@ class Compiler(GlobMixin):
                 if has_glob(edge.src) or has_glob(edge.dst):
                     rule = self.add_rule(m, Rule("edge", stmt, source, edge=edge), base_dir)
                     self.apply_edge_rule(rule, m)
+                elif _is_null(stmt.value):
+                    # `a -> b: null` deletes the first such connection and creates nothing
+                    src = self.resolve(m, edge.src, source, create=False)
+                    dst = self.resolve(m, edge.dst, source, create=False)
+                    for e in self.edges:
+                        if src and dst and not e.deleted and same_edge(e, src, dst, edge.arrow):
+                            self.delete_edge(e)
+                            break
                 else:
                     src, dst = self.resolve_ends(m, edge.src, edge.dst, source)
                     e = self.new_edge(src, dst, edge.arrow)
-                    self.apply_edge_value(e, stmt, m, source, base_dir)
+                    self.apply_edge_value(e, stmt, m, source, base_dir, creating=True)
         elif stmt.key is not None:
             self.compile_path(m, stmt.key, stmt, source, base_dir)
         self.flush_created()
@@ -211,7 +219,9 @@ class Compiler(GlobMixin):
             e.owner.edges.remove(e)
 
     def apply_edge_value(self, e: IREdge, stmt: Key, scope: IRMap, source, base_dir,
-                         key: list[KeyPart] | None = None) -> None:
+                         key: list[KeyPart] | None = None, creating: bool = False) -> None:
+        """Set what ``stmt`` gives a connection. A statement that creates connections does
+        not suspend them (d2 suspends only through references and globs of references)."""
         value = stmt.value
         if key:
             m = e.ensure_map()
@@ -222,7 +232,8 @@ class Compiler(GlobMixin):
             return
         for v in (stmt.primary, value):
             if isinstance(v, Scalar) and v.kind in ("suspend", "unsuspend"):
-                e.suspended = v.kind == "suspend"
+                if not creating:
+                    e.suspended = v.kind == "suspend"
                 return
         if stmt.primary is not None:
             e.primary = Value(stmt.primary, scope, source)

@@ -124,7 +124,8 @@ class GlobMixin:
                     rule.done.add(key)
                     e = self.new_edge(s, d, rule.edge.arrow)
                     e.from_glob = True
-                    self.apply_edge_value(e, rule.stmt, m, rule.source, rule.base_dir)
+                    self.apply_edge_value(e, rule.stmt, m, rule.source, rule.base_dir,
+                                          creating=True)
 
     def apply_ref_rule(self, rule: Rule, m: IRMap, e: IREdge) -> None:
         if id(e) in rule.done:

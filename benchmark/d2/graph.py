@@ -21,16 +21,23 @@ def format_segment(s: str) -> str:
     """One id segment as d2 prints it: bare, or quoted when it holds special characters."""
     if s == "":
         return '""'
+    if s[0].isspace() or s[-1].isspace():
+        return _quoted(s)
     for i, c in enumerate(s):
         if c == "-" and i + 1 < len(s) and s[i + 1] != "-":
             continue
         if c in KEY_SPECIALS:
-            if '"' not in s or "\n" in s:
-                return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
-            return "'" + s.replace("'", "''") + "'"
+            return _quoted(s)
     if s.lower() == "null":
-        return "\\" + s
+        return "'" + s + "'"
     return s
+
+
+def _quoted(s: str) -> str:
+    """Double quotes, unless the text holds a double quote (then single, if it can)."""
+    if '"' not in s or "\n" in s:
+        return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    return "'" + s.replace("'", "''") + "'"
 
 
 class Obj:
