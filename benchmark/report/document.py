@@ -144,6 +144,32 @@ def _claim_section(a: Analysis) -> Section:
     return sec
 
 
+def _headline(a: Analysis) -> list[str]:
+    """A few sentences computed from the main table: the floor, the most inflated and the best grounded cells."""
+    s = a.summary
+    if not len(s):
+        return []
+    lines = []
+    if a.floor and a.floor.get("accuracy") is not None:
+        lines.append(f"A guesser with no context (`blind`) is right on **{fmt(a.floor['accuracy'])}** of the questions.")
+    infl = s[s["accuracy_inflation"].notna()]
+    if len(infl):
+        r = infl.loc[infl["accuracy_inflation"].astype(float).idxmax()]
+        lines.append(f"The most inflated accuracy: `{r['variant']}` × `{r['answerer']}` scores {fmt(r['accuracy'])} "
+                     f"but only {fmt(r['grounded_accuracy'])} grounded — {fmt(r['accuracy_inflation'])} of its "
+                     f"answers are right without the structure that proves them.")
+    grounded = s[s["grounded_accuracy"].notna()]
+    if len(grounded):
+        r = grounded.loc[grounded["grounded_accuracy"].astype(float).idxmax()]
+        lines.append(f"The best grounded accuracy: `{r['variant']}` × `{r['answerer']}`, {fmt(r['grounded_accuracy'])} "
+                     f"(accuracy {fmt(r['accuracy'])}, SRR {fmt(r['srr'])}, sufficiency {fmt(r['sufficiency'])}).")
+    lucky = int(s["lucky_guess"].sum()) if "lucky_guess" in s else 0
+    right = lucky + (int(s["grounded"].sum()) if "grounded" in s else 0)
+    if right:
+        lines.append(f"Over the whole grid, {lucky} of {right} right answers ({fmt(lucky / right)}) were lucky guesses.")
+    return [" ".join(lines)] if lines else []
+
+
 def build_sections(a: Analysis, card: dict[str, Any], plots: dict[str, bytes]) -> list[Section]:
     """The whole report, in reading order."""
     out: list[Section] = []
@@ -154,6 +180,10 @@ def build_sections(a: Analysis, card: dict[str, Any], plots: dict[str, bytes]) -
                        f"questions of {ds.get('diagrams', '–')} diagrams; dataset hash `{str(ds.get('hash', ''))[:12]}`; "
                        f"seed {card.get('seed', 0)}. Samples: `samples.jsonl`; configuration and versions: `run.json`.")
     out.append(head)
+
+    headline = _headline(a)
+    if headline:
+        out.append(Section("Headline", headline))
 
     main = Section("Accuracy against grounded accuracy", [_main_table(a)])
     if "accuracy_grounded.png" in plots:
