@@ -188,10 +188,12 @@ def test_hand_checked_summary(tiny_run):
 
 def test_report_has_every_section_and_no_nan(tiny_run):
     md = (tiny_run.run_dir / "report.md").read_text()
-    for heading in ("How to read this", "Accuracy against grounded accuracy", "Guessability floor", "Guess tables",
+    for heading in ("How to read this", "Headline", "Accuracy against grounded accuracy", "Guessability floor", "Guess tables",
                     "Lucky guesses", "By question type", "Faithfulness", "Accuracy vs SRR", "The claim under test"):
         assert f"## {heading}" in md
     assert "b-q1" in md.split("## Lucky guesses")[1]  # the lucky guess is listed with its question
+    # right without context: b-q1 (solver, blind) and a-q2 (blind); right with it: 4 + 2 per context variant
+    assert "3 of 15 right answers (0.20) were lucky guesses" in md.split("## Headline")[1]
     page = (tiny_run.run_dir / "report.html").read_text()
     assert not re.search(r"""(src|href)=["'](?!data:|#)""", page) and "<script" not in page and "<link" not in page
     assert page.count('src="data:image/png;base64,') == len(list((tiny_run.run_dir / "plots").glob("*.png"))) >= 4
