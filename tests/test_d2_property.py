@@ -52,7 +52,8 @@ svg_oracle = _load_oracle()
 
 # Spellings of a few objects; entries of one tuple name the same object (d2 ids ignore case).
 NAMES = [("a", "A"), ("b",), ("srv", "SRV", "Srv"), ("web app", "Web App"),
-         ('"x.y"',), ("my-node",), (r"k\.v",), ('"q:1"',), ("n1",), ("'it''s'",)]
+         ('"x.y"',), ("my-node",), (r"k\.v",), ('"q:1"',), ("n1",), ("'it''s'",),
+         ("null", "NULL"), ('" pad"',), ("p(q)",), ("1.5",)]
 ARROWS = ["->", "<-", "<->", "--", "--->", "<--", "----", "<-->"]
 WORDS = ["hi", "reads", "REST call", "uses it", "2"]
 LABEL_CHARS = "ab Z09 -_/.,:;()[]{}!?&<>'\"#$|*@\\\tüé你👉"

@@ -31,6 +31,8 @@ class Compiler(GlobMixin):
         self.ast_stack: list[Map] = []
         self.ast_seen: list[Map] = []
         self.open_trees: set[int] = set()
+        self.ctx = 0          # the statement being compiled (see Field.refs / IREdge.refs)
+        self.ctx_seq = 0
         self.import_stack: list[str] = []
 
     # -- entry ----------------------------------------------------------------------
@@ -61,6 +63,14 @@ class Compiler(GlobMixin):
                 self.compile_key(stmt, m, source, base_dir)
 
     def compile_key(self, stmt: Key, m: IRMap, source: Source, base_dir) -> None:
+        self.ctx_seq += 1
+        outer, self.ctx = self.ctx, self.ctx_seq
+        try:
+            self._compile_key(stmt, m, source, base_dir)
+        finally:
+            self.ctx = outer
+
+    def _compile_key(self, stmt: Key, m: IRMap, source: Source, base_dir) -> None:
         if stmt.key is not None and stmt.edges:
             # x.(a -> b)[0]: the connection lives in x's map
             m = self.resolve(m, stmt.key, source).ensure_map()
@@ -144,10 +154,14 @@ class Compiler(GlobMixin):
         """Field ``name`` of ``m``, created when missing; ``origin`` is (source, offset)."""
         f = m.get(name, quoted)
         if f is not None:
+            f.refs.add(self.ctx)
             return f
+        if name.lower() == "null":
+            name = "null"   # d2 spells a key named null in lower case, quoted or not
         self.seq += 1
         f = Field(name, m, self.seq, quoted)
         f.origin = origin
+        f.refs.add(self.ctx)
         m.fields[field_key(name, quoted)] = f
         f.created_by = {id(r.done) for r in self.active}
         if not f.keyword:
@@ -163,10 +177,12 @@ class Compiler(GlobMixin):
                 self.field_created(f)
 
     def delete_field(self, f: Field) -> None:
+        """Remove ``f`` and, like d2, the connections made by a statement that also named
+        ``f`` (a glob's connections to keys it did not name survive and bring them back),
+        and those inside ``f``."""
         f.parent.fields.pop(field_key(f.name, not f.keyword), None)
         for e in self.edges:
-            # d2 keeps connections made by globs: they bring the endpoint back
-            if not e.deleted and not e.from_glob and (e.src.within(f) or e.dst.within(f)):
+            if not e.deleted and ((e.refs & f.refs) or _inside(e.owner, f)):
                 self.delete_edge(e)
 
     def resolve_ends(self, m: IRMap, src: list[KeyPart], dst: list[KeyPart], source):
@@ -208,6 +224,7 @@ class Compiler(GlobMixin):
     # -- connections ----------------------------------------------------------------
     def new_edge(self, src: Field, dst: Field, arrow: str) -> IREdge:
         e = IREdge(common_owner(src, dst), src, dst, arrow)
+        e.refs.add(self.ctx)
         e.owner.edges.append(e)
         self.edges.append(e)
         self.edge_created(e)
@@ -306,6 +323,11 @@ def _declares_children(tree: Map) -> bool:
         if node.edges or (node.key and node.key[0].value not in RESERVED_KEYWORDS):
             return True
     return False
+
+
+def _inside(m: IRMap, f: Field) -> bool:
+    """Whether map ``m`` lies inside field ``f``."""
+    return any(x.owner is not None and x.owner.within(f) for x in m.ancestors())
 
 
 def _is_null(value) -> bool:

@@ -99,9 +99,10 @@ class GlobMixin:
         return fields
 
     def apply_key_rule(self, rule: Rule, f: Field) -> None:
-        if id(f) in rule.done:
+        key = tuple(f.path())   # by path: a key deleted and made again is not redone
+        if key in rule.done:
             return
-        rule.done.add(id(f))
+        rule.done.add(key)
         if not self.passes_filters(rule, f):
             return
         with self.running(rule):
@@ -123,7 +124,6 @@ class GlobMixin:
                         continue
                     rule.done.add(key)
                     e = self.new_edge(s, d, rule.edge.arrow)
-                    e.from_glob = True
                     self.apply_edge_value(e, rule.stmt, m, rule.source, rule.base_dir,
                                           creating=True)
 
@@ -147,9 +147,11 @@ class GlobMixin:
         """While a glob applies, what it creates is not fed back to that same glob."""
         self.applying += 1
         self.active.append(rule)
+        outer, self.ctx = self.ctx, id(rule.done)   # every application is that statement's
         try:
             yield
         finally:
+            self.ctx = outer
             self.active.pop()
             self.applying -= 1
 

@@ -70,7 +70,7 @@ class IRMap:
 
 class Field:
     __slots__ = ("name", "parent", "primary", "array", "map", "suspended", "seq", "created_by",
-                 "keyword", "declared_container", "origin")
+                 "keyword", "declared_container", "origin", "refs")
 
     def __init__(self, name: str, parent: IRMap, seq: int, quoted: bool = False) -> None:
         self.name = name
@@ -84,6 +84,7 @@ class Field:
         self.created_by: set = set()
         self.declared_container = False  # a map written for it names objects or connections
         self.origin = None               # (lexer.Source, offset) of its first mention
+        self.refs: set[int] = set()      # statements whose key paths named it
 
     def ensure_map(self) -> IRMap:
         if self.map is None:
@@ -119,7 +120,7 @@ class Field:
 
 class IREdge:
     __slots__ = ("owner", "src", "dst", "arrow", "primary", "array", "map", "suspended",
-                 "deleted", "from_glob")
+                 "deleted", "refs")
 
     def __init__(self, owner: IRMap, src: Field, dst: Field, arrow: str) -> None:
         self.owner = owner
@@ -131,7 +132,7 @@ class IREdge:
         self.map: IRMap | None = None
         self.suspended: bool | None = None
         self.deleted = False
-        self.from_glob = False
+        self.refs: set[int] = set()   # statements that made or named it
 
     def ensure_map(self) -> IRMap:
         if self.map is None:
