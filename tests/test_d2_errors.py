@@ -51,6 +51,7 @@ MALFORMED = [
     ("a: {shape: image}", 1, 5, 'image shape must include an "icon" field'),
     ("a -> b: {c -> d}", 1, 10, "cannot create edge inside edge"),
     ("a.style.foo: 1", 1, 9, 'invalid style keyword: "foo"'),
+    ("a: {&shape: circle}", 1, 5, "glob filters cannot be used outside globs"),
     ("x: {style: {}}", 1, 5, '"style" expected to be set to a map of key-values'),
     ("vars: {d2-config: {x}}", 1, 20, '"x" needs a value'),
     ("classes: {a -> b}", 1, 11, "classes cannot contain an edge"),

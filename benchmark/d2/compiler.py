@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 
+from benchmark.d2.globs import GlobMixin, Rule, has_glob, same_edge
 from benchmark.d2.ir import Field, IREdge, IRMap, Value, common_owner, field_key
 from benchmark.d2.keywords import BOARD_KEYWORDS, RESERVED_KEYWORDS, is_reserved
-from benchmark.d2.globs import GlobMixin, Rule, has_glob, same_edge
 from benchmark.d2.lexer import Source
 from benchmark.d2.parser import Parser
 from benchmark.d2.syntax import Array, Import, Key, KeyPart, Map, Scalar
@@ -58,7 +58,7 @@ class Compiler(GlobMixin):
                 self.spread_import(stmt, m, source, base_dir)
             elif stmt.ampersand or stmt.not_ampersand:
                 if not self.applying:
-                    raise source.error(stmt.pos, "filters (&key) can only be used inside a glob")
+                    raise source.error(stmt.pos, "glob filters cannot be used outside globs")
             else:
                 self.compile_key(stmt, m, source, base_dir)
 
