@@ -44,6 +44,7 @@ def load_run(run_dir: Path) -> tuple[list[SampleRecord], dict[str, Any], dict[st
 
 def _score_all(records: list[SampleRecord], graphs: dict[str, Any]) -> list[tuple[Any, Any, float | None]]:
     """(metrics, error, seconds) of each record; ``None`` seconds for a record with nothing to score."""
+    from benchmark.metrics import score_context
     from benchmark.records import context_from_json, question_from_json, subgraph_from_json
 
     built: dict[str, Any] = {}
@@ -63,8 +64,11 @@ def _score_all(records: list[SampleRecord], graphs: dict[str, Any]) -> list[tupl
             if shared.get("key") != key:
                 sub, ctx = foreign_view(subgraph_from_json(r.retrieved), context_from_json(r.context),
                                         r.found_diagram, r.diagram_id)
-                shared = {"key": key, "q": question_from_json(r.question), "ctx": ctx, "sub": sub}
-            metrics, error = score_stored(shared["q"], built[r.diagram_id], shared["sub"], shared["ctx"], r.answer), None
+                q = question_from_json(r.question)
+                shared = {"key": key, "q": q, "ctx": ctx, "sub": sub,
+                          "cm": score_context(q, built[r.diagram_id], sub)}
+            metrics, error = score_stored(shared["q"], built[r.diagram_id], shared["sub"], shared["ctx"], r.answer,
+                                          shared["cm"]), None
         except Exception as exc:
             metrics, error = None, _error("score", exc)
         prior = r.error if r.error is not None and r.error.get("stage") != "score" else None

@@ -62,19 +62,20 @@ class RunResult:
 
 def score_stored(question: dict[str, Any] | Question, diagram_graph: nx.MultiDiGraph,
                  retrieved: dict[str, Any] | Subgraph, context: dict[str, Any] | Any,
-                 answer: dict[str, Any]) -> dict[str, Any]:
+                 answer: dict[str, Any], context_metrics: dict[str, Any] | None = None) -> dict[str, Any]:
     """``score_sample`` on the values rebuilt from a record's JSON forms.
 
     Question, retrieved subgraph and context may be passed already rebuilt (by
     :func:`question_from_json`, :func:`subgraph_from_json`, :func:`context_from_json`) when
-    several samples share them; the answer is always rebuilt from its stored form.
+    several samples share them, and so may their ``score_context`` metrics; the answer is
+    always rebuilt from its stored form.
     """
     from benchmark.metrics import score_sample
 
     q = question_from_json(question) if isinstance(question, dict) else question
     sub = subgraph_from_json(retrieved) if isinstance(retrieved, dict) else retrieved
     ctx = context_from_json(context) if isinstance(context, dict) else context
-    return score_sample(q, diagram_graph, sub, ctx, answer_from_json_record(answer))
+    return score_sample(q, diagram_graph, sub, ctx, answer_from_json_record(answer), context_metrics)
 
 
 #: node ids of a context taken from another diagram than the question's are scored as ``<diagram>::<id>``
@@ -306,7 +307,7 @@ def run_diagram(work: _Work, diagram_id: str) -> list[SampleRecord]:
             found = work.found[v.finder][q.id]
             timings["find_s"] = found["time"]
             err = found["error"]
-            retrieved = ctx_json = ctx = sub_scored = ctx_scored = None
+            retrieved = ctx_json = ctx = sub_scored = ctx_scored = context_metrics = None
             hashes = {"question": qhash}
             if err is None:
                 try:
@@ -340,7 +341,10 @@ def run_diagram(work: _Work, diagram_id: str) -> list[SampleRecord]:
                 if answer is not None:
                     t = time.perf_counter()
                     try:
-                        metrics = score_stored(qstored, gold, sub_scored, ctx_scored, answer)
+                        if context_metrics is None:  # the same for every answerer of this context
+                            from benchmark.metrics import score_context
+                            context_metrics = score_context(qstored, gold, sub_scored)
+                        metrics = score_stored(qstored, gold, sub_scored, ctx_scored, answer, context_metrics)
                     except Exception as exc:
                         rec_err = _error("score", exc)
                     rec_t["score_s"] = time.perf_counter() - t

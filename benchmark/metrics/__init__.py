@@ -14,12 +14,12 @@ from benchmark.metrics.claims import extract_claims
 from benchmark.metrics.faithfulness import Faithfulness, faithfulness
 from benchmark.metrics.guess import GUESS_CLASSES, accuracy_inflation, guess_class, guess_rate
 from benchmark.metrics.overlap import Overlap, overlap
-from benchmark.metrics.sample import score_sample
+from benchmark.metrics.sample import score_context, score_sample
 from benchmark.metrics.stats import CI, bootstrap_ci, mean
 from benchmark.metrics.sufficiency import is_sufficient
 
 __all__ = [
     "CI", "Faithfulness", "GUESS_CLASSES", "Overlap", "accuracy_inflation", "bootstrap_ci", "extract_claims",
     "faithfulness", "guess_class", "guess_rate", "is_correct", "is_sufficient", "mean", "normalise_answer",
-    "overlap", "score_sample",
+    "overlap", "score_context", "score_sample",
 ]

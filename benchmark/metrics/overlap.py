@@ -16,7 +16,7 @@ Worked example of DESIGN.md §5:
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 
 from benchmark.graph import Subgraph
 
@@ -36,7 +36,7 @@ class Overlap:
     edge_f1: float | None
 
     def to_dict(self, prefix: str = "") -> dict[str, float | None]:
-        return {prefix + k: v for k, v in asdict(self).items()}
+        return {prefix + f.name: getattr(self, f.name) for f in fields(self)}
 
 
 def recall(hits: int, gold: int) -> float:

@@ -43,11 +43,12 @@ def gold_subgraph(question: Question, diagram_graph: nx.MultiDiGraph) -> Subgrap
     return cert if not cert.is_empty() or question.certificate.is_empty() else question.certificate
 
 
-def score_sample(question: Question, diagram_graph: nx.MultiDiGraph, retrieved: Subgraph,
-                 context: Any, answer: Answer) -> dict[str, Any]:
-    """Overlap (plain and ``label_``-prefixed label-aware), sufficiency, accuracy, faithfulness,
-    guess class; ``context`` is the :class:`benchmark.context.Context` the answerer saw (its
-    ``subgraph`` is what claims are checked against), or ``None`` when it saw none."""
+def score_context(question: Question, diagram_graph: nx.MultiDiGraph, retrieved: Subgraph) -> dict[str, Any]:
+    """The metrics that depend on the retrieved context alone (overlap, sizes, sufficiency).
+
+    They are the same for every answerer that saw this context, so callers scoring several
+    answers of one context compute them once and pass them to :func:`score_sample`.
+    """
     out: dict[str, Any] = {}
     gold = gold_subgraph(question, diagram_graph)
     aligned = align_edges(retrieved, diagram_graph)
@@ -57,6 +58,16 @@ def score_sample(question: Question, diagram_graph: nx.MultiDiGraph, retrieved: 
     out["retrieved_nodes"], out["retrieved_edges"] = len(aligned.all_nodes), len(aligned.edges)
     out["gold_nodes"], out["gold_edges"] = len(gold.all_nodes), len(gold.edges)
     out["sufficient"] = proves(question.type, question.arg, question.answer, aligned, diagram_graph)  # is_sufficient
+    return out
+
+
+def score_sample(question: Question, diagram_graph: nx.MultiDiGraph, retrieved: Subgraph,
+                 context: Any, answer: Answer, context_metrics: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Overlap (plain and ``label_``-prefixed label-aware), sufficiency, accuracy, faithfulness,
+    guess class; ``context`` is the :class:`benchmark.context.Context` the answerer saw (its
+    ``subgraph`` is what claims are checked against), or ``None`` when it saw none.
+    ``context_metrics``, when given, is :func:`score_context` of the same question and context."""
+    out = dict(context_metrics) if context_metrics is not None else score_context(question, diagram_graph, retrieved)
 
     if answer.error:
         value, reason = None, f"answerer error: {answer.error}"
