@@ -41,19 +41,19 @@ def _quoted(s: str) -> str:
 
 
 class Obj:
-    __slots__ = ("name", "parent", "children", "label", "shape", "column", "visible", "order",
-                 "origin", "shape_origin", "icon")
+    """An object of the graph: a node of the output, or the root board (``parent`` None)."""
 
-    def __init__(self, name: str, parent: "Obj | None", order: int, origin=None) -> None:
+    __slots__ = ("name", "parent", "children", "label", "shape", "column", "origin",
+                 "shape_origin", "icon")
+
+    def __init__(self, name: str, parent: "Obj | None") -> None:
         self.name = name
         self.parent = parent
         self.children: dict[str, Obj] = {}
         self.label = name
         self.shape = "rectangle"
-        self.column = False
-        self.visible = True
-        self.order = order
-        self.origin = origin   # (lexer.Source, offset) where it was first written
+        self.column = False    # a sql_table / class row, not an object of its own
+        self.origin = None     # (lexer.Source, offset) where it was first written
         self.shape_origin = None
         self.icon = False
 
@@ -75,10 +75,12 @@ class Obj:
 
 
 class GraphBuilder:
+    """Builds the objects and connections of one board from its intermediate form."""
+
     def __init__(self, root: IRMap, filename: str) -> None:
         self.ir_root = root
         self.filename = filename
-        self.root = Obj("", None, 0)
+        self.root = Obj("", None)
         self.objects: list[Obj] = []
         self.edges: list[dict] = []
         self.visible_cache: dict[int, bool] = {}
@@ -157,7 +159,7 @@ class GraphBuilder:
             obj = seq
         child = obj.children.get(low)
         if child is None:
-            child = Obj(name, obj, len(self.objects) + 1)
+            child = Obj(name, obj)
             obj.children[low] = child
             self.objects.append(child)
         return child
@@ -171,6 +173,7 @@ class GraphBuilder:
         return obj
 
     def compile_map(self, obj: Obj, m: IRMap) -> None:
+        """Classes, then ``shape``, then fields in order, then the map's connections."""
         for name in self.class_names(m.get("class")):
             cmap = self.class_map(name)
             if cmap is not None:
@@ -182,33 +185,8 @@ class GraphBuilder:
             if obj.shape not in SHAPES:
                 raise self.error(shape.primary, f'unknown shape "{obj.shape}"')
         for f in list(m.fields.values()):
-            low = f.name.lower()
             if f.keyword:
-                if low == "classes" and obj is not self.root:
-                    raise self.error_at(Obj(f.name, None, 0, f.origin),
-                                        "classes must be declared at a board root scope")
-                if low in STYLE_KEYWORDS:
-                    raise self.error_at(Obj(f.name, None, 0, f.origin),
-                                        f"{low} must be style.{low}")
-                if low in ("source-arrowhead", "target-arrowhead"):
-                    raise self.error_at(Obj(f.name, None, 0, f.origin),
-                                        f'"{low}" can only be used on connections')
-                if low in ("shape", "class") or low in BOARD_KEYWORDS:
-                    continue
-                if low == "label" and f.primary is not None:
-                    self.set_label(obj, f)
-                if low == "icon" and f.primary is not None:
-                    obj.icon = True
-                if low == "style":
-                    if f.primary is not None or f.map is None or not f.map.fields:
-                        raise self.error_at(Obj(f.name, None, 0, f.origin),
-                                            '"style" expected to be set to a map of key-values, '
-                                            'or contain an additional keyword like '
-                                            '"style.opacity: 0.4"')
-                    self.validate_style(f)
-                if low == "constraint" and (obj.parent is None or obj.parent.shape != "sql_table"):
-                    raise self.error_at(Obj(f.name, None, 0, f.origin),
-                                        '"constraint" keyword can only be used in "sql_table" shapes')
+                self.compile_keyword(obj, f)
                 continue
             if not self.field_visible(f):
                 continue
@@ -223,13 +201,37 @@ class GraphBuilder:
                 child.column = True
                 for grandchild in child.children.values():
                     what = "sql_table columns" if obj.shape == "sql_table" else "class fields"
-                    raise self.error_at(grandchild, f"{what} cannot have children")
+                    raise self.error_at(grandchild.origin, f"{what} cannot have children")
         for e in m.edges:
             self.compile_edge(obj, e)
 
-    def error_at(self, obj: Obj, message: str) -> D2SyntaxError:
-        if obj.origin is not None:
-            source, pos = obj.origin
+    def compile_keyword(self, obj: Obj, f: Field) -> None:
+        """A keyword field of ``obj``'s map: set the attribute, or report d2's error."""
+        low = f.name.lower()
+        if low == "classes" and obj is not self.root:
+            raise self.error_at(f.origin, "classes must be declared at a board root scope")
+        if low in STYLE_KEYWORDS:
+            raise self.error_at(f.origin, f"{low} must be style.{low}")
+        if low in ("source-arrowhead", "target-arrowhead"):
+            raise self.error_at(f.origin, f'"{low}" can only be used on connections')
+        if low == "constraint" and (obj.parent is None or obj.parent.shape != "sql_table"):
+            raise self.error_at(f.origin,
+                                '"constraint" keyword can only be used in "sql_table" shapes')
+        if low == "label" and f.primary is not None:
+            self.set_label(obj, f)
+        elif low == "icon" and f.primary is not None:
+            obj.icon = True
+        elif low == "style":
+            if f.primary is not None or f.map is None or not f.map.fields:
+                raise self.error_at(f.origin, '"style" expected to be set to a map of key-values, '
+                                              'or contain an additional keyword like '
+                                              '"style.opacity: 0.4"')
+            self.validate_style(f)
+
+    def error_at(self, origin, message: str) -> D2SyntaxError:
+        """An error at ``origin`` ((source, offset) of a key), or naming only the file."""
+        if origin is not None:
+            source, pos = origin
             return source.error(pos, message)
         return D2SyntaxError(message, file=self.filename)
 
@@ -264,7 +266,7 @@ class GraphBuilder:
                 continue
             message = (f"unknown style key: {f.name}" if f.name.lower() in STYLE_KEYWORDS
                        else f'invalid style keyword: "{f.name}"')
-            raise self.error_at(Obj(f.name, None, 0, f.origin), message)
+            raise self.error_at(f.origin, message)
 
     def validate_config(self) -> None:
         """Every key under ``vars.d2-config`` needs a value."""
@@ -274,7 +276,7 @@ class GraphBuilder:
         while stack:
             f = stack.pop(0)
             if f.primary is None and f.array is None and f.map is None:
-                raise self.error_at(Obj(f.name, None, 0, f.origin), f'"{f.name}" needs a value')
+                raise self.error_at(f.origin, f'"{f.name}" needs a value')
             if f.map is not None:
                 stack.extend(f.map.fields.values())
 
@@ -284,10 +286,10 @@ class GraphBuilder:
         for cls in classes.map.fields.values() if classes and classes.map else ():
             for f in cls.map.fields.values() if cls.map else ():
                 if f.keyword and f.name.lower() == "class":
-                    raise self.error_at(Obj(f.name, None, 0, f.origin),
+                    raise self.error_at(f.origin,
                                         '"class" cannot appear within "classes"')
                 if not f.keyword:
-                    raise self.error_at(Obj(f.name, None, 0, f.origin),
+                    raise self.error_at(f.origin,
                                         f"{f.name} is an invalid class field, must be reserved keyword")
 
     def validate_images(self) -> None:
@@ -296,9 +298,9 @@ class GraphBuilder:
             if o.shape != "image" or o.column:
                 continue
             for child in o.children.values():
-                raise self.error_at(child, "image shapes cannot have children.")
+                raise self.error_at(child.origin, "image shapes cannot have children.")
             if not o.icon:
-                raise self.error_at(Obj(o.name, None, 0, o.shape_origin or o.origin),
+                raise self.error_at(o.shape_origin or o.origin,
                                     'image shape must include an "icon" field')
 
     # -- connections ------------------------------------------------------------------
@@ -313,7 +315,7 @@ class GraphBuilder:
             if f.keyword and f.name.lower() == "style":
                 self.validate_style(f)
             if not f.keyword:
-                raise self.error_at(Obj(f.name, None, 0, f.origin),
+                raise self.error_at(f.origin,
                                     "edge map keys must be reserved keywords")
         src = self.ensure_path(obj, e.rel(e.src))
         dst = self.ensure_path(obj, e.rel(e.dst))
