@@ -169,8 +169,8 @@ def oracle_graph(text: str, tmp: Path) -> dict | None:
 
 def rendered(label: str | None) -> str | None:
     """The oracle's label with d2's rendering of a blank line (one space) undone."""
-    if label is None:
-        return None
+    if label is None or "\n" not in label:
+        return label
     return "\n".join("" if line == " " else line for line in label.split("\n"))
 
 
