@@ -114,3 +114,21 @@ def test_linked_object_hidden_from_oracle():
     ids = sorted(n["id"] for n in got["nodes"])
     assert ids == sorted([n["id"] for n in oracle["nodes"]] + ['"Tik Tok\'s User Data"'])
     assert Counter((e["src"], e["dst"], e["arrow"]) for e in got["edges"]) == oracle_edges(oracle)
+
+
+@pytest.mark.parametrize("path,expected", [pytest.param(p, e, id=n) for n, p, e in CASES])
+def test_node_order_matches_d2(path: Path, expected: Path):
+    """d2 draws objects level by level, each level in its object order; so the parser's
+    order, stably sorted by depth, must equal the SVG's. Sequence diagrams draw their
+    groups after the actors, so for them only the order of each level's non-groups is
+    comparable and the check is skipped."""
+    if "sequence_diagram" in path.read_text(encoding="utf-8"):
+        pytest.skip("sequence diagrams are drawn in layout order")
+    oracle = json.loads(expected.read_text(encoding="utf-8"))
+    want = [n["id"] for n in oracle["nodes"]]
+    got = parse_file(path)["nodes"]
+    depth: dict = {}
+    for n in got:
+        depth[n["id"]] = 0 if n["parent"] is None else depth[n["parent"]] + 1
+    seen = set(want)
+    assert [n["id"] for n in sorted(got, key=lambda n: depth[n["id"]]) if n["id"] in seen] == want
