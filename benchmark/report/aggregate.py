@@ -63,6 +63,7 @@ def frame(records: Iterable[Any]) -> pd.DataFrame:
                "answer_error": (r.get("answer") or {}).get("error"),
                "context_text": (r.get("context") or {}).get("text"),
                "finder": r.get("finder"), "finder_rank": r.get("finder_rank"),
+               "source": r.get("source"), "found_diagram": r.get("found_diagram"), "twin_of": q.get("twin_of"),
                "error_stage": (r.get("error") or {}).get("stage"),
                "error_message": (r.get("error") or {}).get("message")}
         for k in METRIC_COLUMNS:
@@ -70,7 +71,7 @@ def frame(records: Iterable[Any]) -> pd.DataFrame:
         rows.append(row)
     df = pd.DataFrame(rows, columns=None if rows else
                       ["sample_id", "question_id", "diagram_id", "variant", "answerer", "selector", "finder",
-                       "finder_rank", "qtype",
+                       "finder_rank", "source", "found_diagram", "twin_of", "qtype",
                        "counter_prior", "twin_question", "question_text", "gold", "answer_raw", "answer_error",
                        "context_text", "error_stage", "error_message", *METRIC_COLUMNS])
     return df.astype(object).where(df.notna(), None)
@@ -374,11 +375,36 @@ def finding(df: pd.DataFrame) -> pd.DataFrame:
     """
     rows = []
     for variant, g in df[df["finder"] != "oracle"].groupby("variant", sort=False):
-        per_q = g.groupby("question_id", sort=False)["finder_rank"].first()
-        ranks = [None if r is None or (isinstance(r, float) and math.isnan(r)) else int(r) for r in per_q]
+        per_q = g.groupby("question_id", sort=False).first()
+        ranks = [None if r is None or (isinstance(r, float) and math.isnan(r)) else int(r) for r in per_q["finder_rank"]]
+        twins = per_q[per_q["twin_of"].notna()] if "twin_of" in per_q else per_q.iloc[0:0]
         rows.append({"variant": variant, "questions": len(ranks),
                      "at_1": mean_of([r == 1 for r in ranks]), "at_5": mean_of([r is not None and r <= 5 for r in ranks]),
-                     "mrr": mean_of([1 / r if r else 0.0 for r in ranks]), "not_ranked": sum(r is None for r in ranks)})
+                     "mrr": mean_of([1 / r if r else 0.0 for r in ranks]), "not_ranked": sum(r is None for r in ranks),
+                     "twin_questions": len(twins),
+                     "twin_found": int((twins["found_diagram"] == twins["twin_of"]).sum()) if len(twins) else 0})
+    return _objects(pd.DataFrame(rows))
+
+
+def source_comparison(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per selector and answerer, the text path next to the image path: ``oracle+d2+X``, ``oracle+ocr+X``
+    and every ``<finder>+ocr+X``, with accuracy, grounded accuracy, SRR and sufficiency of each.
+
+    Only selectors run with more than one finder/source combination appear; empty otherwise.
+    """
+    if not len(summary):
+        return _objects(pd.DataFrame())
+    parts = summary["variant"].str.split("+", n=2, expand=True)
+    s = summary.assign(finder=parts[0], source=parts[1], selector=parts[2])
+    rows = []
+    for (selector, answerer), g in s.groupby(["selector", "answerer"], sort=False):
+        if g[["finder", "source"]].drop_duplicates().shape[0] < 2:
+            continue
+        order = sorted(g.itertuples(), key=lambda r: (r.source != "d2", r.finder != "oracle", r.finder))
+        for r in order:
+            rows.append({"selector": selector, "answerer": answerer, "variant": r.variant,
+                         "accuracy": r.accuracy, "grounded_accuracy": r.grounded_accuracy,
+                         "srr": r.srr, "sufficiency": r.sufficiency})
     return _objects(pd.DataFrame(rows))
 
 

@@ -43,6 +43,7 @@ class Analysis:
     claim: dict[str, Any]
     floor: dict[str, Any] | None
     finding: pd.DataFrame = field(default_factory=pd.DataFrame)
+    sources: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def analyse(records: list[Any], seed: int = 0, n_boot: int = 1000) -> Analysis:
@@ -51,7 +52,7 @@ def analyse(records: list[Any], seed: int = 0, n_boot: int = 1000) -> Analysis:
     return Analysis(df, summary, agg.guess_tables(df), agg.lucky_guesses(df), agg.breakdown(df, "qtype"),
                     agg.breakdown(df, "counter_prior"), agg.twin_consistency(df),
                     agg.faithfulness_table(df, seed, n_boot), agg.srr_buckets(df), agg.claim_check(df, summary),
-                    agg.blind_floor(df, seed, n_boot), agg.finding(df))
+                    agg.blind_floor(df, seed, n_boot), agg.finding(df), agg.source_comparison(summary))
 
 
 HOW_TO_READ = [
@@ -196,9 +197,27 @@ def build_sections(a: Analysis, card: dict[str, Any], plots: dict[str, bytes]) -
         find.blocks.append("For variants whose finder is not the oracle, how often the question's own diagram came "
                            "first; a context from another diagram counts as no gold structure at all.")
         find.blocks.append(_simple(a.finding, "Finder per variant", [("variant", "variant"), ("questions", "questions"),
-                                                                      ("at_1", "own diagram first"), ("at_5", "in top 5"),
-                                                                      ("mrr", "MRR"), ("not_ranked", "not ranked")]))
+                                                                      ("at_1", "recall@1"), ("at_5", "recall@5"),
+                                                                      ("mrr", "MRR"), ("not_ranked", "not ranked"),
+                                                                      ("twin_questions", "questions on twins"),
+                                                                      ("twin_found", "twin returned first")]))
+        skipped = [s for s in card.get("skipped", []) if str(s.get("component", "")).startswith("finder ")]
+        if skipped:
+            find.blocks.append("Skipped (no samples): " + "; ".join(
+                f"`{s.get('variant', s['component'])}` — {s.get('reason', '')}" for s in skipped))
         out.append(find)
+
+    if len(a.sources):
+        comp = Section("Text path against image path")
+        comp.blocks.append("The same selector on the graph parsed from the D2 text (`oracle+d2+X`), on the graph "
+                           "extracted from the PNG (`oracle+ocr+X`) and with the diagram found by image or text "
+                           "search (`<finder>+ocr+X`): what extraction and finding lose shows up as lower SRR and "
+                           "sufficiency.")
+        comp.blocks.append(_simple(a.sources, "Per selector and answerer",
+                                   [("selector", "selector"), ("answerer", "answerer"), ("variant", "variant"),
+                                    ("accuracy", "accuracy"), ("grounded_accuracy", "grounded acc."),
+                                    ("srr", "SRR"), ("sufficiency", "sufficiency")]))
+        out.append(comp)
 
     floor = Section("Guessability floor (blind answerer)")
     if a.floor:
