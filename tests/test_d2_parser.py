@@ -46,9 +46,8 @@ def test_map_without_colon_and_semicolons():
 
 def test_underscore_parent_references():
     text = "web: {br}\nsrv: {\n  tr: {\n    _._.web.br -> httpf\n    _.so -> httpf\n  }\n}"
-    # d2 order: a map's own connections come after those of the maps inside it
-    assert edges(text) == [("srv.so", "->", "srv.tr.httpf", None),
-                           ("web.br", "->", "srv.tr.httpf", None)]
+    assert edges(text) == [("web.br", "->", "srv.tr.httpf", None),
+                           ("srv.so", "->", "srv.tr.httpf", None)]
 
 
 def test_case_insensitive_ids_keep_first_spelling():
@@ -233,7 +232,7 @@ def test_comments_and_block_comments():
 def test_sequence_diagram_groups_reuse_actors():
     text = ("shape: sequence_diagram\na; b\ng: {\n  a -> b: hi\n  c -> d\n  a.s -> b\n"
             "  inner: {b -> e}\n}")
-    assert ids(text) == ["a", "b", "g", "a.s", "g.c", "g.d", "g.inner", "g.inner.e"]
+    assert ids(text) == ["a", "b", "g", "g.c", "g.d", "a.s", "g.inner", "g.inner.e"]
     assert sorted(edges(text)) == sorted([("a", "->", "b", "hi"), ("g.c", "->", "g.d", None),
                                           ("a.s", "->", "b", None), ("b", "->", "g.inner.e", None)])
 
@@ -249,7 +248,7 @@ def test_imports(tmp_path):
     main.write_text("...@sub/part\nx: @sub/part.d2\nc: ${v}\n", encoding="utf-8")
     got = parse_file(main)
     assert [n["id"] for n in got["nodes"]] == ["p", "q", "x", "x.p", "x.q", "c"]
-    assert [(e["src"], e["dst"]) for e in got["edges"]] == [("x.p", "x.q"), ("p", "q")]
+    assert [(e["src"], e["dst"]) for e in got["edges"]] == [("p", "q"), ("x.p", "x.q")]
     assert got["nodes"][-1]["label"] == "VV"
     text = "...@sub/part\n"
     assert len(parse_text(text, base_dir=str(tmp_path))["edges"]) == 1
@@ -260,8 +259,11 @@ def test_primary_value_then_map_and_edge_labels_in_maps():
     assert edges("a -> b: {label: inside}") == [("a", "->", "b", "inside")]
 
 
-def test_node_order_is_first_appearance():
-    assert ids("b -> a\nc: {z}\na.y") == ["b", "a", "a.y", "c", "c.z"]
+def test_order_is_first_appearance_in_the_text():
+    assert ids("b -> a\nc: {z}\na.y") == ["b", "a", "c", "c.z", "a.y"]
+    # a map's own connections and those of maps inside it, in text order
+    assert edges("x: {\n  a -> b\n  g: {p -> q}\n  b -> a\n}") == [
+        ("x.a", "->", "x.b", None), ("x.g.p", "->", "x.g.q", None), ("x.b", "->", "x.a", None)]
 
 
 def test_bad_text_types():

@@ -174,9 +174,19 @@ def rendered(label: str | None) -> str | None:
     return "\n".join("" if line == " " else line for line in label.split("\n"))
 
 
+def drawing_order(nodes: list[dict]) -> list[str]:
+    """Ids stably sorted by depth: the order d2 draws objects in (outside sequence diagrams)."""
+    depth: dict = {}
+    for n in nodes:
+        depth[n["id"]] = 0 if n["parent"] is None else depth[n["parent"]] + 1
+    return [n["id"] for n in sorted(nodes, key=lambda n: depth[n["id"]])]
+
+
 def compare(text: str, oracle: dict) -> None:
     got = parse_text(text)
     assert sorted(n["id"] for n in got["nodes"]) == sorted(n["id"] for n in oracle["nodes"]), text
+    if "sequence_diagram" not in text:
+        assert drawing_order(got["nodes"]) == [n["id"] for n in oracle["nodes"]], text
     by_path = {tuple(n["path"]): n["id"] for n in oracle["nodes"]}
     want = Counter((by_path[tuple(e["src"])], by_path[tuple(e["dst"])], e["arrow"])
                    for e in oracle["edges"])

@@ -32,6 +32,8 @@ class Compiler(GlobMixin):
         self.ast_seen: list[Map] = []
         self.open_trees: set[int] = set()
         self.ctx = 0          # the statement being compiled (see Field.refs / IREdge.refs)
+        self.changes = 0      # fields and connections made or removed so far
+        self.rules: list[Rule] = []
         self.ctx_seq = 0
         self.import_stack: list[str] = []
 
@@ -65,10 +67,13 @@ class Compiler(GlobMixin):
     def compile_key(self, stmt: Key, m: IRMap, source: Source, base_dir) -> None:
         self.ctx_seq += 1
         outer, self.ctx = self.ctx, self.ctx_seq
+        changes = self.changes
         try:
             self._compile_key(stmt, m, source, base_dir)
         finally:
             self.ctx = outer
+        if self.changes != changes and not self.applying:
+            self.rerun_globs()   # like d2: a statement that added or removed something
 
     def _compile_key(self, stmt: Key, m: IRMap, source: Source, base_dir) -> None:
         if stmt.key is not None and stmt.edges:
@@ -95,7 +100,7 @@ class Compiler(GlobMixin):
                             break
                 else:
                     src, dst = self.resolve_ends(m, edge.src, edge.dst, source)
-                    e = self.new_edge(src, dst, edge.arrow)
+                    e = self.new_edge(src, dst, edge.arrow, (source, edge.src[0].pos))
                     self.apply_edge_value(e, stmt, m, source, base_dir, creating=True)
         elif stmt.key is not None:
             self.compile_path(m, stmt.key, stmt, source, base_dir)
@@ -162,6 +167,7 @@ class Compiler(GlobMixin):
         f = Field(name, m, self.seq, quoted)
         f.origin = origin
         f.refs.add(self.ctx)
+        self.changes += 1
         m.fields[field_key(name, quoted)] = f
         f.created_by = {id(r.done) for r in self.active}
         if not f.keyword:
@@ -181,6 +187,7 @@ class Compiler(GlobMixin):
         ``f`` (a glob's connections to keys it did not name survive and bring them back),
         and those inside ``f``."""
         f.parent.fields.pop(field_key(f.name, not f.keyword), None)
+        self.changes += 1
         for e in self.edges:
             if not e.deleted and ((e.refs & f.refs) or _inside(e.owner, f)):
                 self.delete_edge(e)
@@ -222,15 +229,18 @@ class Compiler(GlobMixin):
         return f
 
     # -- connections ----------------------------------------------------------------
-    def new_edge(self, src: Field, dst: Field, arrow: str) -> IREdge:
+    def new_edge(self, src: Field, dst: Field, arrow: str, origin=None) -> IREdge:
         e = IREdge(common_owner(src, dst), src, dst, arrow)
+        e.origin = origin
         e.refs.add(self.ctx)
+        self.changes += 1
         e.owner.edges.append(e)
         self.edges.append(e)
         self.edge_created(e)
         return e
 
     def delete_edge(self, e: IREdge) -> None:
+        self.changes += 1
         e.deleted = True
         if e in e.owner.edges:
             e.owner.edges.remove(e)
@@ -297,7 +307,7 @@ class Compiler(GlobMixin):
             reason = getattr(exc, "strerror", None) or str(exc)
             raise source.error(imp.pos, f"cannot import {path}: {reason}") from None
         sub = Source(text, os.path.join(os.path.dirname(source.filename), path)
-                     if source.filename != "<string>" else path)
+                     if source.filename != "<string>" else path, imported_at=(source, imp.pos))
         return Parser(sub).parse_file(), sub, os.path.dirname(full), full
 
     def spread_import(self, imp: Import, m: IRMap, source: Source, base_dir) -> None:

@@ -31,6 +31,7 @@ class Rule:
         self.base_dir = None
         self.signature: tuple = ()
         self.tree: int | None = None    # id of the written map it was declared in
+        self.map: IRMap | None = None   # the map it applies in
 
 
 class GlobMixin:
@@ -53,7 +54,9 @@ class GlobMixin:
                 break
         rule.signature = sig
         rule.tree = id(self.ast_stack[-1]) if self.ast_stack else None
+        rule.map = m
         m.rules.append(rule)
+        self.rules.append(rule)
         return rule
 
     def glob_fields(self, m: IRMap, part: KeyPart, leaves_only: bool = False):
@@ -123,7 +126,7 @@ class GlobMixin:
                     if s is d or key in rule.done:
                         continue
                     rule.done.add(key)
-                    e = self.new_edge(s, d, rule.edge.arrow)
+                    e = self.new_edge(s, d, rule.edge.arrow, (rule.source, rule.edge.src[0].pos))
                     self.apply_edge_value(e, rule.stmt, m, rule.source, rule.base_dir,
                                           creating=True)
 
@@ -154,6 +157,23 @@ class GlobMixin:
             self.ctx = outer
             self.active.pop()
             self.applying -= 1
+
+    def rerun_globs(self) -> None:
+        """Apply every glob still in reach again (what it already did is not repeated):
+        removing a key can turn its container into a leaf for ``**``."""
+        for kind in ("key", "edge", "ref"):
+            for rule in list(self.rules):
+                if rule.kind != kind or rule.tree not in self.open_trees or rule in self.active:
+                    continue
+                if kind == "key":
+                    for f in list(self.glob_fields(rule.map, rule.parts[0])):
+                        self.apply_key_rule(rule, f)
+                elif kind == "edge":
+                    self.apply_edge_rule(rule, rule.map)
+                else:
+                    for e in list(self.edges):
+                        if not e.deleted:
+                            self.apply_ref_rule(rule, rule.map, e)
 
     def field_created(self, f: Field) -> None:
         """Apply the lazy glob rules that reach a newly created field: key globs first,

@@ -40,6 +40,16 @@ def _quoted(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
+def _text_position(origin) -> tuple:
+    """(line, column) of a key in its file, after the place of the import that read the file;
+    unknown places sort last, in creation order."""
+    if origin is None:
+        return (float("inf"),)
+    source, pos = origin
+    outer = _text_position(source.imported_at) if source.imported_at else ()
+    return outer + source.line_col(pos)
+
+
 class Obj:
     """An object of the graph: a node of the output, or the root board (``parent`` None)."""
 
@@ -332,7 +342,8 @@ class GraphBuilder:
             if lab is not None and lab.primary is not None:
                 label = self.text(lab.primary, lab.primary.scope)
         # an empty label draws nothing: the connection is unlabelled
-        self.edges.append({"src": src, "dst": dst, "label": label or None, "arrow": e.arrow})
+        self.edges.append({"src": src, "dst": dst, "label": label or None, "arrow": e.arrow,
+                           "origin": e.origin})
 
     # -- entry --------------------------------------------------------------------------
     def build(self, ir_edges: list[IREdge]) -> dict:
@@ -341,14 +352,15 @@ class GraphBuilder:
         self.validate_config()
         self.compile_map(self.root, self.ir_root)
         self.validate_images()
+        # like d2, objects and connections are ordered by where they first appear in the text
         nodes = []
-        for o in self.objects:
+        for o in sorted(self.objects, key=lambda o: _text_position(o.origin)):
             if o.column:
                 continue
             nodes.append({"id": o.ident(), "label": o.label, "shape": o.shape,
                           "parent": o.parent.ident() if o.parent is not self.root else None})
         edges = []
-        for e in self.edges:
+        for e in sorted(self.edges, key=lambda e: _text_position(e["origin"])):
             edges.append({"src": e["src"].ident(), "dst": e["dst"].ident(), "label": e["label"],
                           "directed": e["arrow"] in ("->", "<-"), "arrow": e["arrow"]})
         return {"nodes": nodes, "edges": edges}

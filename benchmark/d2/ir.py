@@ -120,7 +120,7 @@ class Field:
 
 class IREdge:
     __slots__ = ("owner", "src", "dst", "arrow", "primary", "array", "map", "suspended",
-                 "deleted", "refs")
+                 "deleted", "refs", "origin")
 
     def __init__(self, owner: IRMap, src: Field, dst: Field, arrow: str) -> None:
         self.owner = owner
@@ -133,6 +133,7 @@ class IREdge:
         self.suspended: bool | None = None
         self.deleted = False
         self.refs: set[int] = set()   # statements that made or named it
+        self.origin = None            # (lexer.Source, offset) of the statement that made it
 
     def ensure_map(self) -> IRMap:
         if self.map is None:

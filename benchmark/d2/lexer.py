@@ -22,9 +22,10 @@ MAX_KEY_PARTS = 100
 class Source:
     """The text being parsed and the file name used in error messages."""
 
-    def __init__(self, text: str, filename: str) -> None:
+    def __init__(self, text: str, filename: str, imported_at=None) -> None:
         self.text = text
         self.filename = filename
+        self.imported_at = imported_at   # (Source, offset) of the import statement, if any
         self._line_starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
 
     def line_col(self, pos: int) -> tuple[int, int]:
