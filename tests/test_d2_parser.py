@@ -222,6 +222,9 @@ def test_suspend_and_unsuspend():
     assert ids(text) == ["s", "s.a", "s.b", "s.e"]
     assert edges(text) == [("s.a", "->", "s.b", None), ("s.e", "<-", "s.b", None)]
     assert ids("a -> b\n**: suspend\na: unsuspend") == ["a"]
+    # suspend globs reach only what exists when they are read
+    assert ids("a\n**: suspend\nb") == ["b"]
+    assert edges("a -> b\n(** -> **)[*]: suspend\nc -> d") == [("c", "->", "d", None)]
 
 
 def test_comments_and_block_comments():

@@ -32,6 +32,9 @@ class Rule:
         self.signature: tuple = ()
         self.tree: int | None = None    # id of the written map it was declared in
         self.map: IRMap | None = None   # the map it applies in
+        # d2 suspends and unsuspends only what exists when the glob is read
+        self.lazy = not any(isinstance(v, Scalar) and v.kind in ("suspend", "unsuspend")
+                            for v in (stmt.primary, stmt.value))
 
 
 class GlobMixin:
@@ -163,7 +166,8 @@ class GlobMixin:
         removing a key can turn its container into a leaf for ``**``."""
         for kind in ("key", "edge", "ref"):
             for rule in list(self.rules):
-                if rule.kind != kind or rule.tree not in self.open_trees or rule in self.active:
+                if (rule.kind != kind or rule.tree not in self.open_trees or rule in self.active
+                        or not rule.lazy):
                     continue
                 if kind == "key":
                     for f in list(self.glob_fields(rule.map, rule.parts[0])):
@@ -182,7 +186,7 @@ class GlobMixin:
             for depth, m in enumerate(f.parent.ancestors()):
                 for rule in list(m.rules):
                     if (rule.kind != kind or rule in self.active or id(rule.done) in f.created_by
-                            or rule.tree not in self.open_trees):
+                            or rule.tree not in self.open_trees or not rule.lazy):
                         continue
                     if kind == "edge":
                         self.apply_edge_rule(rule, m)
@@ -193,7 +197,8 @@ class GlobMixin:
     def edge_created(self, e: IREdge) -> None:
         for m in e.owner.ancestors():
             for rule in list(m.rules):
-                if rule.kind == "ref" and rule not in self.active and rule.tree in self.open_trees:
+                if (rule.kind == "ref" and rule not in self.active and rule.lazy
+                        and rule.tree in self.open_trees):
                     self.apply_ref_rule(rule, m, e)
 
     def passes_filters(self, rule: Rule, target, scope: IRMap | None = None) -> bool:
