@@ -89,7 +89,8 @@ class Compiler(GlobMixin):
             for edge in stmt.edges:
                 if has_glob(edge.src) or has_glob(edge.dst):
                     rule = self.add_rule(m, Rule("edge", stmt, source, edge=edge), base_dir)
-                    self.apply_edge_rule(rule, m)
+                    if rule is not None:
+                        self.apply_edge_rule(rule, m)
                 elif _is_null(stmt.value):
                     # `a -> b: null` deletes the first such connection and creates nothing
                     src = self.resolve(m, edge.src, source, create=False)
@@ -116,7 +117,7 @@ class Compiler(GlobMixin):
                 continue
             if part.glob:
                 rule = self.add_rule(m, Rule("key", stmt, source, parts=parts[i:]), base_dir)
-                for f in list(self.glob_fields(m, part)):
+                for f in list(self.glob_fields(m, part)) if rule is not None else ():
                     self.apply_key_rule(rule, f)
                 return
             if part.value.lower() in BOARD_KEYWORDS and not part.quoted:
@@ -279,7 +280,7 @@ class Compiler(GlobMixin):
         edge = stmt.edges[0]
         if has_glob(edge.src) or has_glob(edge.dst) or stmt.edge_index == "*":
             rule = self.add_rule(m, Rule("ref", stmt, source, edge=edge), base_dir)
-            for e in list(self.edges):
+            for e in list(self.edges) if rule is not None else ():
                 if not e.deleted:
                     self.apply_ref_rule(rule, m, e)
             return

@@ -44,17 +44,15 @@ class GlobMixin:
     it was written in (``a { ... }``, or the whole file at the top) is still being read.
     """
 
-    def add_rule(self, m: IRMap, rule: Rule, base_dir) -> Rule:
-        """Keep a glob on its map. A textually identical glob statement in the same written
-        map shares what the first one already did (d2 does not repeat its connections)."""
+    def add_rule(self, m: IRMap, rule: Rule, base_dir) -> Rule | None:
+        """Keep a glob on its map; ``None`` when the same glob statement was already written
+        in this map (d2 treats the repeat as the same glob, which has done its work)."""
         rule.base_dir = base_dir
         sig = (rule.kind, id(self.ast_stack[-1]) if self.ast_stack else None,
                rule.source.text[rule.stmt.pos:rule.stmt.end].strip(),
                rule.stmt.edges.index(rule.edge) if rule.edge is not None else None)
-        for other in m.rules:
-            if other.signature == sig:
-                rule.done = other.done
-                break
+        if any(other.signature == sig for other in m.rules):
+            return None
         rule.signature = sig
         rule.tree = id(self.ast_stack[-1]) if self.ast_stack else None
         rule.map = m
@@ -62,13 +60,15 @@ class GlobMixin:
         self.rules.append(rule)
         return rule
 
-    def glob_fields(self, m: IRMap, part: KeyPart, leaves_only: bool = False):
-        """Fields of ``m`` matching one glob segment (``**``: at any depth)."""
+    def glob_fields(self, m: IRMap, part: KeyPart, in_edge: bool = False):
+        """Fields of ``m`` matching one glob segment (``**``: at any depth). As in d2, a
+        field named like a keyword (quoted) is never matched by ``*``, and by ``**`` only in
+        connections, where ``**`` picks leaves."""
         if part.value == "**":
             stack = list(m.objects())
             while stack:
                 f = stack.pop(0)
-                if not leaves_only or f.is_leaf():
+                if in_edge and f.is_leaf() or not in_edge and f.name not in RESERVED_KEYWORDS:
                     yield f
                 if f.map is not None:
                     stack[0:0] = f.map.objects()
@@ -92,7 +92,7 @@ class GlobMixin:
                         raise source.error(part.pos, "'_' refers to the parent of the root map")
                     fields.append(("up", mm.parent))
                 elif part.glob:
-                    fields.extend(self.glob_fields(mm, part, leaves_only=in_edge and last))
+                    fields.extend(self.glob_fields(mm, part, in_edge=in_edge and last))
                 else:
                     fields.append(self.ensure_field(mm, part.value, part.quoted,
                                                     (source, part.pos)))
@@ -190,7 +190,7 @@ class GlobMixin:
                         continue
                     if kind == "edge":
                         self.apply_edge_rule(rule, m)
-                    elif rule.parts[0].value == "**" or (
+                    elif (rule.parts[0].value == "**" and f.name not in RESERVED_KEYWORDS) or (
                             depth == 0 and any(g is f for g in self.glob_fields(m, rule.parts[0]))):
                         self.apply_key_rule(rule, f)
 
