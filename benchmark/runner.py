@@ -145,7 +145,7 @@ class _Stages:
                    {a: _create(ANSWERERS, a, options) for a in answerers})
 
 
-def _resolve(spec: RunSpec, dataset: Dataset) -> tuple[list[Variant], list[str], dict[str, Any], list[dict], dict]:
+def _resolve(spec: RunSpec, dataset: Dataset, say: Any = lambda msg: None) -> tuple[list[Variant], list[str], dict[str, Any], list[dict], dict]:
     """Create every named stage once; unknown names are errors, unavailable ones are skipped."""
     skipped: list[dict[str, Any]] = []
     instances: dict[tuple[str, str], Any] = {}
@@ -158,7 +158,10 @@ def _resolve(spec: RunSpec, dataset: Dataset) -> tuple[list[Variant], list[str],
             try:
                 inst = _create(registry, name, spec.options)
                 if kind == "finder":
+                    t_fit = time.perf_counter()
                     inst.fit(dataset)
+                    if name != "oracle":
+                        say(f"finder {name}: indexed {len(dataset.diagrams)} diagrams in {time.perf_counter() - t_fit:.1f} s")
                 instances[(kind, name)] = inst
             except UnknownNameError as exc:
                 raise DiagQAError(str(exc)) from None
@@ -456,7 +459,7 @@ def run(spec: RunSpec, *, progress: bool = True, quiet: bool = False, report: bo
     for p in problems:
         _say(f"skipped: {p}", quiet)
     t_loaded = time.perf_counter()
-    variants, answerers, instances, skipped, resolved = _resolve(spec, dataset)
+    variants, answerers, instances, skipped, resolved = _resolve(spec, dataset, lambda msg: _say(msg, quiet))
     for s in skipped:
         what = s.get("variant") or s.get("answerer")
         _say(f"skipped {what}: {s['component']} unavailable: {s['reason']}", quiet)

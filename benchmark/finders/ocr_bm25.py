@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from benchmark.dataset import Dataset
 from benchmark.errors import InputError
-from benchmark.finders.ocr_text import ocr_text, tesseract_version
+from benchmark.finders.ocr_text import ocr_texts, tesseract_version
 from benchmark.finders.ranking import BM25Index, ranked
 from benchmark.questions import Question
 from benchmark.stages import FINDERS
@@ -30,12 +30,13 @@ class OCRBM25Finder:
 
         tesseract_version()  # StageUnavailable before any work when tesseract is missing
         self.texts, self.problems = {}, []
+        read = ocr_texts([d.png_path for _, d in sorted(dataset.diagrams.items())])
         for did, d in sorted(dataset.diagrams.items()):
-            try:
-                self.texts[did] = ocr_text(d.png_path)
-            except InputError as exc:  # one unreadable PNG ranks last; the others are still found
-                self.problems.append(str(exc))
-                self.texts[did] = ""
+            text = read[d.png_path]
+            if isinstance(text, InputError):  # one unreadable PNG ranks last; the others are still found
+                self.problems.append(str(text))
+                text = ""
+            self.texts[did] = text
         self.docs = {did: words(text) for did, text in self.texts.items()}
         self.index = BM25Index(self.docs)
 

@@ -75,3 +75,56 @@ def ocr_text(png_path: Path | str, *, languages: str = LANGUAGES, cache_dir: Pat
     text = read_image_text(data, languages=languages, source=str(path))
     write_atomic(entry, text.encode("utf-8"))
     return text
+
+
+def _ocr_one(args: tuple[str, str]) -> tuple[str, str | None, str | None]:
+    path, languages = args
+    try:
+        return path, ocr_text(path, languages=languages), None
+    except InputError as exc:
+        return path, None, str(exc)
+
+
+def ocr_texts(png_paths: list[Path], *, languages: str = LANGUAGES, workers: int | None = None,
+              progress: bool = True) -> dict[Path, str | InputError]:
+    """:func:`ocr_text` of many images: read in parallel (one process per core) when some are not
+    cached yet, with a progress bar on stderr; an unreadable image maps to its :class:`InputError`."""
+    import os
+    import sys
+
+    tesseract_version()
+    paths = [Path(p) for p in png_paths]
+    out: dict[Path, str | InputError] = {}
+    todo = []
+    for p in paths:
+        try:
+            data = p.read_bytes()
+        except OSError as exc:
+            out[p] = InputError(f"cannot read image: {exc.strerror or exc}", file=str(p))
+            continue
+        key = sha256_bytes(f"{sha256_bytes(data)}|{languages}|{tesseract_version()}|{PREPROCESS_VERSION}".encode())
+        entry = cache_root() / "ocr_text" / f"{key}.txt"
+        if entry.exists():
+            out[p] = entry.read_text(encoding="utf-8")
+        else:
+            todo.append(p)
+    if todo:
+        from concurrent.futures import ProcessPoolExecutor
+
+        from tqdm import tqdm
+
+        n = max(1, min(workers or os.cpu_count() or 1, len(todo)))
+        jobs = [(str(p), languages) for p in todo]
+        with tqdm(total=len(todo), desc="OCR of diagram images (cached after)", unit="image", file=sys.stderr,
+                  disable=not progress) as bar:
+            if n == 1:
+                results = (_ocr_one(j) for j in jobs)
+                for path, text, err in results:
+                    out[Path(path)] = text if err is None else InputError(err)
+                    bar.update(1)
+            else:
+                with ProcessPoolExecutor(n) as pool:
+                    for path, text, err in pool.map(_ocr_one, jobs):
+                        out[Path(path)] = text if err is None else InputError(err)
+                        bar.update(1)
+    return out
