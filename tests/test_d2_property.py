@@ -6,7 +6,7 @@ hyphen runs, labels (primary value and ``label:``), quoted keys with special cha
 escaped dots, mixed-case references to one object, ``_`` parent references, repeated
 edges, ``null`` deletion of objects and edges, edge references ``(a -> b)[0].key``, shapes
 (``sql_table`` / ``class`` children become columns), lazy globs (``* -> *``, ``*.label``,
-``** -> x``), classes, ``${vars}``, sequence diagrams with spans and groups, double-quoted
+``** -> x``), classes, ``${vars}``, sequence diagrams with spans and groups, suspend / unsuspend, double-quoted
 labels of random text with escapes, ``;`` and comments. A second property perturbs the real
 corpus files (lines deleted, duplicated, swapped) and compares wherever d2 still compiles. Skipped when the d2 binary or the shared oracle tool is missing.
 """
@@ -77,12 +77,17 @@ def path(draw):
     return ".".join(draw(st.lists(names(), min_size=1, max_size=3)))
 
 
+COMMON_KINDS = ["node", "edge", "edge", "chain", "container", "labelkw", "dotted", "edge_ref",
+                "shape", "comment", "class", "var", "seq", "qlabel", "edge_map", "quoted_keyword"]
+# A program either uses globs (and suspend) or deletes with null, not both: how d2 replays
+# globs over keys deleted and made again is not modelled (see README, D2 parser).
+GLOB_KINDS = ["glob", "suspend"]
+NULL_KINDS = ["null"]
+
+
 @st.composite
-def statement(draw, depth: int, inside: bool):
-    kind = draw(st.sampled_from(["node", "edge", "edge", "chain", "container", "labelkw",
-                                 "dotted", "null", "edge_ref", "shape", "comment", "glob",
-                                 "class", "var", "seq", "qlabel", "edge_map",
-                                 "quoted_keyword"]
+def statement(draw, depth: int, inside: bool, globs: bool = False):
+    kind = draw(st.sampled_from(COMMON_KINDS + (GLOB_KINDS if globs else NULL_KINDS)
                                 + (["parent_edge"] if inside else [])
                                 + (["grand_parent_edge"] if depth >= 2 else [])))
     if kind == "edge_map":
@@ -109,6 +114,10 @@ def statement(draw, depth: int, inside: bool):
                  f"{draw(names())}{draw(label())}" for _ in range(draw(st.integers(1, 2)))]
         body.append(draw(st.sampled_from(WORDS[:3])) + ": {\n" + "\n".join(group) + "\n}")
         return draw(names()) + ": {\n" + "\n".join(body) + "\n}"
+    if kind == "suspend":
+        return draw(st.sampled_from(["**: suspend", "(** -> **)[*]: suspend",
+                                     f"{draw(names())}: suspend", f"{draw(names())}: unsuspend",
+                                     "(** -> **)[*]: unsuspend"]))
     if kind == "glob":
         return draw(st.sampled_from(["* -> *", "*.label: g", "** -> n1", "*p*.shape: oval"]))
     if kind == "dotted":
@@ -116,7 +125,8 @@ def statement(draw, depth: int, inside: bool):
     if kind == "null":
         return draw(path()) + ": null"
     if kind == "edge_ref":
-        value = draw(st.sampled_from([": null", ".label: changed", ".style.stroke: red"]))
+        value = draw(st.sampled_from([".label: changed", ".style.stroke: red"]
+                                     + ([] if globs else [": null"])))
         a, arrow, b = draw(names()), draw(st.sampled_from(ARROWS[:4])), draw(names())
         return f"{a} {arrow} {b}\n({a} {arrow} {b})[0]{value}"
     if kind == "shape":
@@ -140,7 +150,7 @@ def statement(draw, depth: int, inside: bool):
         return " ".join(parts) + draw(label())
     if depth >= 2:
         return draw(names())
-    body = draw(st.lists(statement(depth + 1, True), min_size=1, max_size=4))
+    body = draw(st.lists(statement(depth + 1, True, globs), min_size=1, max_size=4))
     head = draw(names())
     if draw(st.booleans()):
         return head + ": {\n" + "\n".join("  " + line for s in body for line in s.split("\n")) + "\n}"
@@ -150,7 +160,8 @@ def statement(draw, depth: int, inside: bool):
 
 PREAMBLE = "vars: {v: Val}\nclasses: {k: {label: K; shape: oval}; e2: {style.fill: red}}\n"
 
-programs = st.lists(statement(0, False), min_size=1, max_size=7).map(
+programs = st.booleans().flatmap(
+    lambda globs: st.lists(statement(0, False, globs), min_size=1, max_size=7)).map(
     lambda stmts: PREAMBLE + "\n".join(stmts))
 
 

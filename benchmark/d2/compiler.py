@@ -87,6 +87,8 @@ class Compiler(GlobMixin):
             if m.owner is not None and m.owner.keyword and m.owner.name.lower() == "classes":
                 raise source.error(stmt.edges[0].src[0].pos, "classes cannot contain an edge")
             for edge in stmt.edges:
+                self.ctx_seq += 1
+                self.ctx = self.ctx_seq   # d2 keeps one reference context per connection
                 if has_glob(edge.src) or has_glob(edge.dst):
                     rule = self.add_rule(m, Rule("edge", stmt, source, edge=edge), base_dir)
                     if rule is not None:

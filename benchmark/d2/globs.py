@@ -60,15 +60,17 @@ class GlobMixin:
         self.rules.append(rule)
         return rule
 
-    def glob_fields(self, m: IRMap, part: KeyPart, in_edge: bool = False):
+    def glob_fields(self, m: IRMap, part: KeyPart, leaves: bool = False,
+                    keyword_names: bool = False):
         """Fields of ``m`` matching one glob segment (``**``: at any depth). As in d2, a
-        field named like a keyword (quoted) is never matched by ``*``, and by ``**`` only in
-        connections, where ``**`` picks leaves."""
+        field named like a keyword (quoted) is never matched by ``*``, and by ``**`` only
+        in connections (``keyword_names``); ``**`` ending a connection picks ``leaves``."""
         if part.value == "**":
             stack = list(m.objects())
             while stack:
                 f = stack.pop(0)
-                if in_edge and f.is_leaf() or not in_edge and f.name not in RESERVED_KEYWORDS:
+                if ((keyword_names or f.name not in RESERVED_KEYWORDS)
+                        and (not leaves or f.is_leaf())):
                     yield f
                 if f.map is not None:
                     stack[0:0] = f.map.objects()
@@ -92,7 +94,8 @@ class GlobMixin:
                         raise source.error(part.pos, "'_' refers to the parent of the root map")
                     fields.append(("up", mm.parent))
                 elif part.glob:
-                    fields.extend(self.glob_fields(mm, part, in_edge=in_edge and last))
+                    fields.extend(self.glob_fields(mm, part, leaves=in_edge and last,
+                                                   keyword_names=True))
                 else:
                     fields.append(self.ensure_field(mm, part.value, part.quoted,
                                                     (source, part.pos)))

@@ -94,6 +94,8 @@ class GraphBuilder:
         self.objects: list[Obj] = []
         self.edges: list[dict] = []
         self.visible_cache: dict[int, bool] = {}
+        self.hidden: list[Field] | None = None      # suspended keys left out
+        self.hidden_refs: set[int] = set()
 
     # -- values -----------------------------------------------------------------------
     def error(self, value, message: str) -> D2SyntaxError:
@@ -146,6 +148,25 @@ class GraphBuilder:
                 vis = any(self.field_visible(c) for c in f.map.objects())
             self.visible_cache[key] = vis
         return self.visible_cache[key]
+
+    def dropped_with_suspended(self, e: IREdge) -> bool:
+        """A suspended key leaves like a deleted one: with the connections written in a
+        statement that named it, and those inside it. Others (made by a glob) stay and
+        bring it back."""
+        if self.hidden is None:
+            self.hidden = []
+            stack = list(self.ir_root.objects())
+            while stack:
+                f = stack.pop()
+                if not self.field_visible(f):
+                    self.hidden.append(f)
+                elif f.map is not None:
+                    stack.extend(f.map.objects())
+            self.hidden_refs = set().union(*(f.refs for f in self.hidden))
+        if e.refs & self.hidden_refs:
+            return True
+        owners = [m.owner for m in e.owner.ancestors() if m.owner is not None]
+        return any(o is f for o in owners for f in self.hidden)
 
     def propagate_unsuspend(self, edges: list[IREdge]) -> None:
         for e in edges:
@@ -315,11 +336,7 @@ class GraphBuilder:
 
     # -- connections ------------------------------------------------------------------
     def compile_edge(self, obj: Obj, e: IREdge) -> None:
-        if e.deleted or e.suspended:
-            return
-        if not (self.field_visible(e.src) and self.field_visible(e.dst)):
-            return
-        if e.src.suspended or e.dst.suspended:
+        if e.deleted or e.suspended or self.dropped_with_suspended(e):
             return
         for f in e.map.fields.values() if e.map is not None else ():
             if f.keyword and f.name.lower() == "style":
