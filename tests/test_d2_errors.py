@@ -61,6 +61,7 @@ MALFORMED = [
     ("classes: {c: {s3: x}}", 1, 15, "s3 is an invalid class field, must be reserved keyword"),
     ("a: |md   |", 1, 4, "block string cannot be empty"),                 # d2: 1:1, the key
     ("a -> b: {foo: bar}", 1, 10, "edge map keys must be reserved keywords"),
+    ("a -> b: {source-arrowhead: {foo: 1}}", 1, 29, "arrowhead map keys must be reserved"),
     ("x: {scenarios: {s: {a}}}", 1, 5, "scenarios must be declared at a board root scope"),
     ("x: {constraint: primary_key}", 1, 5, '"constraint" keyword can only be used in "sql_table"'),
     ("a: {shape: image; icon: https://x/y.png}\na.b -> c", 2, 3, "image shapes cannot have children"),

@@ -341,6 +341,11 @@ class GraphBuilder:
         for f in e.map.fields.values() if e.map is not None else ():
             if f.keyword and f.name.lower() == "style":
                 self.validate_style(f)
+            if f.keyword and f.name.lower() in ("source-arrowhead", "target-arrowhead"):
+                for sub in f.map.fields.values() if f.map is not None else ():
+                    if not sub.keyword:
+                        raise self.error_at(sub.origin, "source-arrowhead/target-arrowhead map "
+                                                        "keys must be reserved keywords")
             if not f.keyword:
                 raise self.error_at(f.origin,
                                     "edge map keys must be reserved keywords")
