@@ -119,9 +119,8 @@ def test_linked_object_hidden_from_oracle():
 @pytest.mark.parametrize("path,expected", [pytest.param(p, e, id=n) for n, p, e in CASES])
 def test_node_order_matches_d2(path: Path, expected: Path):
     """d2 draws objects level by level, each level in its object order; so the parser's
-    order, stably sorted by depth, must equal the SVG's. Sequence diagrams draw their
-    groups after the actors, so for them only the order of each level's non-groups is
-    comparable and the check is skipped."""
+    order, stably sorted by depth, must equal the SVG's. Sequence diagrams are drawn in
+    layout order (groups after actors) and are skipped."""
     if "sequence_diagram" in path.read_text(encoding="utf-8"):
         pytest.skip("sequence diagrams are drawn in layout order")
     oracle = json.loads(expected.read_text(encoding="utf-8"))
