@@ -227,12 +227,13 @@ def test_cli_subprocess(tmp_path):
     good, bad = tmp_path / "good.d2", tmp_path / "bad.d2"
     good.write_text("x -> y\n", encoding="utf-8")
     bad.write_text("x -> \n", encoding="utf-8")
+    root = Path(__file__).resolve().parents[1]
     ok = subprocess.run([sys.executable, "-m", "benchmark.cli", "parse", str(good)],
-                        capture_output=True, text=True, timeout=60)
+                        capture_output=True, text=True, timeout=60, cwd=root)
     assert ok.returncode == 0, ok.stderr
     assert [e["dst"] for e in json.loads(ok.stdout)["edges"]] == ["y"]
     fail = subprocess.run([sys.executable, "-m", "benchmark.cli", "parse", str(bad)],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60, cwd=root)
     assert fail.returncode == 2
     assert fail.stderr.strip().count("\n") == 0
     assert "bad.d2:1:1: connection missing destination" in fail.stderr
