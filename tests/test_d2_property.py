@@ -1,14 +1,17 @@
 """Property test: random D2 programs, compiled by the real ``d2`` binary, read back with the
-shared ``svg_oracle`` tool, must give the parser's node ids, edge multiset and labels.
+shared ``svg_oracle`` tool, must give the parser's node ids, edge multiset, labels and
+drawing order.
 
-The generator covers nested containers, dotted paths, connection chains with all four arrows and long
-hyphen runs, labels (primary value and ``label:``), quoted keys with special characters,
-escaped dots, mixed-case references to one object, ``_`` parent references, repeated
-edges, ``null`` deletion of objects and edges, edge references ``(a -> b)[0].key``, shapes
-(``sql_table`` / ``class`` children become columns), lazy globs (``* -> *``, ``*.label``,
-``** -> x``), classes, ``${vars}``, sequence diagrams with spans and groups, suspend / unsuspend, double-quoted
-labels of random text with escapes, ``;`` and comments. A second property perturbs the real
-corpus files (lines deleted, duplicated, swapped) and compares wherever d2 still compiles. Skipped when the d2 binary or the shared oracle tool is missing.
+The generator covers nested containers, dotted paths, connection chains with all four
+arrows and long hyphen runs, labels (primary value, ``label:``, edge maps, random quoted
+text with escapes), quoted keys with special characters, escaped dots, mixed-case references
+to one object, ``_`` / ``_._`` parent references, repeated edges, edge references
+``(a -> b)[0].key``, shapes (``sql_table`` / ``class`` children become columns), classes,
+``${vars}``, sequence diagrams with spans and groups, quoted keywords, ``;`` and comments;
+each program then uses either ``null`` deletion or lazy globs (``* -> *``, ``*.label``,
+``** -> x``) with suspend / unsuspend. A second property perturbs the real corpus files
+(lines deleted, duplicated, swapped) and compares wherever d2 still compiles them.
+Skipped when the d2 binary or the shared oracle tool is missing.
 """
 from __future__ import annotations
 
