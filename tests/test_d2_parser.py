@@ -222,6 +222,8 @@ def test_suspend_and_unsuspend():
     assert ids(text) == ["s", "s.a", "s.b", "s.e"]
     assert edges(text) == [("s.a", "->", "s.b", None), ("s.e", "<-", "s.b", None)]
     assert ids("a -> b\n**: suspend\na: unsuspend") == ["a"]
+    # a suspended container hides what is inside it, unless that is unsuspended
+    assert ids("x: {a -> b}\nx: suspend\ny") == ["y"]
     # suspend globs reach only what exists when they are read
     assert ids("a\n**: suspend\nb") == ["b"]
     assert edges("a -> b\n(** -> **)[*]: suspend\nc -> d") == [("c", "->", "d", None)]

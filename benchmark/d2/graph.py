@@ -40,6 +40,15 @@ def _quoted(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
+def _suspended(f: Field) -> bool:
+    """The nearest explicit suspend / unsuspend, from the field up through its containers."""
+    while f is not None:
+        if f.suspended is not None:
+            return f.suspended
+        f = f.parent.owner
+    return False
+
+
 def _text_position(origin) -> tuple:
     """(line, column) of a key in its file, after the place of the import that read the file;
     unknown places sort last, in creation order."""
@@ -141,9 +150,11 @@ class GraphBuilder:
 
     # -- visibility (suspend) -----------------------------------------------------------
     def field_visible(self, f: Field) -> bool:
+        """Shown unless suspended (itself, or through the nearest container that says so),
+        yet kept as a container when something inside it is unsuspended."""
         key = id(f)
         if key not in self.visible_cache:
-            vis = not f.suspended
+            vis = not _suspended(f)
             if not vis and f.map is not None:
                 vis = any(self.field_visible(c) for c in f.map.objects())
             self.visible_cache[key] = vis
@@ -169,10 +180,11 @@ class GraphBuilder:
         return any(o is f for o in owners for f in self.hidden)
 
     def propagate_unsuspend(self, edges: list[IREdge]) -> None:
+        """An unsuspended connection unsuspends its two ends."""
         for e in edges:
             if not e.deleted and e.suspended is False:
                 for f in (e.src, e.dst):
-                    if f.suspended:
+                    if _suspended(f):
                         f.suspended = False
 
     # -- objects ----------------------------------------------------------------------
