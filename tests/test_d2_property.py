@@ -248,8 +248,11 @@ def test_fixed_programs_agree_with_d2(text, tmp_path):
 
 
 CORPUS = ORACLE.parents[1]
-# The oracle cannot see objects that have a `link` (see test_d2_conformance.KNOWN_DIFFERENCES).
-CORPUS_FILES = sorted(p for p in CORPUS.glob("*.d2") if "link:" not in p.read_text(encoding="utf-8"))
+# The oracle cannot see objects that have a `link` (see test_d2_conformance.KNOWN_DIFFERENCES);
+# and once lines move, the suspend globs of the c4 file reach keys at other depths, where d2's
+# filter matching is not modelled (see README, D2 parser). Both files stay in the conformance test.
+CORPUS_FILES = sorted(p for p in CORPUS.glob("*.d2")
+                      if not {"link:", "suspend"} & set(p.read_text(encoding="utf-8").split()))
 
 
 @st.composite
