@@ -8,11 +8,13 @@ changed, and the run card records the re-score (with how many samples changed).
 from __future__ import annotations
 
 import datetime as _dt
+import gc
 import json
 import os
 import time
 from dataclasses import replace
 from pathlib import Path
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from benchmark.errors import DiagQAError, InputError
@@ -33,21 +35,26 @@ def resolve_run_dir(path: Path | str) -> Path:
 def load_run(run_dir: Path) -> tuple[list[SampleRecord], dict[str, Any], dict[str, Any]]:
     """Records, diagram graphs (JSON) and run card of a run directory."""
     records = read_samples(run_dir / SAMPLES)
+    graphs, card = _load_graphs_and_card(run_dir)
+    return records, graphs, card
+
+
+def _load_graphs_and_card(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     gpath = run_dir / GRAPHS
     if not gpath.exists():
         raise InputError("the run has no diagram graphs to score against", file=str(gpath))
     graphs = json.loads(gpath.read_text(encoding="utf-8"))
     cpath = run_dir / CARD
     card = json.loads(cpath.read_text(encoding="utf-8")) if cpath.exists() else {"run_id": run_dir.name}
-    return records, graphs, card
+    return graphs, card
 
 
 def _score_all(records: list[SampleRecord], graphs: dict[str, Any]) -> list[tuple[Any, Any, float | None]]:
     """(metrics, error, seconds) of each record; ``None`` seconds for a record with nothing to score."""
-    from benchmark.metrics import score_context
     from benchmark.records import context_from_json, question_from_json, subgraph_from_json
 
     built: dict[str, Any] = {}
+    contexts: dict[Any, dict[str, Any]] = {}   # score_context by diagram, question and retrieved subgraph
     shared: dict[str, Any] = {}   # rebuilt question / context / retrieved, shared by consecutive samples
     out: list[tuple[Any, Any, float | None]] = []
     for r in records:
@@ -66,7 +73,7 @@ def _score_all(records: list[SampleRecord], graphs: dict[str, Any]) -> list[tupl
                                         r.found_diagram, r.diagram_id)
                 q = question_from_json(r.question)
                 shared = {"key": key, "q": q, "ctx": ctx, "sub": sub,
-                          "cm": score_context(q, built[r.diagram_id], sub)}
+                          "cm": _context_metrics(contexts, r.diagram_id, q, built[r.diagram_id], sub)}
             metrics, error = score_stored(shared["q"], built[r.diagram_id], shared["sub"], shared["ctx"], r.answer,
                                           shared["cm"]), None
         except Exception as exc:
@@ -74,6 +81,22 @@ def _score_all(records: list[SampleRecord], graphs: dict[str, Any]) -> list[tupl
         prior = r.error if r.error is not None and r.error.get("stage") != "score" else None
         out.append((metrics, error or prior, time.perf_counter() - t))
     return out
+
+
+def _context_metrics(cache: dict[Any, dict[str, Any]], diagram_id: str, q: Any, g: Any, sub: Any) -> dict[str, Any]:
+    """``score_context`` of the question on ``sub``, computed once per diagram, question structure and subgraph
+    (variants that retrieved the same subgraph share it)."""
+    from benchmark.metrics import score_context
+
+    key = (diagram_id, q.type, q.args, q.answer, q.certificate, sub)
+    try:
+        return cache[key]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable answer: not cached
+        return score_context(q, g, sub)
+    cache[key] = found = score_context(q, g, sub)
+    return found
 
 
 _SHARED: tuple[list[SampleRecord], dict[str, Any]] | None = None
@@ -120,10 +143,171 @@ def rescore_records(records: list[SampleRecord], graphs: dict[str, Any], workers
     return out
 
 
-def rescore(path: Path | str, report: bool = True, workers: int | None = None) -> tuple[Path, list[SampleRecord], dict[str, Any]]:
+#: ``benchmark.report.aggregate.METRIC_COLUMNS`` (kept here so that scoring processes need not import pandas)
+REPORT_METRICS = ("correct", "sufficient", "guess_class", "srr", "precision", "f1", "node_srr", "edge_srr",
+                  "label_srr", "faithfulness", "n_claims", "claims_supported", "claims_unsupported",
+                  "claims_fabricated", "answer_value")
+
+
+def report_row(r: SampleRecord) -> dict[str, Any]:
+    """The parts of a record that the report reads (see ``benchmark.report.aggregate.frame``), same shapes."""
+    q, extra = r.question, r.question.get("extra") or {}
+    return {"sample_id": r.sample_id, "question_id": r.question_id, "diagram_id": r.diagram_id,
+            "variant": r.variant, "answerer": r.answerer, "selector": r.selector, "finder": r.finder,
+            "finder_rank": r.finder_rank, "source": r.source, "found_diagram": r.found_diagram,
+            "question": {"type": q["type"], "counter_prior": q.get("counter_prior"), "text": q["text"],
+                         "answer": q["answer"], "twin_of": q.get("twin_of"),
+                         "extra": {"twin_question": extra["twin_question"]} if "twin_question" in extra else {}},
+            "answer": None if r.answer is None else {"raw": r.answer.get("raw"), "error": r.answer.get("error")},
+            "context": None if r.context is None else {"text": r.context.get("text")},
+            "metrics": None if r.metrics is None else {k: r.metrics[k] for k in REPORT_METRICS if k in r.metrics},
+            "error": None if r.error is None else {"stage": r.error.get("stage"), "message": r.error.get("message")}}
+
+
+class _Scored:
+    """What scoring a run of sample lines gives: report rows, score seconds, changed metrics, a bad line."""
+
+    __slots__ = ("rows", "seconds", "changed", "bad")
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
+        self.seconds: list[float | None] = []
+        self.changed: dict[int, tuple[Any, Any]] = {}   # line index -> (metrics, error) that differ
+        self.bad: tuple[int, str] | None = None          # (line index, message) of the first bad line
+
+
+_LINES: tuple[list[str], dict[str, Any]] | None = None
+
+
+def _score_lines(lines: list[str], start: int, graphs: dict[str, Any]) -> _Scored:
+    """Parse and score ``lines`` (indices from ``start``); a bad line stops the chunk."""
+    out = _Scored()
+    records = []
+    # the parsed records hold no cycles: the cyclic collector would only walk them again and again
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for i, line in enumerate(lines, start):
+            try:
+                records.append(SampleRecord.from_json(json.loads(line)))
+            except (ValueError, TypeError, KeyError) as exc:
+                out.bad = (i, f"not a sample record: {exc}")
+                return out
+    finally:
+        if collecting:
+            gc.enable()
+    gc.freeze()
+    try:
+        for i, (r, (metrics, error, seconds)) in enumerate(zip(records, _score_all(records, graphs)), start):
+            out.seconds.append(seconds)
+            if seconds is not None:
+                if (r.metrics, r.error) != (metrics, error):
+                    out.changed[i] = (metrics, error)
+                r = replace(r, metrics=metrics, error=error)
+            out.rows.append(report_row(r))
+    finally:
+        gc.unfreeze()
+    return out
+
+
+def _score_range(span: tuple[int, int]) -> _Scored:
+    assert _LINES is not None
+    lines, graphs = _LINES
+    return _score_lines(lines[span[0]:span[1]], span[0], graphs)
+
+
+def _read_lines(path: Path) -> tuple[list[str], list[int]]:
+    """The non-blank lines of ``path`` and their 1-based line numbers."""
+    lines, numbers = [], []
+    with path.open(encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if line.strip():
+                lines.append(line)
+                numbers.append(n)
+    return lines, numbers
+
+
+def score_lines(lines: list[str], graphs: dict[str, Any], workers: int = 1, min_parallel: int = 2000,
+                meanwhile: Callable[[], Any] | None = None) -> _Scored:
+    """Parse and score sample lines, in ``workers`` forked processes (contiguous chunks) when there are
+    at least ``min_parallel``; each record is scored as :func:`rescore_records` scores it.
+    ``meanwhile`` is called while the processes score (or before scoring in this one)."""
+    global _LINES
+    import multiprocessing
+
+    if workers > 1 and len(lines) >= min_parallel and "fork" in multiprocessing.get_all_start_methods():
+        n_chunks = workers * 8
+        bounds = [round(k * len(lines) / n_chunks) for k in range(n_chunks + 1)]
+        spans = [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+        _LINES = (lines, graphs)
+        try:
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
+                pending = pool.map_async(_score_range, spans, chunksize=1)
+                if meanwhile is not None:
+                    meanwhile()
+                parts = pending.get()
+        finally:
+            _LINES = None
+    else:
+        if meanwhile is not None:
+            meanwhile()
+        parts = [_score_lines(lines, 0, graphs)]
+    out = _Scored()
+    for part in parts:
+        if part.bad is not None:
+            out.bad = part.bad
+            return out
+        out.rows.extend(part.rows)
+        out.seconds.extend(part.seconds)
+        out.changed.update(part.changed)
+    return out
+
+
+def _with_scores(records: list[SampleRecord], scored: _Scored) -> list[SampleRecord]:
+    """``records`` as re-scored: new metrics where they changed, the new score time of every scored one."""
+    out = []
+    for i, (r, seconds) in enumerate(zip(records, scored.seconds)):
+        if seconds is None:
+            out.append(r)
+            continue
+        metrics, error = scored.changed.get(i, (r.metrics, r.error))
+        out.append(replace(r, metrics=metrics, error=error, timings=dict(r.timings, score_s=round(seconds, 6))))
+    return out
+
+
+class RescoredRecords(Sequence):
+    """The re-scored records of a run whose metrics did not change, read from ``samples.jsonl`` when first used."""
+
+    def __init__(self, path: Path, scored: _Scored) -> None:
+        self._path, self._scored, self._n = path, scored, len(scored.seconds)
+        self._records: list[SampleRecord] | None = None
+
+    def _load(self) -> list[SampleRecord]:
+        if self._records is None:
+            self._records = _with_scores(read_samples(self._path), self._scored)
+        return self._records
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._load()[index]
+
+    def __iter__(self) -> Iterator[SampleRecord]:
+        return iter(self._load())
+
+
+def _import_report() -> None:
+    import benchmark.report.document  # noqa: F401  (pandas)
+    import benchmark.report.plots  # noqa: F401  (matplotlib)
+
+
+def rescore(path: Path | str, report: bool = True, workers: int | None = None) -> tuple[Path, Sequence[SampleRecord], dict[str, Any]]:
     """Re-score the run at ``path`` in place; returns its directory, records and updated card.
 
-    ``workers`` processes share the scoring (default: one per core).
+    ``workers`` processes share the parsing and the scoring (default: one per core); each returns
+    what the report reads, so the records themselves are read again only when a metric changed
+    (``samples.jsonl`` is rewritten) or when the returned records are used.
     """
     from benchmark.spec import default_workers
 
@@ -133,18 +317,28 @@ def rescore(path: Path | str, report: bool = True, workers: int | None = None) -
     run_dir = resolve_run_dir(path)
     t0 = time.perf_counter()
     load_all()
-    records, graphs, card = load_run(run_dir)
-    stored = records
-    records = rescore_records(records, graphs, workers=workers or default_workers())
-    changed = sum(1 for old, new in zip(stored, records) if (old.metrics, old.error) != (new.metrics, new.error))
+    spath = run_dir / SAMPLES
+    lines, numbers = _read_lines(spath)
+    graphs, card = _load_graphs_and_card(run_dir)
+    workers = workers or default_workers()
+    # the report's modules load while the samples are scored
+    scored = score_lines(lines, graphs, workers=workers, meanwhile=_import_report if report else None)
+    del lines
+    if scored.bad is not None:
+        raise InputError(scored.bad[1], file=str(spath), line=numbers[scored.bad[0]])
+    changed = len(scored.changed)
+    records: Sequence[SampleRecord]
     if changed:  # unchanged metrics keep the file (and its timings) as the run wrote it
+        records = _with_scores(read_samples(spath), scored)
         tmp = run_dir / (SAMPLES + ".tmp")
-        write_samples(tmp, records)
-        os.replace(tmp, run_dir / SAMPLES)
-    card["sample_errors"] = sum(1 for r in records if r.error is not None)
+        write_samples(tmp, list(records))
+        os.replace(tmp, spath)
+    else:
+        records = RescoredRecords(spath, scored)
+    card["sample_errors"] = sum(1 for row in scored.rows if row["error"] is not None)
     t1 = time.perf_counter()
     if report:
-        write_report(run_dir, records, card)
+        write_report(run_dir, scored.rows, card, workers=workers)
     card.setdefault("rescored", []).append({"at_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                                            "score_s": round(t1 - t0, 3), "samples_changed": changed,
                                            "report_s": round(time.perf_counter() - t1, 3)})

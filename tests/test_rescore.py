@@ -78,3 +78,39 @@ def test_parallel_rescore_equals_serial(finished):
     parallel = rescore_records(records, graphs, workers=2, min_parallel=0)
     assert [r.metrics for r in serial] == [r.metrics for r in parallel]
     assert [r.sample_id for r in parallel] == [r.sample_id for r in records]
+
+
+def test_report_rows_carry_what_the_report_reads(finished):
+    from benchmark.records import read_samples
+    from benchmark.report.aggregate import METRIC_COLUMNS, frame
+    from benchmark.rescore import REPORT_METRICS, report_row
+
+    assert REPORT_METRICS == METRIC_COLUMNS
+    records = read_samples(finished.run_dir / "samples.jsonl")
+    assert frame([report_row(r) for r in records]).equals(frame(records))
+
+
+def test_rescore_lines_in_processes_equal_serial(finished):
+    from benchmark.rescore import _read_lines, load_run, rescore_records, score_lines
+
+    records, graphs, _ = load_run(finished.run_dir)
+    lines, _ = _read_lines(finished.run_dir / "samples.jsonl")
+    serial = score_lines(lines, graphs, workers=1)
+    parallel = score_lines(lines, graphs, workers=2, min_parallel=0)
+    assert serial.rows == parallel.rows and serial.changed == parallel.changed == {}
+    assert [s is None for s in serial.seconds] == [s is None for s in parallel.seconds]
+    expected = rescore_records(records, graphs)
+    assert [row["metrics"] for row in serial.rows] == [
+        None if r.metrics is None else {k: r.metrics[k] for k in r.metrics if k in serial.rows[0]["metrics"]}
+        for r in expected]
+
+
+def test_rescore_returns_full_records_when_nothing_changed(finished):
+    from benchmark.records import read_samples
+
+    _, records, card = rescore(finished.run_dir)
+    assert card["rescored"][-1]["samples_changed"] == 0
+    stored = read_samples(finished.run_dir / "samples.jsonl")
+    assert len(records) == len(stored)
+    assert [(r.sample_id, r.metrics, r.error) for r in records] == [(r.sample_id, r.metrics, r.error) for r in stored]
+    assert all("score_s" in r.timings for r in records if r.metrics is not None)

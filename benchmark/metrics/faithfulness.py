@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import networkx as nx
 
 from benchmark.answers import Claim
-from benchmark.graph import Subgraph, out_edges
+from benchmark.graph import Subgraph
 from benchmark.metrics.names import match_nodes
 
 
@@ -71,13 +71,22 @@ def verdict(claim: Claim, context_pairs: set[tuple[str, str]], diagram_graph: nx
     node ids and labels of its own); a claim that holds in the context is supported even where
     that context is wrong about the diagram: the answer stayed inside what it was given.
     """
-    if _in_context(claim, context_pairs, diagram_graph) or (
+    srcs, dsts = match_nodes(claim.src, diagram_graph), set(match_nodes(claim.dst, diagram_graph))
+    if any((s, d) in context_pairs for s in srcs for d in dsts) or (
             context_graph is not None and _in_context(claim, context_pairs, context_graph)):
         return "supported"
-    srcs, dsts = match_nodes(claim.src, diagram_graph), set(match_nodes(claim.dst, diagram_graph))
-    if any(d in dsts for s in srcs for d, _ in out_edges(diagram_graph, s)):
+    if any(_walks_to(diagram_graph, s, dsts) for s in srcs):
         return "unsupported"
     return "fabricated"
+
+
+def _walks_to(g: nx.MultiDiGraph, node: str, targets: set[str]) -> bool:
+    """Whether an edge walkable out of ``node`` (see :func:`benchmark.graph.out_edges`) reaches one of ``targets``."""
+    if node not in g:
+        return False
+    succ, pred = g.succ[node], g.pred[node]
+    return any(d in succ or (d != node and d in pred and any(not a.get("directed", True) for a in pred[d].values()))
+               for d in targets)
 
 
 def faithfulness(claims: list[Claim], context_subgraph: Subgraph, diagram_graph: nx.MultiDiGraph,

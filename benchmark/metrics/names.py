@@ -35,29 +35,60 @@ def norm(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-_INDEXES: "weakref.WeakKeyDictionary[nx.MultiDiGraph, tuple[tuple, dict, dict]]" = weakref.WeakKeyDictionary()
+_INDEXES: "weakref.WeakKeyDictionary[nx.MultiDiGraph, _Index]" = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
 
 
-def _indexes(g: nx.MultiDiGraph) -> tuple[dict[str, list[str]], dict[str, str]]:
-    """(normalised label -> ids, normalised id -> id) of ``g``, built once per graph and labels."""
-    signature = tuple((n, d.get("label")) for n, d in g.nodes(data=True))
+class _Index:
+    """The label indexes of one graph, valid while its (node, label) pairs stay as they were."""
+
+    __slots__ = ("signature", "labels", "ids", "keys", "_patterns")
+
+    def __init__(self, signature: list[tuple[str, object]], labels: dict[str, list[str]], ids: dict[str, str]) -> None:
+        self.signature, self.labels, self.ids = signature, labels, ids
+        self.keys = list(labels)
+        self._patterns: list[tuple[str, str, re.Pattern[str]]] | None = None
+
+    @property
+    def patterns(self) -> list[tuple[str, str, "re.Pattern[str]"]]:
+        """(label, first id, whole-word pattern) of every non-empty label, longest label first."""
+        if self._patterns is None:
+            self._patterns = [(label, ids[0], re.compile(r"(?<!\w)" + re.escape(label) + r"(?!\w)"))
+                              for label, ids in sorted(self.labels.items(), key=lambda kv: (-len(kv[0]), kv[0]))
+                              if label]
+        return self._patterns
+
+
+def _signature(g: nx.MultiDiGraph) -> list[tuple[str, object]]:
+    return [(n, d.get("label")) for n, d in g._node.items()]  # the order of g.nodes(data=True)
+
+
+def _index(g: nx.MultiDiGraph) -> _Index:
+    """The label indexes of ``g``, built once per graph and labels."""
+    signature = _signature(g)
     with _LOCK:
         cached = _INDEXES.get(g)
-    if cached is not None and cached[0] == signature:
-        return cached[1], cached[2]
+    if cached is not None and cached.signature == signature:
+        return cached
     labels: dict[str, list[str]] = {}
     for n in sorted(g.nodes):
         labels.setdefault(norm(g.nodes[n].get("label") or n), []).append(n)
     ids = {norm(n): n for n in sorted(g.nodes, reverse=True)}
+    built = _Index(signature, labels, ids)
     with _LOCK:
-        _INDEXES[g] = (signature, labels, ids)
-    return labels, ids
+        _INDEXES[g] = built
+    return built
+
+
+def _indexes(g: nx.MultiDiGraph) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """(normalised label -> ids, normalised id -> id) of ``g``, built once per graph and labels."""
+    idx = _index(g)
+    return idx.labels, idx.ids
 
 
 def label_index(g: nx.MultiDiGraph) -> dict[str, list[str]]:
     """Normalised label -> node ids carrying it (sorted)."""
-    return _indexes(g)[0]
+    return _index(g).labels
 
 
 def match_nodes(text: str, g: nx.MultiDiGraph, cutoff: float = FUZZY_CUTOFF) -> list[str]:
@@ -75,12 +106,13 @@ def match_nodes(text: str, g: nx.MultiDiGraph, cutoff: float = FUZZY_CUTOFF) -> 
     key = norm(text)
     if not key:
         return []
-    index, ids = _indexes(g)
+    idx = _index(g)
+    index, ids = idx.labels, idx.ids
     if key in ids:
         return [ids[key]]
     if key in index:
         return list(index[key])
-    best = process.extractOne(key, list(index), scorer=fuzz.ratio, score_cutoff=cutoff)
+    best = process.extractOne(key, idx.keys, scorer=fuzz.ratio, score_cutoff=cutoff)
     return list(index[best[0]]) if best else []
 
 
@@ -101,10 +133,10 @@ def find_labels(text: str, g: nx.MultiDiGraph) -> list[tuple[int, int, str]]:
     """
     low = text.casefold()
     taken: list[tuple[int, int, str]] = []
-    for label, ids in sorted(label_index(g).items(), key=lambda kv: (-len(kv[0]), kv[0])):
-        if not label:
+    for label, first, pattern in _index(g).patterns:
+        if label not in low:  # no match without the label's text
             continue
-        for m in re.finditer(r"(?<!\w)" + re.escape(label) + r"(?!\w)", low):
+        for m in pattern.finditer(low):
             if all(m.end() <= s or m.start() >= e for s, e, _ in taken):
-                taken.append((m.start(), m.end(), ids[0]))
+                taken.append((m.start(), m.end(), first))
     return sorted(taken)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -30,24 +30,58 @@ def write_summary(path: Path, summary: pd.DataFrame) -> None:
         w.writerows(rows)
 
 
-def make_plots(a: Any) -> dict[str, bytes]:
+def _plot_jobs(a: Any) -> list[tuple[str, Callable[..., bytes], tuple[Any, ...]]]:
+    """(file name, plot function, its arguments) of every plot of the analysis ``a``."""
     from benchmark.report import plots
 
     if not len(a.summary):
-        return {}
-    out = {"accuracy_grounded.png": plots.accuracy_vs_grounded(a.summary, a.floor["accuracy"] if a.floor else None)}
+        return []
+    jobs: list[tuple[str, Callable[..., bytes], tuple[Any, ...]]] = [
+        ("accuracy_grounded.png", plots.accuracy_vs_grounded, (a.summary, a.floor["accuracy"] if a.floor else None))]
     if a.guess:
-        out["guess_tables.png"] = plots.guess_heatmaps(a.guess)
+        jobs.append(("guess_tables.png", plots.guess_heatmaps, (a.guess,)))
     if len(a.buckets):
-        out["accuracy_srr.png"] = plots.accuracy_by_srr(a.buckets)
-    out["srr_accuracy_variants.png"] = plots.srr_vs_accuracy(a.summary)
+        jobs.append(("accuracy_srr.png", plots.accuracy_by_srr, (a.buckets,)))
+    jobs.append(("srr_accuracy_variants.png", plots.srr_vs_accuracy, (a.summary,)))
     if a.samples["faithfulness"].notna().any():
-        out["faithfulness_srr.png"] = plots.faithfulness_vs_srr(a.samples)
-    return out
+        jobs.append(("faithfulness_srr.png", plots.faithfulness_vs_srr, (a.samples,)))
+    return jobs
 
 
-def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot: int = 1000) -> dict[str, Path]:
-    """Write summary.csv, report.md, plots/*.png and report.html into ``run_dir``; returns their paths."""
+_JOBS: list[tuple[str, Callable[..., bytes], tuple[Any, ...]]] | None = None
+
+
+def _draw(i: int) -> bytes:
+    assert _JOBS is not None
+    _, fn, args = _JOBS[i]
+    return fn(*args)
+
+
+def make_plots(a: Any, workers: int = 1) -> dict[str, bytes]:
+    """Every plot of the analysis ``a`` as PNG bytes, drawn in ``workers`` forked processes when more than one."""
+    global _JOBS
+    import multiprocessing
+
+    jobs = _plot_jobs(a)
+    if workers > 1 and len(jobs) > 1 and "fork" in multiprocessing.get_all_start_methods():
+        _JOBS = jobs
+        try:
+            with multiprocessing.get_context("fork").Pool(min(workers, len(jobs))) as pool:
+                data = pool.map(_draw, range(len(jobs)), chunksize=1)
+        finally:
+            _JOBS = None
+    else:
+        data = [fn(*args) for _, fn, args in jobs]
+    return {name: png for (name, _, _), png in zip(jobs, data)}
+
+
+def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot: int = 1000,
+                 workers: int = 1) -> dict[str, Path]:
+    """Write summary.csv, report.md, plots/*.png and report.html into ``run_dir``; returns their paths.
+
+    ``records`` are sample records or dicts of the same shape holding what the report reads
+    (see ``benchmark.rescore.report_row``); with ``workers > 1`` the plots are drawn in forked processes.
+    """
     from benchmark.report.document import analyse, build_sections
     from benchmark.report.html import render_html
     from benchmark.report.markdown import render_markdown
@@ -55,7 +89,7 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
     run_dir = Path(run_dir)
     a = analyse(records, seed=int(card.get("seed") or 0), n_boot=n_boot)
     write_summary(run_dir / SUMMARY, a.summary)
-    figs = make_plots(a)
+    figs = make_plots(a, workers)
     (run_dir / "plots").mkdir(exist_ok=True)
     for name, data in figs.items():
         (run_dir / "plots" / name).write_bytes(data)

@@ -1,0 +1,70 @@
+"""Time of ``diagqa rescore`` by phase: the median of several runs, printed side by side.
+
+Each run is a fresh process re-scoring a copy of the run directory (the run itself is left as it
+is) and reports: importing the package, reading + scoring (``score_s`` of the run card: reading
+``samples.jsonl``, parsing and scoring every sample), the report, the whole wall time, and the
+CPU seconds of the process and its workers together (what the load of other jobs does not change).
+
+    .venv/bin/python scripts/bench_rescore.py results/perf            # 3 runs
+    .venv/bin/python scripts/bench_rescore.py results/perf --runs 5 --src /path/to/other/checkout
+
+``--src`` times the ``benchmark`` package of another checkout (to compare two versions).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CHILD = r"""
+import json, resource, sys, time
+t0 = time.perf_counter()
+sys.path.insert(0, sys.argv[1])
+sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower()]  # the checkout named, not the installed one
+from benchmark.rescore import rescore
+t1 = time.perf_counter()
+_, records, card = rescore(sys.argv[2])
+t2 = time.perf_counter()
+last = card["rescored"][-1]
+cpu = sum(getattr(resource.getrusage(who), f) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+          for f in ("ru_utime", "ru_stime"))
+print(json.dumps({"import": t1 - t0, "read+score": last["score_s"], "report": last["report_s"], "wall": t2 - t0,
+                  "cpu": cpu, "changed": last["samples_changed"], "samples": len(records)}))
+"""
+
+PHASES = ("import", "read+score", "report", "wall", "cpu")
+
+
+def one_run(src: Path, run_dir: Path) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / run_dir.name
+        shutil.copytree(run_dir, copy)
+        out = subprocess.run([sys.executable, "-c", CHILD, str(src), str(copy)], cwd=tmp, check=True,
+                             capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("run_dir", type=Path, help="results/<run-id> to re-score (a copy of it)")
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--src", type=Path, default=ROOT, help="checkout whose benchmark package is timed")
+    args = p.parse_args(argv)
+    runs = [one_run(args.src.resolve(), args.run_dir.resolve()) for _ in range(args.runs)]
+    print(f"{runs[0]['samples']} samples, {runs[0]['changed']} changed; seconds ({args.src})")
+    print(f"{'phase':<12}" + "".join(f"{f'run {i + 1}':>9}" for i in range(len(runs))) + f"{'median':>9}")
+    for phase in PHASES:
+        values = [r[phase] for r in runs]
+        print(f"{phase:<12}" + "".join(f"{v:>9.2f}" for v in values) + f"{statistics.median(values):>9.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
