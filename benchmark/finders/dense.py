@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from benchmark.dataset import Dataset
-from benchmark.errors import DiagQAError, InputError
-from benchmark.finders.ocr_text import ocr_texts, tesseract_version
+from benchmark.errors import DiagQAError
+from benchmark.finders.ocr_text import dataset_texts, tesseract_version
 from benchmark.finders.ranking import ranked
 from benchmark.questions import Question
 from benchmark.stages import FINDERS
@@ -65,14 +65,7 @@ class DenseFinder:
         from benchmark.embeddings import encode
 
         tesseract_version()
-        self.texts, self.problems = {}, []
-        read = ocr_texts([d.png_path for _, d in sorted(dataset.diagrams.items())])
-        for did, d in sorted(dataset.diagrams.items()):
-            text = read[d.png_path]
-            if isinstance(text, InputError):  # one unreadable PNG ranks last; the others are still found
-                self.problems.append(str(text))
-            else:
-                self.texts[did] = text
+        self.texts, self.problems = dataset_texts(dataset.diagrams)  # an unreadable PNG ranks last
         self._missing = sorted(set(dataset.diagrams) - set(self.texts))
         lines = {did: text_lines(t) for did, t in self.texts.items()}
         flat = [line for did in sorted(lines) for line in lines[did]]

@@ -6,8 +6,7 @@ image hash (:mod:`benchmark.finders.ocr_text`), so fitting twice reads each imag
 from __future__ import annotations
 
 from benchmark.dataset import Dataset
-from benchmark.errors import InputError
-from benchmark.finders.ocr_text import ocr_texts, tesseract_version
+from benchmark.finders.ocr_text import dataset_texts, tesseract_version
 from benchmark.finders.ranking import BM25Index, ranked
 from benchmark.questions import Question
 from benchmark.stages import FINDERS
@@ -29,14 +28,9 @@ class OCRBM25Finder:
         from retrievers.text import words
 
         tesseract_version()  # StageUnavailable before any work when tesseract is missing
-        self.texts, self.problems = {}, []
-        read = ocr_texts([d.png_path for _, d in sorted(dataset.diagrams.items())])
-        for did, d in sorted(dataset.diagrams.items()):
-            text = read[d.png_path]
-            if isinstance(text, InputError):  # one unreadable PNG ranks last; the others are still found
-                self.problems.append(str(text))
-                text = ""
-            self.texts[did] = text
+        texts, self.problems = dataset_texts(dataset.diagrams)
+        # one unreadable PNG ranks last (empty text); the others are still found
+        self.texts = {did: texts.get(did, "") for did in sorted(dataset.diagrams)}
         self.docs = {did: words(text) for did, text in self.texts.items()}
         self.index = BM25Index(self.docs)
 

@@ -128,3 +128,17 @@ def ocr_texts(png_paths: list[Path], *, languages: str = LANGUAGES, workers: int
                         out[Path(path)] = text if err is None else InputError(err)
                         bar.update(1)
     return out
+
+
+def dataset_texts(diagrams: dict) -> tuple[dict[str, str], list[str]]:
+    """OCR text of every diagram (id -> text) and the problems of those that could not be read
+    (they are left out of the mapping: a finder ranks them last)."""
+    read = ocr_texts([d.png_path for _, d in sorted(diagrams.items())])
+    texts, problems = {}, []
+    for did, d in sorted(diagrams.items()):
+        text = read[d.png_path]
+        if isinstance(text, InputError):
+            problems.append(str(text))
+        else:
+            texts[did] = text
+    return texts, problems
