@@ -184,6 +184,8 @@ def _score_lines(lines: list[str], start: int, graphs: dict[str, Any]) -> _Score
     out = _Scored()
     records = []
     # the parsed records hold no cycles: the cyclic collector would only walk them again and again
+    # scoring a chunk makes many short-lived objects and few cycles: the cyclic collector would only
+    # walk the parsed records again and again, so it is paused for the chunk (and runs once after)
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -193,11 +195,6 @@ def _score_lines(lines: list[str], start: int, graphs: dict[str, Any]) -> _Score
             except (ValueError, TypeError, KeyError) as exc:
                 out.bad = (i, f"not a sample record: {exc}")
                 return out
-    finally:
-        if collecting:
-            gc.enable()
-    gc.freeze()
-    try:
         for i, (r, (metrics, error, seconds)) in enumerate(zip(records, _score_all(records, graphs)), start):
             out.seconds.append(seconds)
             if seconds is not None:
@@ -206,7 +203,8 @@ def _score_lines(lines: list[str], start: int, graphs: dict[str, Any]) -> _Score
                 r = replace(r, metrics=metrics, error=error)
             out.rows.append(report_row(r))
     finally:
-        gc.unfreeze()
+        if collecting:
+            gc.enable()
     return out
 
 
