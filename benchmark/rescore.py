@@ -56,6 +56,7 @@ def _score_all(records: list[SampleRecord], graphs: dict[str, Any]) -> list[tupl
     built: dict[str, Any] = {}
     contexts: dict[Any, dict[str, Any]] = {}   # score_context by diagram, question and retrieved subgraph
     shared: dict[str, Any] = {}   # rebuilt question / context / retrieved, shared by consecutive samples
+    answers: dict[Any, Any] = {}  # score_answer by question and answer (see score_stored)
     out: list[tuple[Any, Any, float | None]] = []
     for r in records:
         if r.answer is None or r.context is None:
@@ -75,7 +76,7 @@ def _score_all(records: list[SampleRecord], graphs: dict[str, Any]) -> list[tupl
                 shared = {"key": key, "q": q, "ctx": ctx, "sub": sub,
                           "cm": _context_metrics(contexts, r.diagram_id, q, built[r.diagram_id], sub)}
             metrics, error = score_stored(shared["q"], built[r.diagram_id], shared["sub"], shared["ctx"], r.answer,
-                                          shared["cm"]), None
+                                          shared["cm"], answers), None
         except Exception as exc:
             metrics, error = None, _error("score", exc)
         prior = r.error if r.error is not None and r.error.get("stage") != "score" else None

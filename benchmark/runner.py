@@ -62,20 +62,32 @@ class RunResult:
 
 def score_stored(question: dict[str, Any] | Question, diagram_graph: nx.MultiDiGraph,
                  retrieved: dict[str, Any] | Subgraph, context: dict[str, Any] | Any,
-                 answer: dict[str, Any], context_metrics: dict[str, Any] | None = None) -> dict[str, Any]:
+                 answer: dict[str, Any], context_metrics: dict[str, Any] | None = None,
+                 answer_cache: dict[Any, Any] | None = None) -> dict[str, Any]:
     """``score_sample`` on the values rebuilt from a record's JSON forms.
 
     Question, retrieved subgraph and context may be passed already rebuilt (by
     :func:`question_from_json`, :func:`subgraph_from_json`, :func:`context_from_json`) when
     several samples share them, and so may their ``score_context`` metrics; the answer is
-    always rebuilt from its stored form.
+    always rebuilt from its stored form. ``answer_cache`` (a dict the caller keeps) holds
+    ``score_answer`` per question and answer, so the same answer to the same question (a blind
+    answerer's under every variant) is normalised and read for claims once.
     """
     from benchmark.metrics import score_sample
+    from benchmark.metrics.sample import score_answer
 
     q = question_from_json(question) if isinstance(question, dict) else question
     sub = subgraph_from_json(retrieved) if isinstance(retrieved, dict) else retrieved
     ctx = context_from_json(context) if isinstance(context, dict) else context
-    return score_sample(q, diagram_graph, sub, ctx, answer_from_json_record(answer), context_metrics)
+    ans = answer_from_json_record(answer)
+    answer_metrics = None
+    if answer_cache is not None:
+        key = (q.id, q.diagram, json.dumps([answer.get("raw"), answer.get("evidence"), answer.get("explanation"),
+                                            answer.get("error")], sort_keys=True, ensure_ascii=False))
+        if key not in answer_cache:
+            answer_cache[key] = score_answer(q, diagram_graph, ans)
+        answer_metrics = answer_cache[key]
+    return score_sample(q, diagram_graph, sub, ctx, ans, context_metrics, answer_metrics)
 
 
 #: node ids of a context taken from another diagram than the question's are scored as ``<diagram>::<id>``
@@ -298,6 +310,7 @@ def run_diagram(work: _Work, diagram_id: str) -> list[SampleRecord]:
     from benchmark.context import make_context
 
     out: list[SampleRecord] = []
+    answer_cache: dict[Any, Any] = {}  # score_answer per question and answer (see score_stored)
     for q in work.questions.get(diagram_id, []):
         qjson = question_to_json(q)
         qstored = question_from_json(qjson)   # what a re-score will rebuild
@@ -347,7 +360,8 @@ def run_diagram(work: _Work, diagram_id: str) -> list[SampleRecord]:
                         if context_metrics is None:  # the same for every answerer of this context
                             from benchmark.metrics import score_context
                             context_metrics = score_context(qstored, gold, sub_scored)
-                        metrics = score_stored(qstored, gold, sub_scored, ctx_scored, answer, context_metrics)
+                        metrics = score_stored(qstored, gold, sub_scored, ctx_scored, answer, context_metrics,
+                                               answer_cache)
                     except Exception as exc:
                         rec_err = _error("score", exc)
                     rec_t["score_s"] = time.perf_counter() - t

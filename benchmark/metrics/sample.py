@@ -61,23 +61,31 @@ def score_context(question: Question, diagram_graph: nx.MultiDiGraph, retrieved:
     return out
 
 
-def score_sample(question: Question, diagram_graph: nx.MultiDiGraph, retrieved: Subgraph,
-                 context: Any, answer: Answer, context_metrics: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Overlap (plain and ``label_``-prefixed label-aware), sufficiency, accuracy, faithfulness,
-    guess class; ``context`` is the :class:`benchmark.context.Context` the answerer saw (its
-    ``subgraph`` is what claims are checked against), or ``None`` when it saw none.
-    ``context_metrics``, when given, is :func:`score_context` of the same question and context."""
-    out = dict(context_metrics) if context_metrics is not None else score_context(question, diagram_graph, retrieved)
-
+def score_answer(question: Question, diagram_graph: nx.MultiDiGraph, answer: Answer) -> tuple[dict[str, Any], list]:
+    """The metrics that depend on the answer alone (its normalised value, correctness) and the claims
+    it states. They are the same wherever the same answer was given to the same question, so callers
+    scoring many samples may compute them once and pass them to :func:`score_sample`."""
     if answer.error:
         value, reason = None, f"answerer error: {answer.error}"
     else:
         value, reason = normalise_with_reason(question.kind, answer.raw, diagram_graph, question.language)
-    out["answer_value"] = answer_to_json(value)
-    out["answer_reason"] = reason
-    out["correct"] = answers_match(question.type, question.arg, value, question.answer, diagram_graph)
+    out = {"answer_value": answer_to_json(value), "answer_reason": reason,
+           "correct": answers_match(question.type, question.arg, value, question.answer, diagram_graph)}
+    return out, extract_claims(answer, diagram_graph)
 
-    claims = extract_claims(answer, diagram_graph)
+
+def score_sample(question: Question, diagram_graph: nx.MultiDiGraph, retrieved: Subgraph,
+                 context: Any, answer: Answer, context_metrics: dict[str, Any] | None = None,
+                 answer_metrics: tuple[dict[str, Any], list] | None = None) -> dict[str, Any]:
+    """Overlap (plain and ``label_``-prefixed label-aware), sufficiency, accuracy, faithfulness,
+    guess class; ``context`` is the :class:`benchmark.context.Context` the answerer saw (its
+    ``subgraph`` is what claims are checked against), or ``None`` when it saw none.
+    ``context_metrics`` and ``answer_metrics``, when given, are :func:`score_context` of the same
+    question and context and :func:`score_answer` of the same question and answer."""
+    out = dict(context_metrics) if context_metrics is not None else score_context(question, diagram_graph, retrieved)
+    values, claims = answer_metrics if answer_metrics is not None else score_answer(question, diagram_graph, answer)
+    out.update(values)
+
     ctx_sub = getattr(context, "subgraph", None)
     f = faithfulness(claims, ctx_sub if ctx_sub is not None else Subgraph(), diagram_graph,
                      getattr(context, "graph", None))
