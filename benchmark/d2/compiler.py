@@ -44,6 +44,19 @@ class Compiler(GlobMixin):
         self.compile_map(tree, self.root, source, base_dir)
         return self.root
 
+    def assign_value(self, target: Field | IREdge, primary, value, scope, source: Source, base_dir) -> None:
+        """Give a field or an edge the statement's primary value and its value (scalar, array, map, import)."""
+        if primary is not None:
+            target.primary = Value(primary, scope, source)
+        if isinstance(value, Scalar):
+            target.primary = Value(value, scope, source)
+        elif isinstance(value, Array):
+            target.array = Value(value, scope, source)   # an earlier primary still wins
+        elif isinstance(value, Map):
+            self.compile_map(value, target.ensure_map(), source, base_dir)
+        elif isinstance(value, Import):
+            self.value_import(value, target.ensure_map(), source, base_dir)
+
     def compile_map(self, tree: Map, m: IRMap, source: Source, base_dir) -> None:
         self.ast_stack.append(tree)
         self.ast_seen.append(tree)   # keeps ids in rule signatures unique
@@ -147,16 +160,7 @@ class Compiler(GlobMixin):
             if isinstance(v, Scalar) and v.kind in ("suspend", "unsuspend"):
                 f.suspended = v.kind == "suspend"
                 return
-        if stmt.primary is not None:
-            f.primary = Value(stmt.primary, scope, source)
-        if isinstance(value, Scalar):
-            f.primary = Value(value, scope, source)
-        elif isinstance(value, Array):
-            f.array = Value(value, scope, source)   # an earlier primary still wins
-        elif isinstance(value, Map):
-            self.compile_map(value, f.ensure_map(), source, base_dir)
-        elif isinstance(value, Import):
-            self.value_import(value, f.ensure_map(), source, base_dir)
+        self.assign_value(f, stmt.primary, value, scope, source, base_dir)
 
     def ensure_field(self, m: IRMap, name: str, quoted: bool = False, origin=None) -> Field:
         """Field ``name`` of ``m``, created when missing; ``origin`` is (source, offset)."""
@@ -265,16 +269,7 @@ class Compiler(GlobMixin):
                 if not creating:
                     e.suspended = v.kind == "suspend"
                 return
-        if stmt.primary is not None:
-            e.primary = Value(stmt.primary, scope, source)
-        if isinstance(value, Scalar):
-            e.primary = Value(value, scope, source)
-        elif isinstance(value, Array):
-            e.array = Value(value, scope, source)   # an earlier primary still wins
-        elif isinstance(value, Map):
-            self.compile_map(value, e.ensure_map(), source, base_dir)
-        elif isinstance(value, Import):
-            self.value_import(value, e.ensure_map(), source, base_dir)
+        self.assign_value(e, stmt.primary, value, scope, source, base_dir)
 
     def compile_edge_ref(self, stmt: Key, m: IRMap, source, base_dir) -> None:
         if len(stmt.edges) != 1:
