@@ -98,15 +98,7 @@ def stroke_width(stroke: np.ndarray) -> int:
     """
     counts = np.zeros(32, dtype=np.int64)
     for arr in (stroke, stroke.T):
-        a = arr[:, ::3] if arr.shape[1] > 300 else arr
-        padded = np.zeros((a.shape[0] + 2, a.shape[1]), dtype=np.int8)
-        padded[1:-1] = a
-        d = np.diff(padded, axis=0)
-        starts = np.nonzero(d.T == 1)
-        ends = np.nonzero(d.T == -1)
-        runs = ends[1] - starts[1]
-        runs = runs[(runs > 0) & (runs < 32)]
-        counts += np.bincount(runs, minlength=32)[:32]
+        counts += _run_counts(arr[:, ::3] if arr.shape[1] > 300 else arr)
     if counts.sum() == 0:
         return 2
     return max(1, int(np.argmax(counts)))
