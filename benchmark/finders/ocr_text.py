@@ -61,6 +61,12 @@ def read_image_text(png: bytes, *, languages: str = LANGUAGES, source: str = "<i
     return "\n".join(line.strip() for line in text.splitlines() if line.strip())
 
 
+def _cache_entry(data: bytes, languages: str, cache_dir: Path | None = None) -> Path:
+    """Where the text of the image ``data`` is cached (image, languages, tesseract and preprocessing)."""
+    key = sha256_bytes(f"{sha256_bytes(data)}|{languages}|{tesseract_version()}|{PREPROCESS_VERSION}".encode())
+    return (cache_dir or cache_root() / "ocr_text") / f"{key}.txt"
+
+
 def ocr_text(png_path: Path | str, *, languages: str = LANGUAGES, cache_dir: Path | None = None) -> str:
     """The OCR text of the image at ``png_path``, from the cache when this exact image was read before."""
     path = Path(png_path)
@@ -68,8 +74,7 @@ def ocr_text(png_path: Path | str, *, languages: str = LANGUAGES, cache_dir: Pat
         data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read image: {exc.strerror or exc}", file=str(path)) from exc
-    key = sha256_bytes(f"{sha256_bytes(data)}|{languages}|{tesseract_version()}|{PREPROCESS_VERSION}".encode())
-    entry = (cache_dir or cache_root() / "ocr_text") / f"{key}.txt"
+    entry = _cache_entry(data, languages, cache_dir)
     if entry.exists():
         return entry.read_text(encoding="utf-8")
     text = read_image_text(data, languages=languages, source=str(path))
@@ -102,8 +107,7 @@ def ocr_texts(png_paths: list[Path], *, languages: str = LANGUAGES, workers: int
         except OSError as exc:
             out[p] = InputError(f"cannot read image: {exc.strerror or exc}", file=str(p))
             continue
-        key = sha256_bytes(f"{sha256_bytes(data)}|{languages}|{tesseract_version()}|{PREPROCESS_VERSION}".encode())
-        entry = cache_root() / "ocr_text" / f"{key}.txt"
+        entry = _cache_entry(data, languages)
         if entry.exists():
             out[p] = entry.read_text(encoding="utf-8")
         else:
