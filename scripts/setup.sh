@@ -6,7 +6,11 @@ VENV=${1:-.venv}
 PYTHON=${PYTHON:-python3}
 
 need_apt=()
-command -v tesseract >/dev/null 2>&1 || need_apt+=(tesseract-ocr tesseract-ocr-eng tesseract-ocr-rus)
+# tesseract with the English and Russian models (the bundled dataset has Russian diagrams)
+langs=$(tesseract --list-langs 2>/dev/null || true)
+if ! grep -qx eng <<<"$langs" || ! grep -qx rus <<<"$langs"; then
+  need_apt+=(tesseract-ocr tesseract-ocr-eng tesseract-ocr-rus)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else SUDO="none"; fi
   if [ "$SUDO" = none ]; then
