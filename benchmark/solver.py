@@ -19,7 +19,7 @@ from typing import Any, Iterable
 
 import networkx as nx
 
-from benchmark.graph import Edge, Subgraph, in_edges, out_edges, restrict
+from benchmark.graph import Edge, Subgraph, edges_between, in_edges, out_edges, restrict
 from benchmark.questions import QUESTION_TYPES, Question
 
 
@@ -253,7 +253,7 @@ def resolve_certificate(cert: Subgraph, g: nx.MultiDiGraph) -> tuple[Subgraph, l
         if n not in g:
             problems.append(f"node {n!r} is not in the diagram")
     for e in sorted(cert.edges):
-        cands = [ge for v, ge in out_edges(g, e.src) if v == e.dst] if e.src in g else []
+        cands = edges_between(g, e.src, e.dst)
         if e.label:
             cands = [c for c in cands if _norm(c.label) == _norm(e.label)]
         if not cands:

@@ -141,3 +141,19 @@ def test_whole_and_node_link_cover_every_node_and_edge():
     data = to_node_link(g)
     assert json.loads(json.dumps(data)) == data
     assert len(data["nodes"]) == 4 and len(data["edges"]) == 2
+
+
+def test_edges_between_is_out_edges_to_that_node():
+    """Every pair of a graph with parallel, reversed, undirected and self-loop edges."""
+    import itertools
+    import random
+
+    rng = random.Random(7)
+    nodes = ["a", "b", "c", "d"]
+    for _ in range(40):
+        edges = [(rng.choice(nodes), rng.choice(["->", "<-", "--", "<->"]), rng.choice(nodes), rng.choice(["", "x", "y"]))
+                 for _ in range(rng.randint(0, 9))]
+        g = build_graph(parsed(edges, nodes=[{"id": n} for n in nodes]))
+        for src, dst in itertools.product(nodes + ["zz"], repeat=2):
+            expected = sorted(e for v, e in out_edges(g, src) if v == dst)
+            assert sorted(graph_module.edges_between(g, src, dst)) == expected, (edges, src, dst)

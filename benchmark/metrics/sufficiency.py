@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import networkx as nx
 
-from benchmark.graph import Subgraph, out_edges
+from benchmark.graph import Subgraph, edges_between
 from benchmark.questions import Question
 from benchmark.solver import proves
 
@@ -32,7 +32,7 @@ def align_edges(retrieved: Subgraph, diagram_graph: nx.MultiDiGraph) -> Subgraph
     """
     edges = set()
     for e in retrieved.edges:
-        cands = [ge for v, ge in out_edges(diagram_graph, e.src) if v == e.dst] if e.src in diagram_graph else []
+        cands = edges_between(diagram_graph, e.src, e.dst)
         same = [c for c in cands if c.label == e.label]
         if e in cands:
             edges.add(e)
