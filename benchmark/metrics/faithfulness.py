@@ -23,13 +23,14 @@ True
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import networkx as nx
 
 from benchmark.answers import Claim
 from benchmark.graph import Subgraph
-from benchmark.metrics.names import match_nodes
+from benchmark.metrics.names import node_matcher
 
 
 VERDICTS = ("supported", "unsupported", "fabricated")
@@ -56,11 +57,6 @@ def _walkable(sub: Subgraph) -> set[tuple[str, str]]:
     return pairs
 
 
-def _in_context(claim: Claim, context_pairs: set[tuple[str, str]], graph: nx.MultiDiGraph) -> bool:
-    srcs, dsts = match_nodes(claim.src, graph), set(match_nodes(claim.dst, graph))
-    return any((s, d) in context_pairs for s in srcs for d in dsts)
-
-
 def verdict(claim: Claim, context_pairs: set[tuple[str, str]], diagram_graph: nx.MultiDiGraph,
             context_graph: nx.MultiDiGraph | None = None) -> str:
     """``supported``, ``unsupported`` or ``fabricated`` for one claim (see module doc).
@@ -71,13 +67,28 @@ def verdict(claim: Claim, context_pairs: set[tuple[str, str]], diagram_graph: nx
     node ids and labels of its own); a claim that holds in the context is supported even where
     that context is wrong about the diagram: the answer stayed inside what it was given.
     """
-    srcs, dsts = match_nodes(claim.src, diagram_graph), set(match_nodes(claim.dst, diagram_graph))
+    return _verdict(claim, context_pairs, diagram_graph, node_matcher(diagram_graph),
+                    None if context_graph is None else node_matcher(context_graph))
+
+
+Matcher = Callable[[str], tuple[str, ...]]
+
+
+def _verdict(claim: Claim, context_pairs: set[tuple[str, str]], diagram_graph: nx.MultiDiGraph,
+             in_diagram: Matcher, in_context: Matcher | None) -> str:
+    """:func:`verdict` with the node matchers of the diagram and the context graph given."""
+    srcs, dsts = in_diagram(claim.src), set(in_diagram(claim.dst))
     if any((s, d) in context_pairs for s in srcs for d in dsts) or (
-            context_graph is not None and _in_context(claim, context_pairs, context_graph)):
+            in_context is not None and _holds(claim, context_pairs, in_context)):
         return "supported"
     if any(_walks_to(diagram_graph, s, dsts) for s in srcs):
         return "unsupported"
     return "fabricated"
+
+
+def _holds(claim: Claim, context_pairs: set[tuple[str, str]], match: Matcher) -> bool:
+    srcs, dsts = match(claim.src), set(match(claim.dst))
+    return any((s, d) in context_pairs for s in srcs for d in dsts)
 
 
 def _walks_to(g: nx.MultiDiGraph, node: str, targets: set[str]) -> bool:
@@ -92,8 +103,12 @@ def _walks_to(g: nx.MultiDiGraph, node: str, targets: set[str]) -> bool:
 def faithfulness(claims: list[Claim], context_subgraph: Subgraph, diagram_graph: nx.MultiDiGraph,
                  context_graph: nx.MultiDiGraph | None = None) -> Faithfulness:
     """Check every claim against the context and the diagram; see the module doc and :func:`verdict`."""
-    pairs = _walkable(context_subgraph)
-    verdicts = tuple(verdict(c, pairs, diagram_graph, context_graph) for c in claims)
+    verdicts: tuple[str, ...] = ()
+    if claims:
+        pairs = _walkable(context_subgraph)
+        in_diagram = node_matcher(diagram_graph)
+        in_context = None if context_graph is None else node_matcher(context_graph)
+        verdicts = tuple(_verdict(c, pairs, diagram_graph, in_diagram, in_context) for c in claims)
     n = len(verdicts)
     supported = verdicts.count("supported")
     return Faithfulness(supported / n if n else None, supported, verdicts.count("unsupported"),

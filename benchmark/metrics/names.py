@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import threading
 import weakref
+from collections.abc import Callable
 
 import networkx as nx
 from rapidfuzz import fuzz, process
@@ -42,12 +43,13 @@ _LOCK = threading.Lock()
 class _Index:
     """The label indexes of one graph, valid while its (node, label) pairs stay as they were."""
 
-    __slots__ = ("signature", "labels", "ids", "keys", "_patterns")
+    __slots__ = ("signature", "labels", "ids", "keys", "_patterns", "matches")
 
     def __init__(self, signature: list[tuple[str, object]], labels: dict[str, list[str]], ids: dict[str, str]) -> None:
         self.signature, self.labels, self.ids = signature, labels, ids
         self.keys = list(labels)
         self._patterns: list[tuple[str, str, re.Pattern[str]]] | None = None
+        self.matches: dict[tuple[str, float], tuple[str, ...]] = {}  # match_nodes results by text and cutoff
 
     @property
     def patterns(self) -> list[tuple[str, str, "re.Pattern[str]"]]:
@@ -100,13 +102,45 @@ def match_nodes(text: str, g: nx.MultiDiGraph, cutoff: float = FUZZY_CUTOFF) -> 
     >>> match_nodes("orders db", build_graph({"nodes": [{"id": "a.db", "label": "Orders DB"}, {"id": "db", "label": "Orders DB"}]}))
     ['a.db', 'db']
     """
+    return list(_matched(text, g, _index(g), cutoff))
+
+
+def node_matcher(g: nx.MultiDiGraph, cutoff: float = FUZZY_CUTOFF) -> Callable[[str], tuple[str, ...]]:
+    """:func:`match_nodes` on ``g`` for many texts, as a tuple: the graph's labels are looked up
+    once, so ``g`` must not change while the matcher is used.
+
+    >>> from benchmark.graph import build_graph
+    >>> m = node_matcher(build_graph({"nodes": [{"id": "auth", "label": "Auth Service"}]}))
+    >>> m("auth service"), m("Auth  Servce"), m("Firewall")
+    (('auth',), ('auth',), ())
+    """
+    idx: _Index | None = None
+
+    def match(text: str) -> tuple[str, ...]:
+        nonlocal idx
+        if idx is None:  # looked up at the first text (a matcher may go unused)
+            idx = _index(g)
+        return _matched(text, g, idx, cutoff)
+
+    return match
+
+
+def _matched(text: str, g: nx.MultiDiGraph, idx: _Index, cutoff: float) -> tuple[str, ...]:
+    """:func:`match_nodes` with the index of ``g`` given; results are kept in the index."""
+    key = (text, cutoff)
+    found = idx.matches.get(key)
+    if found is None:
+        found = idx.matches[key] = tuple(_match(text, g, idx, cutoff))
+    return found
+
+
+def _match(text: str, g: nx.MultiDiGraph, idx: _Index, cutoff: float) -> list[str]:
     raw = str(text).strip().strip(_QUOTES)
     if raw in g:
         return [raw]
     key = norm(text)
     if not key:
         return []
-    idx = _index(g)
     index, ids = idx.labels, idx.ids
     if key in ids:
         return [ids[key]]
