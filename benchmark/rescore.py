@@ -50,12 +50,19 @@ def _load_graphs_and_card(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]
 
 
 def _score_all(records: list[SampleRecord], graphs: dict[str, Any]) -> list[tuple[Any, Any, float | None]]:
-    """(metrics, error, seconds) of each record; ``None`` seconds for a record with nothing to score."""
+    """(metrics, error, seconds) of each record; ``None`` seconds for a record with nothing to score.
+
+    Records that hold the same question, retrieved subgraph and context (variants that retrieved
+    alike, such as a finder that found the right diagram) are rebuilt once; those that also hold the
+    same answer are scored once. Stored hashes only find candidates: a candidate is shared only
+    when its stored values are equal to the record's, so an edited record is scored as it stands.
+    """
     from benchmark.records import context_from_json, question_from_json, subgraph_from_json
 
     built: dict[str, Any] = {}
-    contexts: dict[Any, dict[str, Any]] = {}   # score_context by diagram, question and retrieved subgraph
-    shared: dict[str, Any] = {}   # rebuilt question / context / retrieved, shared by consecutive samples
+    contexts: dict[Any, Any] = {}   # score_context by diagram, question and retrieved subgraph; gold subgraphs
+    views: dict[Any, _View] = {}                # rebuilt question / context / retrieved, by their stored hashes
+    done: dict[Any, tuple[_View, dict[str, Any], dict[str, Any]]] = {}  # (view, answer as given, metrics) by view key, answer hash
     answers: dict[Any, Any] = {}  # score_answer by question and answer (see score_stored)
     out: list[tuple[Any, Any, float | None]] = []
     for r in records:
@@ -68,15 +75,23 @@ def _score_all(records: list[SampleRecord], graphs: dict[str, Any]) -> list[tupl
             built[r.diagram_id] = graph_from_json(graphs[r.diagram_id])
         t = time.perf_counter()
         try:
-            key = (r.question_id, r.hashes.get("context"), r.variant)
-            if shared.get("key") != key:
+            key = (r.diagram_id, r.found_diagram, r.question_id, r.hashes.get("question"), r.hashes.get("context"))
+            view = views.get(key)
+            if view is None or not view.holds(r):
                 sub, ctx = foreign_view(subgraph_from_json(r.retrieved), context_from_json(r.context),
                                         r.found_diagram, r.diagram_id)
                 q = question_from_json(r.question)
-                shared = {"key": key, "q": q, "ctx": ctx, "sub": sub,
-                          "cm": _context_metrics(contexts, r.diagram_id, q, built[r.diagram_id], sub)}
-            metrics, error = score_stored(shared["q"], built[r.diagram_id], shared["sub"], shared["ctx"], r.answer,
-                                          shared["cm"], answers), None
+                view = views[key] = _View(r, q, sub, ctx,
+                                          _context_metrics(contexts, r.diagram_id, q, built[r.diagram_id], sub))
+            given = _as_given(r.answer)
+            same = done.get((key, r.hashes.get("answer")))
+            if same is not None and same[0] is view and same[1] == given:
+                metrics = dict(same[2])
+            else:
+                metrics = score_stored(view.q, built[r.diagram_id], view.sub, view.ctx, r.answer, view.cm, answers)
+                done[(key, r.hashes.get("answer"))] = (view, given, metrics)
+                metrics = dict(metrics)
+            error = None
         except Exception as exc:
             metrics, error = None, _error("score", exc)
         prior = r.error if r.error is not None and r.error.get("stage") != "score" else None
@@ -84,19 +99,44 @@ def _score_all(records: list[SampleRecord], graphs: dict[str, Any]) -> list[tupl
     return out
 
 
-def _context_metrics(cache: dict[Any, dict[str, Any]], diagram_id: str, q: Any, g: Any, sub: Any) -> dict[str, Any]:
-    """``score_context`` of the question on ``sub``, computed once per diagram, question structure and subgraph
-    (variants that retrieved the same subgraph share it)."""
-    from benchmark.metrics import score_context
+def _as_given(answer: dict[str, Any]) -> tuple[Any, ...]:
+    """The parts of a stored answer that scoring reads (those ``answer_hash`` covers; not answerer nor meta)."""
+    return answer.get("raw"), answer.get("evidence"), answer.get("explanation"), answer.get("error")
 
+
+class _View:
+    """A record's question, retrieved subgraph and context as rebuilt for scoring, with the stored
+    values they were rebuilt from and their ``score_context`` metrics."""
+
+    __slots__ = ("stored", "q", "sub", "ctx", "cm")
+
+    def __init__(self, r: SampleRecord, q: Any, sub: Any, ctx: Any, cm: dict[str, Any]) -> None:
+        self.stored = (r.question, r.retrieved, r.context, r.found_diagram, r.diagram_id)
+        self.q, self.sub, self.ctx, self.cm = q, sub, ctx, cm
+
+    def holds(self, r: SampleRecord) -> bool:
+        """Whether ``r`` stores the very values this view was rebuilt from."""
+        return self.stored == (r.question, r.retrieved, r.context, r.found_diagram, r.diagram_id)
+
+
+def _context_metrics(cache: dict[Any, Any], diagram_id: str, q: Any, g: Any, sub: Any) -> dict[str, Any]:
+    """``score_context`` of the question on ``sub``, computed once per diagram, question structure and subgraph
+    (variants that retrieved the same subgraph share it); the gold subgraph once per diagram and certificate."""
+    from benchmark.metrics import score_context
+    from benchmark.metrics.sample import gold_subgraph
+
+    gkey = ("gold", diagram_id, q.certificate)
+    gold = cache.get(gkey)
+    if gold is None:
+        gold = cache[gkey] = gold_subgraph(q, g)
     key = (diagram_id, q.type, q.args, q.answer, q.certificate, sub)
     try:
         return cache[key]
     except KeyError:
         pass
     except TypeError:  # an unhashable answer: not cached
-        return score_context(q, g, sub)
-    cache[key] = found = score_context(q, g, sub)
+        return score_context(q, g, sub, gold)
+    cache[key] = found = score_context(q, g, sub, gold)
     return found
 
 

@@ -114,3 +114,24 @@ def test_rescore_returns_full_records_when_nothing_changed(finished):
     assert len(records) == len(stored)
     assert [(r.sample_id, r.metrics, r.error) for r in records] == [(r.sample_id, r.metrics, r.error) for r in stored]
     assert all("score_s" in r.timings for r in records if r.metrics is not None)
+
+
+def test_records_that_share_stored_hashes_are_still_scored_as_they_stand(finished):
+    """Scoring is shared between records with equal stored values; an edit that kept the old hashes is not missed."""
+    from dataclasses import replace
+
+    from benchmark.rescore import load_run, rescore_records
+
+    records, graphs, _ = load_run(finished.run_dir)
+    base = next(r for r in records if r.sample_id == "a-q1|oracle+d2+full|keyword" and r.context["edges"])
+    same = replace(base, sample_id="copy", variant="copy+d2+full")
+    other_answer = replace(base, sample_id="answer", answer=dict(base.answer, raw="yes" if base.answer["raw"] == "no" else "no"))
+    other_context = replace(base, sample_id="context", retrieved={"nodes": [], "edges": []},
+                            context=dict(base.context, nodes=[], edges=[], node_attrs={}, text=""))
+    assert base.hashes == other_answer.hashes == other_context.hashes
+    out = rescore_records([base, same, other_answer, other_context], graphs)
+    alone = [rescore_records([r], graphs)[0].metrics for r in (base, other_answer, other_context)]
+    assert [out[0].metrics, out[2].metrics, out[3].metrics] == alone
+    assert out[1].metrics == out[0].metrics and out[1].metrics is not out[0].metrics
+    assert out[2].metrics["correct"] != out[0].metrics["correct"]
+    assert out[3].metrics["srr"] != out[0].metrics["srr"] and out[3].metrics["srr"] == 0.0

@@ -43,14 +43,17 @@ def gold_subgraph(question: Question, diagram_graph: nx.MultiDiGraph) -> Subgrap
     return cert if not cert.is_empty() or question.certificate.is_empty() else question.certificate
 
 
-def score_context(question: Question, diagram_graph: nx.MultiDiGraph, retrieved: Subgraph) -> dict[str, Any]:
+def score_context(question: Question, diagram_graph: nx.MultiDiGraph, retrieved: Subgraph,
+                  gold: Subgraph | None = None) -> dict[str, Any]:
     """The metrics that depend on the retrieved context alone (overlap, sizes, sufficiency).
 
     They are the same for every answerer that saw this context, so callers scoring several
-    answers of one context compute them once and pass them to :func:`score_sample`.
+    answers of one context compute them once and pass them to :func:`score_sample`; callers
+    scoring many contexts of one question may pass its :func:`gold_subgraph` as ``gold``.
     """
     out: dict[str, Any] = {}
-    gold = gold_subgraph(question, diagram_graph)
+    if gold is None:
+        gold = gold_subgraph(question, diagram_graph)
     aligned = align_edges(retrieved, diagram_graph)
     out.update(overlap(aligned, gold).to_dict())
     out.update(overlap(aligned, gold, with_label=True).to_dict("label_"))
