@@ -134,3 +134,25 @@ def test_doctests():
     for mod in (agg, tables):
         result = doctest.testmod(mod)
         assert result.failed == 0 and result.attempted > 0, mod.__name__
+
+
+@pytest.mark.parametrize("values", [[0.0, 0.5] * 60, [0.25, 0.5, 0.75, 1.0, 0.0] * 30, [i / 50 for i in range(50)] * 3])
+def test_bootstrap_by_counts_has_the_law_of_resampling_indices(values):
+    """Two levels (binomial), a few (multinomial), many (indices): all match plain index resampling."""
+    import numpy as np
+
+    agg._interval.cache_clear()
+    low, high = agg.bootstrap(values, 0, "law", n_boot=20000)
+    kept = np.array(values, dtype=float)
+    means = kept[np.random.default_rng(123).integers(0, kept.size, size=(20000, kept.size))].mean(axis=1)
+    ref_low, ref_high = np.quantile(means, [0.025, 0.975])
+    assert abs(low - ref_low) < 0.006 and abs(high - ref_high) < 0.006
+    assert low < float(np.mean(kept)) < high
+
+
+def test_bootstrap_of_equal_values_under_one_key_is_computed_once():
+    agg._interval.cache_clear()
+    first = agg.bootstrap([0.2, 0.4, 0.4, 1.0], 0, "once")
+    assert agg.bootstrap([1.0, 0.4, None, 0.2, 0.4], 0, "once") == first  # order and None do not matter
+    assert agg._interval.cache_info().hits == 1
+    assert agg.bootstrap([0.2, 0.4, 0.4, 0.9], 0, "once") != first
