@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Mapping
 
 import networkx as nx
 
@@ -154,12 +154,22 @@ def restrict(g: nx.MultiDiGraph, sub: Subgraph) -> nx.MultiDiGraph:
     Edges of ``sub`` that ``g`` does not have are still added (a context may hold
     claims that are not in the diagram); nodes unknown to ``g`` get their id as label.
     """
+    return graph_of(sub, g._node)
+
+
+def graph_of(sub: Subgraph, node_attrs: Mapping[str, Mapping[str, Any]]) -> nx.MultiDiGraph:
+    """:func:`restrict` of a graph whose nodes and their attributes are ``node_attrs`` (without building it).
+
+    >>> h = graph_of(Subgraph.from_edges([Edge("a", "b", "x")]), {"a": {"label": "A", "shape": "oval", "parent": None}})
+    >>> dict(h.nodes(data=True)) == {"a": {"label": "A", "shape": "oval", "parent": None},
+    ...                              "b": {"label": "b", "shape": "rectangle", "parent": None}}
+    True
+    """
     h = nx.MultiDiGraph()
-    known = g._node
-    h.add_nodes_from((n, dict(known[n]) if n in known else {"label": n.split(".")[-1], "shape": "rectangle", "parent": None})
-                     for n in sorted(sub.all_nodes))
-    h.add_edges_from((e.src, e.dst, {"label": e.label, "directed": e.directed, "arrow": "->" if e.directed else "--"})
-                     for e in sorted(sub.edges))
+    h.add_nodes_from((n, dict(node_attrs[n]) if n in node_attrs else
+                      {"label": n.split(".")[-1], "shape": "rectangle", "parent": None}) for n in sorted(sub.all_nodes))
+    for e in sorted(sub.edges):
+        h.add_edge(e.src, e.dst, label=e.label, directed=e.directed, arrow="->" if e.directed else "--")
     return h
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import networkx as nx
 
-from benchmark.graph import Edge, Subgraph, restrict
+from benchmark.graph import Edge, Subgraph, graph_of
 from benchmark.questions import Question, answer_to_json, canonical_answer
 
 SCHEMA_VERSION = 1
@@ -79,10 +79,9 @@ def context_from_json(d: dict[str, Any]) -> Any:
     from benchmark.context import Context
 
     sub = subgraph_from_json(d)
-    stub = nx.MultiDiGraph()
-    for n, (label, shape, parent) in (d.get("node_attrs") or {}).items():
-        stub.add_node(n, label=label, shape=shape, parent=parent)
-    return Context(diagram_id=d["diagram"], subgraph=sub, graph=restrict(stub, sub), text=d.get("text") or "")
+    attrs = {n: {"label": label, "shape": shape, "parent": parent}
+             for n, (label, shape, parent) in (d.get("node_attrs") or {}).items()}
+    return Context(diagram_id=d["diagram"], subgraph=sub, graph=graph_of(sub, attrs), text=d.get("text") or "")
 
 
 def _jsonable(value: Any) -> Any:

@@ -82,8 +82,8 @@ def score_stored(question: dict[str, Any] | Question, diagram_graph: nx.MultiDiG
     ans = answer_from_json_record(answer)
     answer_metrics = None
     if answer_cache is not None:
-        key = (q.id, q.diagram, json.dumps([answer.get("raw"), answer.get("evidence"), answer.get("explanation"),
-                                            answer.get("error")], sort_keys=True, ensure_ascii=False))
+        key = (q.id, q.diagram, repr((answer.get("raw"), answer.get("evidence"), answer.get("explanation"),
+                                      answer.get("error"))))
         if key not in answer_cache:
             answer_cache[key] = score_answer(q, diagram_graph, ans)
         answer_metrics = answer_cache[key]
