@@ -19,6 +19,7 @@ from typing import Any
 
 from benchmark.errors import DiagQAError, InputError
 from benchmark.records import SampleRecord, graph_from_json, read_samples
+from benchmark.report.rows import FRAME_COLUMNS, frame_row
 from benchmark.runner import CARD, GRAPHS, SAMPLES, _error, foreign_view, score_stored, write_samples
 
 
@@ -184,34 +185,17 @@ def rescore_records(records: list[SampleRecord], graphs: dict[str, Any], workers
     return out
 
 
-#: ``benchmark.report.aggregate.METRIC_COLUMNS`` (kept here so that scoring processes need not import pandas)
-REPORT_METRICS = ("correct", "sufficient", "guess_class", "srr", "precision", "f1", "node_srr", "edge_srr",
-                  "label_srr", "faithfulness", "n_claims", "claims_supported", "claims_unsupported",
-                  "claims_fabricated", "answer_value")
-
-
-def report_row(r: SampleRecord) -> dict[str, Any]:
-    """The parts of a record that the report reads (see ``benchmark.report.aggregate.frame``), same shapes."""
-    q, extra = r.question, r.question.get("extra") or {}
-    return {"sample_id": r.sample_id, "question_id": r.question_id, "diagram_id": r.diagram_id,
-            "variant": r.variant, "answerer": r.answerer, "selector": r.selector, "finder": r.finder,
-            "finder_rank": r.finder_rank, "source": r.source, "found_diagram": r.found_diagram,
-            "question": {"type": q["type"], "counter_prior": q.get("counter_prior"), "text": q["text"],
-                         "answer": q["answer"], "twin_of": q.get("twin_of"),
-                         "extra": {"twin_question": extra["twin_question"]} if "twin_question" in extra else {}},
-            "answer": None if r.answer is None else {"raw": r.answer.get("raw"), "error": r.answer.get("error")},
-            "context": None if r.context is None else {"text": r.context.get("text")},
-            "metrics": None if r.metrics is None else {k: r.metrics[k] for k in REPORT_METRICS if k in r.metrics},
-            "error": None if r.error is None else {"stage": r.error.get("stage"), "message": r.error.get("message")}}
+_ERROR_STAGE = FRAME_COLUMNS.index("error_stage")
 
 
 class _Scored:
-    """What scoring a run of sample lines gives: report rows, score seconds, changed metrics, a bad line."""
+    """What scoring a run of sample lines gives: report rows (``frame_row``), score seconds, changed metrics,
+    a bad line."""
 
     __slots__ = ("rows", "seconds", "changed", "bad")
 
     def __init__(self) -> None:
-        self.rows: list[dict[str, Any]] = []
+        self.rows: list[tuple[Any, ...]] = []
         self.seconds: list[float | None] = []
         self.changed: dict[int, tuple[Any, Any]] = {}   # line index -> (metrics, error) that differ
         self.bad: tuple[int, str] | None = None          # (line index, message) of the first bad line
@@ -242,7 +226,7 @@ def _score_lines(lines: list[str], start: int, graphs: dict[str, Any]) -> _Score
                 if (r.metrics, r.error) != (metrics, error):
                     out.changed[i] = (metrics, error)
                 r = replace(r, metrics=metrics, error=error)
-            out.rows.append(report_row(r))
+            out.rows.append(frame_row(r))
     finally:
         if collecting:
             gc.enable()
@@ -374,7 +358,7 @@ def rescore(path: Path | str, report: bool = True, workers: int | None = None) -
         os.replace(tmp, spath)
     else:
         records = RescoredRecords(spath, scored)
-    card["sample_errors"] = sum(1 for row in scored.rows if row["error"] is not None)
+    card["sample_errors"] = sum(1 for row in scored.rows if row[_ERROR_STAGE] is not None)
     t1 = time.perf_counter()
     if report:
         write_report(run_dir, scored.rows, card, workers=workers)

@@ -82,15 +82,20 @@ def test_parallel_rescore_equals_serial(finished):
 
 def test_report_rows_carry_what_the_report_reads(finished):
     from benchmark.records import read_samples
-    from benchmark.report.aggregate import METRIC_COLUMNS, frame
-    from benchmark.rescore import REPORT_METRICS, report_row
+    from benchmark.report.aggregate import frame
+    from benchmark.report.rows import frame_row
 
-    assert REPORT_METRICS == METRIC_COLUMNS
     records = read_samples(finished.run_dir / "samples.jsonl")
-    assert frame([report_row(r) for r in records]).equals(frame(records))
+    df = frame(records)
+    assert frame([frame_row(r) for r in records]).equals(df)
+    assert frame([r.to_json() for r in records]).equals(df)
+    # the context's text travels only for the lucky guesses that list it
+    lucky = df["guess_class"] == "lucky_guess"
+    assert lucky.any() and df.loc[lucky, "context_text"].notna().all() and df.loc[~lucky, "context_text"].isna().all()
 
 
 def test_rescore_lines_in_processes_equal_serial(finished):
+    from benchmark.report.rows import frame_row
     from benchmark.rescore import _read_lines, load_run, rescore_records, score_lines
 
     records, graphs, _ = load_run(finished.run_dir)
@@ -99,10 +104,7 @@ def test_rescore_lines_in_processes_equal_serial(finished):
     parallel = score_lines(lines, graphs, workers=2, min_parallel=0)
     assert serial.rows == parallel.rows and serial.changed == parallel.changed == {}
     assert [s is None for s in serial.seconds] == [s is None for s in parallel.seconds]
-    expected = rescore_records(records, graphs)
-    assert [row["metrics"] for row in serial.rows] == [
-        None if r.metrics is None else {k: r.metrics[k] for k in r.metrics if k in serial.rows[0]["metrics"]}
-        for r in expected]
+    assert serial.rows == [frame_row(r) for r in rescore_records(records, graphs)]
 
 
 def test_rescore_returns_full_records_when_nothing_changed(finished):

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas loads with the report's modules, not with this package
+    import pandas as pd
 
 SUMMARY = "summary.csv"
 
@@ -79,8 +80,8 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
                  workers: int = 1) -> dict[str, Path]:
     """Write summary.csv, report.md, plots/*.png and report.html into ``run_dir``; returns their paths.
 
-    ``records`` are sample records or dicts of the same shape holding what the report reads
-    (see ``benchmark.rescore.report_row``); with ``workers > 1`` the plots are drawn in forked processes.
+    ``records`` are sample records, dicts of their shape, or their rows as made by
+    :func:`benchmark.report.rows.frame_row`; with ``workers > 1`` the plots are drawn in forked processes.
     """
     from benchmark.report.document import analyse, build_sections
     from benchmark.report.html import render_html

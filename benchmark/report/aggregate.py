@@ -28,6 +28,8 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
+from benchmark.report.rows import FRAME_COLUMNS, frame_row
+
 GROUP = ["variant", "answerer"]
 CORRECT_CLASSES = ("grounded", "lucky_guess")
 GUESS_CLASSES = ("grounded", "lucky_guess", "misread", "retrieval_miss")
@@ -38,43 +40,14 @@ FAITHFUL = 0.9
 #: ... above this SRR
 SRR_HIGH = 0.7
 
-#: the per-sample columns the tables read from ``metrics`` (see benchmark.metrics.sample)
-METRIC_COLUMNS = ("correct", "sufficient", "guess_class", "srr", "precision", "f1", "node_srr", "edge_srr",
-                  "label_srr", "faithfulness", "n_claims", "claims_supported", "claims_unsupported",
-                  "claims_fabricated", "answer_value")
-
-
 # -- the frame ------------------------------------------------------------------------------------
 
-def _record_dict(r: Any) -> dict[str, Any]:
-    return vars(r) if hasattr(r, "to_json") else r
-
-
 def frame(records: Iterable[Any]) -> pd.DataFrame:
-    """One row per sample: ids, question facts, the metric columns (``None`` when unmeasured), error stage."""
-    rows = []
-    for rec in records:
-        r = _record_dict(rec)
-        q, m = r["question"], r.get("metrics") or {}
-        row = {"sample_id": r["sample_id"], "question_id": r["question_id"], "diagram_id": r["diagram_id"],
-               "variant": r["variant"], "answerer": r["answerer"], "selector": r["selector"],
-               "qtype": q["type"], "counter_prior": bool(q.get("counter_prior")),
-               "twin_question": (q.get("extra") or {}).get("twin_question"), "question_text": q["text"],
-               "gold": q["answer"], "answer_raw": (r.get("answer") or {}).get("raw"),
-               "answer_error": (r.get("answer") or {}).get("error"),
-               "context_text": (r.get("context") or {}).get("text"),
-               "finder": r.get("finder"), "finder_rank": r.get("finder_rank"),
-               "source": r.get("source"), "found_diagram": r.get("found_diagram"), "twin_of": q.get("twin_of"),
-               "error_stage": (r.get("error") or {}).get("stage"),
-               "error_message": (r.get("error") or {}).get("message")}
-        for k in METRIC_COLUMNS:
-            row[k] = m.get(k)
-        rows.append(row)
-    df = pd.DataFrame(rows, columns=None if rows else
-                      ["sample_id", "question_id", "diagram_id", "variant", "answerer", "selector", "finder",
-                       "finder_rank", "source", "found_diagram", "twin_of", "qtype",
-                       "counter_prior", "twin_question", "question_text", "gold", "answer_raw", "answer_error",
-                       "context_text", "error_stage", "error_message", *METRIC_COLUMNS])
+    """One row per sample (:data:`FRAME_COLUMNS`): ids, question facts, the metric columns (``None`` when
+    unmeasured), error stage. ``records`` are sample records, dicts of their shape, or rows already
+    made by :func:`benchmark.report.rows.frame_row` (tuples)."""
+    rows = [rec if isinstance(rec, tuple) else frame_row(rec) for rec in records]
+    df = pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
     return df.astype(object).where(df.notna(), None)
 
 

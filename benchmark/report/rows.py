@@ -1,0 +1,46 @@
+"""The report's view of one sample: a flat row of the values its tables read (no pandas here).
+
+:func:`frame_row` turns a sample record (or a dict of the same shape) into a tuple in
+:data:`FRAME_COLUMNS` order; :func:`benchmark.report.aggregate.frame` stacks such rows into the
+samples frame. Re-scoring processes build the rows themselves, so what travels back from them is
+only what the report reads.
+
+The context's text is kept only for lucky guesses, the one place the report shows it (the list of
+lucky guesses); elsewhere ``context_text`` is ``None``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+#: the per-sample columns the tables read from ``metrics`` (see benchmark.metrics.sample)
+METRIC_COLUMNS = ("correct", "sufficient", "guess_class", "srr", "precision", "f1", "node_srr", "edge_srr",
+                  "label_srr", "faithfulness", "n_claims", "claims_supported", "claims_unsupported",
+                  "claims_fabricated", "answer_value")
+
+#: every column of the samples frame, in order
+FRAME_COLUMNS = ("sample_id", "question_id", "diagram_id", "variant", "answerer", "selector", "qtype",
+                 "counter_prior", "twin_question", "question_text", "gold", "answer_raw", "answer_error",
+                 "context_text", "finder", "finder_rank", "source", "found_diagram", "twin_of", "error_stage",
+                 "error_message", *METRIC_COLUMNS)
+
+_EMPTY: dict[str, Any] = {}
+
+
+def frame_row(rec: Any) -> tuple[Any, ...]:
+    """The frame row of a sample record or of a dict shaped like one (``SampleRecord.to_json()``).
+
+    >>> row = frame_row({"sample_id": "s", "question_id": "q", "diagram_id": "d", "variant": "v", "answerer": "a",
+    ...                  "selector": "full", "question": {"type": "reachable", "text": "?", "answer": True},
+    ...                  "context": {"text": "A -> B"}, "metrics": {"guess_class": "grounded", "srr": 1.0}})
+    >>> r = dict(zip(FRAME_COLUMNS, row)); r["qtype"], r["srr"], r["context_text"], r["faithfulness"]
+    ('reachable', 1.0, None, None)
+    """
+    r = rec if isinstance(rec, dict) else vars(rec)
+    q, m = r["question"], r.get("metrics") or _EMPTY
+    answer, context, error = r.get("answer") or _EMPTY, r.get("context") or _EMPTY, r.get("error") or _EMPTY
+    return (r["sample_id"], r["question_id"], r["diagram_id"], r["variant"], r["answerer"], r["selector"],
+            q["type"], bool(q.get("counter_prior")), (q.get("extra") or _EMPTY).get("twin_question"), q["text"],
+            q["answer"], answer.get("raw"), answer.get("error"),
+            context.get("text") if m.get("guess_class") == "lucky_guess" else None,
+            r.get("finder"), r.get("finder_rank"), r.get("source"), r.get("found_diagram"), q.get("twin_of"),
+            error.get("stage"), error.get("message"), *(m.get(k) for k in METRIC_COLUMNS))
