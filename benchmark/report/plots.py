@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
 
 COLORS = {"grounded": "#2e7d32", "lucky_guess": "#ef6c00", "misread": "#6a1b9a", "retrieval_miss": "#9e9e9e"}
 #: a legend beside the axes, where it hides no point (and "best" need not search among thousands of them)
@@ -19,9 +20,17 @@ OUTSIDE = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "borderaxespad": 
 PALETTE = ["#1565c0", "#ef6c00", "#2e7d32", "#c62828", "#6a1b9a", "#00838f", "#5d4037", "#ad1457"]
 
 
-def _png(fig: Figure) -> bytes:
+def _png(fig: Figure, margins: tuple[float, float, float, float] | None = None) -> bytes:
+    """The figure as PNG bytes, laid out by matplotlib's tight layout, or with ``margins`` (left, right,
+    bottom, top, in inches) where the caller knows them: measuring every tick label of a large figure
+    costs more than drawing it."""
     FigureCanvasAgg(fig)
-    fig.set_layout_engine("tight")  # one draw (bbox_inches="tight" would draw twice)
+    if margins is None:
+        fig.set_layout_engine("tight")  # one draw (bbox_inches="tight" would draw twice)
+    else:
+        width, height = fig.get_size_inches()
+        left, right, bottom, top = margins
+        fig.subplots_adjust(left=left / width, right=1 - right / width, bottom=bottom / height, top=1 - top / height)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=90, metadata={"Software": None})
     return buf.getvalue()
@@ -32,6 +41,14 @@ def _inside(artists: Any) -> None:
     measuring every bar or thousands of points is most of the cost of laying a figure out."""
     for artist in artists if isinstance(artists, (list, tuple)) or hasattr(artists, "patches") else [artists]:
         artist.set_in_layout(False)
+
+
+def _text_inches(fig: Figure, texts: list[str], size: float) -> float:
+    """Width in inches of the widest of ``texts`` at font ``size`` (points), as the figure draws it."""
+    renderer = fig.canvas.get_renderer()
+    prop = FontProperties(size=size)
+    widest = max((renderer.get_text_width_height_descent(t, prop, ismath=False)[0] for t in texts), default=0.0)
+    return widest / renderer.points_to_pixels(72)
 
 
 def _num(v: Any) -> float:
@@ -62,7 +79,11 @@ def accuracy_vs_grounded(summary: pd.DataFrame, floor: float | None = None) -> b
     axes[0].invert_yaxis()
     axes[-1].legend(loc="lower right", fontsize=8)
     fig.suptitle("Accuracy = grounded answers + lucky guesses")
-    return _png(fig)
+    FigureCanvasAgg(fig)
+    labels = _text_inches(fig, [str(v) for v in variants], axes[0].yaxis.get_ticklabels()[0].get_fontsize()
+                          if len(variants) else 10.0)
+    fig.subplots_adjust(wspace=0.12)
+    return _png(fig, margins=(labels + 0.2, 0.15, 0.55, 0.75))
 
 
 def guess_heatmaps(tables: dict[str, pd.DataFrame]) -> bytes:
