@@ -4,7 +4,7 @@ aggregated numbers and rendered by :mod:`benchmark.report.markdown` and :mod:`be
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -46,13 +46,29 @@ class Analysis:
     sources: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
-def analyse(records: list[Any], seed: int = 0, n_boot: int = 1000) -> Analysis:
+@dataclass(frozen=True)
+class PlotInputs:
+    """The tables the plots are drawn from (a part of :class:`Analysis`)."""
+
+    samples: pd.DataFrame
+    summary: pd.DataFrame
+    guess: dict[str, pd.DataFrame]
+    buckets: pd.DataFrame
+    floor: dict[str, Any] | None
+
+
+def analyse(records: list[Any], seed: int = 0, n_boot: int = 1000,
+            plot_inputs: Callable[[PlotInputs], Any] | None = None) -> Analysis:
+    """Every table of the report; ``plot_inputs`` is called with the plots' tables as soon as they exist."""
     df = agg.frame(records)
     summary = agg.summary_table(df, seed, n_boot)
-    return Analysis(df, summary, agg.guess_tables(df), agg.lucky_guesses(df), agg.breakdown(df, "qtype"),
+    guess, buckets, floor = agg.guess_tables(df), agg.srr_buckets(df), agg.blind_floor(df, seed, n_boot)
+    if plot_inputs is not None:
+        plot_inputs(PlotInputs(df, summary, guess, buckets, floor))
+    return Analysis(df, summary, guess, agg.lucky_guesses(df), agg.breakdown(df, "qtype"),
                     agg.breakdown(df, "counter_prior"), agg.twin_consistency(df),
-                    agg.faithfulness_table(df, seed, n_boot), agg.srr_buckets(df), agg.claim_check(df, summary),
-                    agg.blind_floor(df, seed, n_boot), agg.finding(df), agg.source_comparison(summary))
+                    agg.faithfulness_table(df, seed, n_boot), buckets, agg.claim_check(df, summary),
+                    floor, agg.finding(df), agg.source_comparison(summary))
 
 
 HOW_TO_READ = [
