@@ -222,11 +222,12 @@ def _score_lines(lines: list[str], start: int, graphs: dict[str, Any]) -> _Score
                 return out
         for i, (r, (metrics, error, seconds)) in enumerate(zip(records, _score_all(records, graphs)), start):
             out.seconds.append(seconds)
-            if seconds is not None:
-                if (r.metrics, r.error) != (metrics, error):
-                    out.changed[i] = (metrics, error)
-                r = replace(r, metrics=metrics, error=error)
-            out.rows.append(frame_row(r))
+            if seconds is None:
+                out.rows.append(frame_row(r))
+                continue
+            if (r.metrics, r.error) != (metrics, error):
+                out.changed[i] = (metrics, error)
+            out.rows.append(frame_row(r, metrics, error))
     finally:
         if collecting:
             gc.enable()

@@ -47,8 +47,7 @@ def frame(records: Iterable[Any]) -> pd.DataFrame:
     unmeasured), error stage. ``records`` are sample records, dicts of their shape, or rows already
     made by :func:`benchmark.report.rows.frame_row` (tuples)."""
     rows = [rec if isinstance(rec, tuple) else frame_row(rec) for rec in records]
-    df = pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
-    return df.astype(object).where(df.notna(), None)
+    return pd.DataFrame(rows, columns=list(FRAME_COLUMNS), dtype=object)  # None stays None (unmeasured)
 
 
 def scored(df: pd.DataFrame) -> pd.DataFrame:

@@ -26,8 +26,13 @@ FRAME_COLUMNS = ("sample_id", "question_id", "diagram_id", "variant", "answerer"
 _EMPTY: dict[str, Any] = {}
 
 
-def frame_row(rec: Any) -> tuple[Any, ...]:
-    """The frame row of a sample record or of a dict shaped like one (``SampleRecord.to_json()``).
+_SAME: Any = object()
+
+
+def frame_row(rec: Any, metrics: Any = _SAME, error: Any = _SAME) -> tuple[Any, ...]:
+    """The frame row of a sample record or of a dict shaped like one (``SampleRecord.to_json()``),
+    with ``metrics`` and ``error`` in place of the record's own when given. A NaN metric (a JSON
+    ``NaN``) is unmeasured, as ``None``.
 
     >>> row = frame_row({"sample_id": "s", "question_id": "q", "diagram_id": "d", "variant": "v", "answerer": "a",
     ...                  "selector": "full", "question": {"type": "reachable", "text": "?", "answer": True},
@@ -36,11 +41,14 @@ def frame_row(rec: Any) -> tuple[Any, ...]:
     ('reachable', 1.0, None, None)
     """
     r = rec if isinstance(rec, dict) else vars(rec)
-    q, m = r["question"], r.get("metrics") or _EMPTY
-    answer, context, error = r.get("answer") or _EMPTY, r.get("context") or _EMPTY, r.get("error") or _EMPTY
+    q = r["question"]
+    m = (r.get("metrics") if metrics is _SAME else metrics) or _EMPTY
+    error = (r.get("error") if error is _SAME else error) or _EMPTY
+    answer, context = r.get("answer") or _EMPTY, r.get("context") or _EMPTY
     return (r["sample_id"], r["question_id"], r["diagram_id"], r["variant"], r["answerer"], r["selector"],
             q["type"], bool(q.get("counter_prior")), (q.get("extra") or _EMPTY).get("twin_question"), q["text"],
             q["answer"], answer.get("raw"), answer.get("error"),
             context.get("text") if m.get("guess_class") == "lucky_guess" else None,
             r.get("finder"), r.get("finder_rank"), r.get("source"), r.get("found_diagram"), q.get("twin_of"),
-            error.get("stage"), error.get("message"), *(m.get(k) for k in METRIC_COLUMNS))
+            error.get("stage"), error.get("message"),
+            *(None if v != v else v for v in (m.get(k) for k in METRIC_COLUMNS)))  # v != v: NaN
