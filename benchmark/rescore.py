@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from benchmark.errors import DiagQAError, InputError
-from benchmark.records import SampleRecord, graph_from_json, read_samples
+from benchmark.records import SampleRecord, graph_from_json, loads_line, read_samples
 from benchmark.report.rows import FRAME_COLUMNS, frame_row
 from benchmark.runner import CARD, GRAPHS, SAMPLES, _error, foreign_view, score_stored, write_samples
 
@@ -216,7 +216,7 @@ def _score_lines(lines: list[str], start: int, graphs: dict[str, Any]) -> _Score
     try:
         for i, line in enumerate(lines, start):
             try:
-                records.append(SampleRecord.from_json(json.loads(line)))
+                records.append(SampleRecord.from_json(loads_line(line)))
             except (ValueError, TypeError, KeyError) as exc:
                 out.bad = (i, f"not a sample record: {exc}")
                 return out

