@@ -189,38 +189,33 @@ _ERROR_STAGE = FRAME_COLUMNS.index("error_stage")
 
 
 class _Scored:
-    """What scoring a run of sample lines gives: report rows (``frame_row``), score seconds, changed metrics,
-    a bad line."""
+    """What scoring sample lines gives: report rows (``frame_row``), score seconds, changed metrics, a bad line."""
 
     __slots__ = ("rows", "seconds", "changed", "bad")
 
     def __init__(self) -> None:
         self.rows: list[tuple[Any, ...]] = []
         self.seconds: list[float | None] = []
-        self.changed: dict[int, tuple[Any, Any]] = {}   # line index -> (metrics, error) that differ
-        self.bad: tuple[int, str] | None = None          # (line index, message) of the first bad line
+        self.changed: dict[int, tuple[Any, Any]] = {}   # record index -> (metrics, error) that differ
+        self.bad: tuple[int, str] | None = None          # (byte offset, message) of the first bad line
 
 
-_LINES: tuple[list[str], dict[str, Any]] | None = None
-
-
-def _score_lines(lines: list[str], start: int, graphs: dict[str, Any]) -> _Scored:
-    """Parse and score ``lines`` (indices from ``start``); a bad line stops the chunk."""
+def _score_lines(lines: list[tuple[int, bytes]], graphs: dict[str, Any]) -> _Scored:
+    """Parse and score ``lines`` ((byte offset, line) each, blank lines left out); a bad line stops them."""
     out = _Scored()
     records = []
-    # the parsed records hold no cycles: the cyclic collector would only walk them again and again
-    # scoring a chunk makes many short-lived objects and few cycles: the cyclic collector would only
-    # walk the parsed records again and again, so it is paused for the chunk (and runs once after)
+    # scoring makes many short-lived objects and few cycles: the cyclic collector would only walk
+    # the parsed records again and again, so it is paused (and runs once after)
     collecting = gc.isenabled()
     gc.disable()
     try:
-        for i, line in enumerate(lines, start):
+        for offset, line in lines:
             try:
                 records.append(SampleRecord.from_json(loads_line(line)))
             except (ValueError, TypeError, KeyError) as exc:
-                out.bad = (i, f"not a sample record: {exc}")
+                out.bad = (offset, f"not a sample record: {exc}")
                 return out
-        for i, (r, (metrics, error, seconds)) in enumerate(zip(records, _score_all(records, graphs)), start):
+        for i, (r, (metrics, error, seconds)) in enumerate(zip(records, _score_all(records, graphs))):
             out.seconds.append(seconds)
             if seconds is None:
                 out.rows.append(frame_row(r))
@@ -234,56 +229,82 @@ def _score_lines(lines: list[str], start: int, graphs: dict[str, Any]) -> _Score
     return out
 
 
-def _score_range(span: tuple[int, int]) -> _Scored:
-    assert _LINES is not None
-    lines, graphs = _LINES
-    return _score_lines(lines[span[0]:span[1]], span[0], graphs)
+def _lines_of(path: Path, start: int = 0, end: int | None = None) -> list[tuple[int, bytes]]:
+    """The non-blank lines of ``path`` between byte offsets ``start`` and ``end`` (line starts), with their offsets."""
+    with path.open("rb") as fh:
+        fh.seek(start)
+        data = fh.read() if end is None else fh.read(end - start)
+    out, pos = [], 0
+    for line in data.splitlines(keepends=True):
+        if line.strip():
+            out.append((start + pos, line))
+        pos += len(line)
+    return out
 
 
-def _read_lines(path: Path) -> tuple[list[str], list[int]]:
-    """The non-blank lines of ``path`` and their 1-based line numbers."""
-    lines, numbers = [], []
-    with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if line.strip():
-                lines.append(line)
-                numbers.append(n)
-    return lines, numbers
+def _spans(path: Path, n: int) -> list[tuple[int, int]]:
+    """``n`` byte ranges of ``path`` of about equal size, each from a line start to a line start."""
+    size = path.stat().st_size
+    bounds = [0]
+    with path.open("rb") as fh:
+        for k in range(1, n):
+            fh.seek(max(bounds[-1], round(k * size / n)))
+            if fh.tell() > 0:
+                fh.seek(fh.tell() - 1)
+                fh.readline()  # to the start of the next line (or stay at one)
+            bounds.append(fh.tell())
+    bounds.append(size)
+    return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
 
 
-def score_lines(lines: list[str], graphs: dict[str, Any], workers: int = 1, min_parallel: int = 2000,
-                meanwhile: Callable[[], Any] | None = None) -> _Scored:
-    """Parse and score sample lines, in ``workers`` forked processes (contiguous chunks) when there are
-    at least ``min_parallel``; each record is scored as :func:`rescore_records` scores it.
-    ``meanwhile`` is called while the processes score (or before scoring in this one)."""
-    global _LINES
+_FILE: tuple[Path, dict[str, Any]] | None = None
+
+
+def _score_span(span: tuple[int, int]) -> _Scored:
+    assert _FILE is not None
+    path, graphs = _FILE
+    return _score_lines(_lines_of(path, *span), graphs)
+
+
+def line_number(path: Path, offset: int) -> int:
+    """The 1-based number of the line that starts at byte ``offset`` of ``path``."""
+    with path.open("rb") as fh:
+        return fh.read(offset).count(b"\n") + 1
+
+
+def score_file(path: Path, graphs: dict[str, Any], workers: int = 1, min_parallel: int = 2_000_000,
+               meanwhile: Callable[[], Any] | None = None) -> _Scored:
+    """Parse and score the sample lines of ``path``, in ``workers`` forked processes that each read
+    a part of the file when it has at least ``min_parallel`` bytes; each record is scored as
+    :func:`rescore_records` scores it. ``meanwhile`` is called while the processes score (or
+    before scoring in this one)."""
+    global _FILE
     import multiprocessing
 
-    if workers > 1 and len(lines) >= min_parallel and "fork" in multiprocessing.get_all_start_methods():
-        n_chunks = workers * 8
-        bounds = [round(k * len(lines) / n_chunks) for k in range(n_chunks + 1)]
-        spans = [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
-        _LINES = (lines, graphs)
+    path = Path(path)
+    if workers > 1 and path.stat().st_size >= min_parallel and "fork" in multiprocessing.get_all_start_methods():
+        _FILE = (path, graphs)
         try:
             with multiprocessing.get_context("fork").Pool(workers) as pool:
-                pending = pool.map_async(_score_range, spans, chunksize=1)
+                pending = pool.map_async(_score_span, _spans(path, workers * 8), chunksize=1)
                 if meanwhile is not None:
                     meanwhile()
                 parts = pending.get()
         finally:
-            _LINES = None
+            _FILE = None
     else:
         if meanwhile is not None:
             meanwhile()
-        parts = [_score_lines(lines, 0, graphs)]
+        parts = [_score_lines(_lines_of(path), graphs)]
     out = _Scored()
     for part in parts:
         if part.bad is not None:
             out.bad = part.bad
             return out
+        base = len(out.seconds)
         out.rows.extend(part.rows)
         out.seconds.extend(part.seconds)
-        out.changed.update(part.changed)
+        out.changed.update((base + i, c) for i, c in part.changed.items())
     return out
 
 
@@ -329,27 +350,22 @@ def _import_report() -> None:
 def rescore(path: Path | str, report: bool = True, workers: int | None = None) -> tuple[Path, Sequence[SampleRecord], dict[str, Any]]:
     """Re-score the run at ``path`` in place; returns its directory, records and updated card.
 
-    ``workers`` processes share the parsing and the scoring (default: one per core); each returns
-    what the report reads, so the records themselves are read again only when a metric changed
+    ``workers`` processes share the reading, parsing and scoring (default: one per core); no stage
+    is loaded. Each returns what the report reads, so the records themselves are read again only when a metric changed
     (``samples.jsonl`` is rewritten) or when the returned records are used.
     """
-    from benchmark.spec import default_workers
-
-    from benchmark.plugins import load_all
     from benchmark.report import write_report
+    from benchmark.spec import default_workers
 
     run_dir = resolve_run_dir(path)
     t0 = time.perf_counter()
-    load_all()
     spath = run_dir / SAMPLES
-    lines, numbers = _read_lines(spath)
     graphs, card = _load_graphs_and_card(run_dir)
     workers = workers or default_workers()
     # the report's modules load while the samples are scored
-    scored = score_lines(lines, graphs, workers=workers, meanwhile=_import_report if report else None)
-    del lines
+    scored = score_file(spath, graphs, workers=workers, meanwhile=_import_report if report else None)
     if scored.bad is not None:
-        raise InputError(scored.bad[1], file=str(spath), line=numbers[scored.bad[0]])
+        raise InputError(scored.bad[1], file=str(spath), line=line_number(spath, scored.bad[0]))
     changed = len(scored.changed)
     records: Sequence[SampleRecord]
     if changed:  # unchanged metrics keep the file (and its timings) as the run wrote it

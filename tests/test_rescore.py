@@ -94,17 +94,51 @@ def test_report_rows_carry_what_the_report_reads(finished):
     assert lucky.any() and df.loc[lucky, "context_text"].notna().all() and df.loc[~lucky, "context_text"].isna().all()
 
 
-def test_rescore_lines_in_processes_equal_serial(finished):
+def test_rescore_file_parts_in_processes_equal_serial(finished):
     from benchmark.report.rows import frame_row
-    from benchmark.rescore import _read_lines, load_run, rescore_records, score_lines
+    from benchmark.rescore import load_run, rescore_records, score_file
 
     records, graphs, _ = load_run(finished.run_dir)
-    lines, _ = _read_lines(finished.run_dir / "samples.jsonl")
-    serial = score_lines(lines, graphs, workers=1)
-    parallel = score_lines(lines, graphs, workers=2, min_parallel=0)
+    path = finished.run_dir / "samples.jsonl"
+    serial = score_file(path, graphs, workers=1)
+    parallel = score_file(path, graphs, workers=2, min_parallel=0)  # 16 parts of a 36-line file
+    assert len(serial.rows) == len(records) == 36
     assert serial.rows == parallel.rows and serial.changed == parallel.changed == {}
     assert [s is None for s in serial.seconds] == [s is None for s in parallel.seconds]
     assert serial.rows == [frame_row(r) for r in rescore_records(records, graphs)]
+
+
+def test_file_parts_cover_every_line_once(tmp_path):
+    from benchmark.rescore import _lines_of, _spans
+
+    path = tmp_path / "s.jsonl"
+    lines = [b"{\"n\": %d}%s\n" % (i, b" " * (i * 37 % 300)) for i in range(50)]
+    path.write_bytes(b"".join(lines[:20]) + b"\n  \n" + b"".join(lines[20:]))  # two blank lines inside
+    for n in (1, 2, 3, 7, 16, 64, 500):
+        spans = _spans(path, n)
+        assert spans[0][0] == 0 and spans[-1][1] == path.stat().st_size
+        assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
+        got = [line for span in spans for _, line in _lines_of(path, *span)]
+        assert got == lines, n
+    data = path.read_bytes()
+    assert all(data[off:].startswith(line) for off, line in _lines_of(path))
+
+
+def test_changed_metrics_and_a_bad_line_are_placed_by_file_position(finished):
+    from benchmark.rescore import line_number, load_run, score_file
+
+    path = finished.run_dir / "samples.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    rows[5]["metrics"], rows[30]["metrics"] = None, None
+    path.write_text("".join(json.dumps(r) + "\n" + ("\n" if i == 10 else "") for i, r in enumerate(rows)))
+    _, graphs, _ = load_run(finished.run_dir)
+    for workers in (1, 2):
+        scored = score_file(path, graphs, workers=workers, min_parallel=0)
+        assert sorted(scored.changed) == [5, 30] and scored.bad is None
+    with path.open("a") as fh:
+        fh.write("\n[1, 2]\n")
+    scored = score_file(path, graphs, workers=2, min_parallel=0)
+    assert scored.bad is not None and line_number(path, scored.bad[0]) == 36 + 1 + 2  # after a blank line
 
 
 def test_rescore_returns_full_records_when_nothing_changed(finished):
