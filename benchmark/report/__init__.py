@@ -31,77 +31,97 @@ def write_summary(path: Path, summary: pd.DataFrame) -> None:
         w.writerows(rows)
 
 
-def _plot_jobs(a: Any) -> list[tuple[str, Callable[..., bytes], tuple[Any, ...]]]:
-    """(file name, plot function, its arguments) of every plot of the analysis ``a`` (an
-    :class:`~benchmark.report.document.Analysis` or its :class:`~benchmark.report.document.PlotInputs`)."""
+#: the tables the plots are drawn from (attributes of :class:`~benchmark.report.document.Analysis`)
+PLOT_TABLES = ("samples", "guess", "summary", "floor", "buckets")
+
+
+def _plot_specs() -> list[tuple[str, Callable[..., bytes], tuple[str, ...], Callable[..., Any]]]:
+    """(file name, plot function, tables it needs, its arguments from them or ``None`` for no plot),
+    in the order of the report."""
     from benchmark.report import plots
 
-    if not len(a.summary):
-        return []
-    jobs: list[tuple[str, Callable[..., bytes], tuple[Any, ...]]] = [
-        ("accuracy_grounded.png", plots.accuracy_vs_grounded, (a.summary, a.floor["accuracy"] if a.floor else None))]
-    if a.guess:
-        jobs.append(("guess_tables.png", plots.guess_heatmaps, (a.guess,)))
-    if len(a.buckets):
-        jobs.append(("accuracy_srr.png", plots.accuracy_by_srr, (a.buckets,)))
-    jobs.append(("srr_accuracy_variants.png", plots.srr_vs_accuracy, (a.summary,)))
-    if a.samples["faithfulness"].notna().any():
-        jobs.append(("faithfulness_srr.png", plots.faithfulness_vs_srr, (a.samples,)))
-    return jobs
+    return [
+        ("accuracy_grounded.png", plots.accuracy_vs_grounded, ("summary", "floor"),
+         lambda summary, floor: (summary, floor["accuracy"] if floor else None)),
+        ("guess_tables.png", plots.guess_heatmaps, ("guess",), lambda guess: (guess,) if guess else None),
+        ("accuracy_srr.png", plots.accuracy_by_srr, ("buckets",), lambda buckets: (buckets,) if len(buckets) else None),
+        ("srr_accuracy_variants.png", plots.srr_vs_accuracy, ("summary",), lambda summary: (summary,)),
+        ("faithfulness_srr.png", plots.faithfulness_vs_srr, ("samples",),
+         lambda samples: (samples,) if samples["faithfulness"].notna().any() else None),
+    ]
 
 
-_JOBS: list[tuple[str, Callable[..., bytes], tuple[Any, ...]]] | None = None
+_JOBS: dict[str, tuple[Callable[..., bytes], tuple[Any, ...]]] | None = None
 
 
-def _draw(i: int) -> bytes:
+def _draw(name: str) -> bytes:
     assert _JOBS is not None
-    _, fn, args = _JOBS[i]
+    fn, args = _JOBS[name]
     return fn(*args)
 
 
 class Plotting:
-    """The plots of one report, drawn while the rest of it is built.
+    """The plots of one report, each drawn as soon as the tables it needs exist.
 
-    :meth:`start` (with the analysis' plot inputs) hands the plots to ``workers`` forked processes
-    when there are more than one, and returns at once; :meth:`result` waits for the PNG bytes (by
-    file name, in a fixed order). With one worker the plots are drawn in :meth:`result`.
+    The analysis hands over its tables one by one (:meth:`table`); a plot whose tables are all
+    there goes to ``workers`` forked processes (when more than one) while the analysis goes on:
+    the processes start with the first such plot and find its tables in memory; later plots are
+    sent with theirs (small aggregated tables). :meth:`result` waits for the PNG bytes, by file
+    name in the report's order. With one worker the plots are drawn in :meth:`result`.
     """
 
     def __init__(self, workers: int = 1) -> None:
-        self.workers = workers
-        self._jobs: list[tuple[str, Callable[..., bytes], tuple[Any, ...]]] = []
-        self._pool: Any = None
-        self._pending: Any = None
+        import multiprocessing
 
-    def start(self, inputs: Any) -> None:
+        self.parallel = workers > 1 and "fork" in multiprocessing.get_all_start_methods()
+        self.workers = workers
+        self._tables: dict[str, Any] = {}
+        self._specs = _plot_specs()
+        self._jobs: dict[str, tuple[Callable[..., bytes], tuple[Any, ...]]] = {}
+        self._pending: dict[str, Any] = {}
+        self._pool: Any = None
+
+    def table(self, name: str, value: Any) -> None:
+        """One of :data:`PLOT_TABLES` is ready."""
+        self._tables[name] = value
+        if name == "samples" and not len(value):
+            self._specs = []  # nothing was scored: no plot
+        for spec_name, fn, needs, make in self._specs:
+            if spec_name in self._jobs or name not in needs or any(n not in self._tables for n in needs):
+                continue
+            args = make(*(self._tables[n] for n in needs))
+            if args is not None:
+                self._jobs[spec_name] = (fn, args)
+                if self.parallel:
+                    self._submit(spec_name)
+
+    def _submit(self, name: str) -> None:
         global _JOBS
         import multiprocessing
 
-        self._jobs = _plot_jobs(inputs)
-        if self.workers > 1 and len(self._jobs) > 1 and "fork" in multiprocessing.get_all_start_methods():
-            _JOBS = self._jobs  # the forked processes find their inputs here, nothing is pickled to them
+        if self._pool is None:
+            _JOBS = self._jobs  # the forked processes find the first plots' tables here, nothing is pickled
             try:
-                self._pool = multiprocessing.get_context("fork").Pool(min(self.workers, len(self._jobs)))
+                self._pool = multiprocessing.get_context("fork").Pool(min(self.workers, len(self._specs)))
             finally:
                 _JOBS = None
-            # the slowest plots go first: the bars of every variant x answerer, then the per-sample scatter
-            order = sorted(range(len(self._jobs)), key=lambda i: (_FIRST.get(self._jobs[i][0], len(_FIRST)), i))
-            self._pending = (order, self._pool.map_async(_draw, order, chunksize=1))
+            for first in self._jobs:
+                self._pending[first] = self._pool.apply_async(_draw, (first,))
+        else:
+            fn, args = self._jobs[name]
+            self._pending[name] = self._pool.apply_async(fn, args)
 
     def result(self) -> dict[str, bytes]:
-        if self._pending is not None:
-            order, pending = self._pending
-            drawn = dict(zip(order, pending.get()))
-            data = [drawn[i] for i in range(len(self._jobs))]
-        else:
-            data = [fn(*args) for _, fn, args in self._jobs]
-        return {name: png for (name, _, _), png in zip(self._jobs, data)}
+        order = [name for name, *_ in _plot_specs() if name in self._jobs]
+        if self.parallel:
+            return {name: self._pending[name].get() for name in order}
+        return {name: self._jobs[name][0](*self._jobs[name][1]) for name in order}
 
     def close(self) -> None:
         if self._pool is not None:
             self._pool.terminate()
             self._pool.join()
-            self._pool = self._pending = None
+            self._pool = None
 
     def __enter__(self) -> "Plotting":
         return self
@@ -110,13 +130,11 @@ class Plotting:
         self.close()
 
 
-_FIRST = {"accuracy_grounded.png": 0, "faithfulness_srr.png": 1}
-
-
 def make_plots(a: Any, workers: int = 1) -> dict[str, bytes]:
     """Every plot of the analysis ``a`` as PNG bytes, drawn in ``workers`` forked processes when more than one."""
     with Plotting(workers) as plotting:
-        plotting.start(a)
+        for name in PLOT_TABLES:
+            plotting.table(name, getattr(a, name))
         return plotting.result()
 
 
@@ -135,7 +153,7 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
     run_dir = Path(run_dir)
     with Plotting(workers) as plotting:
         # the plots are drawn while the tables that no plot shows are computed
-        a = analyse(records, seed=int(card.get("seed") or 0), n_boot=n_boot, plot_inputs=plotting.start)
+        a = analyse(records, seed=int(card.get("seed") or 0), n_boot=n_boot, ready=plotting.table)
         write_summary(run_dir / SUMMARY, a.summary)
         figs = plotting.result()
     (run_dir / "plots").mkdir(exist_ok=True)

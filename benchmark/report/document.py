@@ -46,25 +46,21 @@ class Analysis:
     sources: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
-@dataclass(frozen=True)
-class PlotInputs:
-    """The tables the plots are drawn from (a part of :class:`Analysis`)."""
-
-    samples: pd.DataFrame
-    summary: pd.DataFrame
-    guess: dict[str, pd.DataFrame]
-    buckets: pd.DataFrame
-    floor: dict[str, Any] | None
-
-
 def analyse(records: list[Any], seed: int = 0, n_boot: int = 1000,
-            plot_inputs: Callable[[PlotInputs], Any] | None = None) -> Analysis:
-    """Every table of the report; ``plot_inputs`` is called with the plots' tables as soon as they exist."""
-    df = agg.frame(records)
+            ready: Callable[[str, Any], Any] | None = None) -> Analysis:
+    """Every table of the report; ``ready(name, table)`` is called as each table a plot is drawn from
+    (see :data:`benchmark.report.PLOT_TABLES`) comes to exist, first the ones the slowest plots need."""
+    def made(name: str, value: Any) -> Any:
+        if ready is not None:
+            ready(name, value)
+        return value
+
+    df = made("samples", agg.frame(records))
+    guess = made("guess", agg.guess_tables(df))
     summary = agg.summary_table(df, seed, n_boot)
-    guess, buckets, floor = agg.guess_tables(df), agg.srr_buckets(df), agg.blind_floor(df, seed, n_boot)
-    if plot_inputs is not None:
-        plot_inputs(PlotInputs(df, summary, guess, buckets, floor))
+    floor = made("floor", agg.blind_floor(df, seed, n_boot))
+    made("summary", summary)
+    buckets = made("buckets", agg.srr_buckets(df))
     return Analysis(df, summary, guess, agg.lucky_guesses(df), agg.breakdown(df, "qtype"),
                     agg.breakdown(df, "counter_prior"), agg.twin_consistency(df),
                     agg.faithfulness_table(df, seed, n_boot), buckets, agg.claim_check(df, summary),
