@@ -59,7 +59,7 @@ def scored(df: pd.DataFrame) -> pd.DataFrame:
 
 def _values(series: Iterable[Any]) -> tuple[np.ndarray, int]:
     """The measured values as floats, and how many were ``None`` (or NaN)."""
-    arr = np.array([np.nan if v is None else float(v) for v in series], dtype=float)
+    arr = np.asarray(series if isinstance(series, (list, np.ndarray)) else list(series), dtype=float)  # None: NaN
     mask = np.isnan(arr)
     return arr[~mask], int(mask.sum())
 
@@ -130,7 +130,8 @@ def _interval(sorted_values: bytes, seed: int, key: str, n_boot: int, level: flo
 def _with_ci(out: dict[str, Any], name: str, values: list[Any], seed: int, key: str, n_boot: int) -> None:
     kept, missing = _values(values)
     out[name] = float(kept.mean()) if kept.size else None
-    out[f"{name}_low"], out[f"{name}_high"] = bootstrap(values, seed, f"{key}|{name}", n_boot)
+    out[f"{name}_low"], out[f"{name}_high"] = (
+        _interval(np.sort(kept).tobytes(), seed, f"{key}|{name}", n_boot, 0.95) if kept.size else (None, None))
     out[f"{name}_missing"] = missing
 
 
@@ -173,7 +174,8 @@ def group_metrics(g: pd.DataFrame, seed: int, key: str, n_boot: int = 1000, cont
 def summary_table(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000) -> pd.DataFrame:
     """Per variant x answerer (in first-seen order): every main metric with its 95 % interval."""
     rows = []
-    for (variant, answerer), g in df.groupby(GROUP, sort=False):
+    read = df[[*GROUP, "error_stage", "guess_class", "correct", "srr", "precision", "f1", "sufficient", "faithfulness"]]
+    for (variant, answerer), g in read.groupby(GROUP, sort=False):
         rows.append({"variant": variant, "answerer": answerer,
                      **group_metrics(g, seed, f"{variant}|{answerer}", n_boot, context_key=variant)})
     return _objects(pd.DataFrame(rows))
