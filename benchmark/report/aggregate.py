@@ -55,6 +55,31 @@ def scored(df: pd.DataFrame) -> pd.DataFrame:
     return df[df["guess_class"].notna() | df["correct"].notna()]
 
 
+def _columns(df: pd.DataFrame, names: Iterable[str], only_scored: bool = False) -> dict[str, list[Any]]:
+    """Columns of ``df`` as plain lists (``None`` kept), of the scored samples only when asked:
+    grouping and averaging lists of a few thousand values is far cheaper than slicing frames."""
+    names = list(dict.fromkeys(names))
+    cols = {n: df[n].tolist() for n in dict.fromkeys([*names, "guess_class", "correct"] if only_scored else names)}
+    if only_scored:
+        keep = [i for i, (g, c) in enumerate(zip(cols["guess_class"], cols["correct"])) if g is not None or c is not None]
+        cols = {n: [v[i] for i in keep] for n, v in cols.items()}
+    return {n: cols[n] for n in names}
+
+
+def _groups(cols: dict[str, list[Any]], keys: list[str], sort: bool) -> dict[tuple[Any, ...], list[int]]:
+    """Row positions by the values of ``keys`` (as ``DataFrame.groupby``: first-seen or sorted order,
+    rows with a ``None`` key left out)."""
+    found: dict[tuple[Any, ...], list[int]] = {}
+    for i, key in enumerate(zip(*(cols[k] for k in keys))):
+        if None not in key:
+            found.setdefault(key, []).append(i)
+    return dict(sorted(found.items())) if sort else found
+
+
+def _pick(values: list[Any], rows: list[int]) -> list[Any]:
+    return [values[i] for i in rows]
+
+
 # -- statistics -----------------------------------------------------------------------------------
 
 def _values(series: Iterable[Any]) -> tuple[np.ndarray, int]:
@@ -146,36 +171,44 @@ MAIN_METRICS = ("accuracy", "grounded_accuracy", "srr", "precision", "f1", "suff
                 "accuracy_inflation", "faithfulness")
 
 
-def group_metrics(g: pd.DataFrame, seed: int, key: str, n_boot: int = 1000, context_key: str | None = None) -> dict[str, Any]:
-    """The main-table numbers for one group of samples.
+def group_metrics(g: pd.DataFrame | dict[str, list[Any]], seed: int, key: str, n_boot: int = 1000,
+                  context_key: str | None = None) -> dict[str, Any]:
+    """The main-table numbers for one group of samples (a frame, or its columns as lists).
 
     ``context_key`` seeds the intervals of what depends on the context alone (SRR, precision, F1,
     sufficiency), so answerers given the same contexts get the same intervals for them.
     """
+    if isinstance(g, pd.DataFrame):
+        g = _columns(g, _MAIN_COLUMNS)
     ckey = context_key or key
-    out: dict[str, Any] = {"n": int(len(g)), "errors": int(g["error_stage"].notna().sum())}
-    s = scored(g)
-    classes = list(s["guess_class"])
-    _with_ci(out, "accuracy", list(s["correct"]), seed, key, n_boot)
+    out: dict[str, Any] = {"n": len(g["error_stage"]), "errors": sum(1 for e in g["error_stage"] if e is not None)}
+    rows = [i for i, (c, ok) in enumerate(zip(g["guess_class"], g["correct"])) if c is not None or ok is not None]
+    classes = _pick(g["guess_class"], rows)
+    _with_ci(out, "accuracy", _pick(g["correct"], rows), seed, key, n_boot)
     _with_ci(out, "grounded_accuracy", [_is(c, "grounded") for c in classes], seed, key, n_boot)
     for col in ("srr", "precision", "f1"):
-        _with_ci(out, col, list(s[col]), seed, ckey, n_boot)
-    _with_ci(out, "sufficiency", list(s["sufficient"]), seed, ckey, n_boot)
+        _with_ci(out, col, _pick(g[col], rows), seed, ckey, n_boot)
+    _with_ci(out, "sufficiency", _pick(g["sufficient"], rows), seed, ckey, n_boot)
     # over the correct answers only: a wrong answer is outside its denominator, not unmeasured
     _with_ci(out, "guess_rate", [None if c is None else c == "lucky_guess" for c in classes
                                  if c is None or c in CORRECT_CLASSES], seed, key, n_boot)
     _with_ci(out, "accuracy_inflation", [_is(c, "lucky_guess") for c in classes], seed, key, n_boot)
-    _with_ci(out, "faithfulness", list(s["faithfulness"]), seed, key, n_boot)
+    _with_ci(out, "faithfulness", _pick(g["faithfulness"], rows), seed, key, n_boot)
     for c in GUESS_CLASSES:
         out[c] = sum(1 for x in classes if x == c)
     return out
 
 
+#: the columns :func:`group_metrics` reads
+_MAIN_COLUMNS = ("error_stage", "guess_class", "correct", "srr", "precision", "f1", "sufficient", "faithfulness")
+
+
 def summary_table(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000) -> pd.DataFrame:
     """Per variant x answerer (in first-seen order): every main metric with its 95 % interval."""
+    cols = _columns(df, [*GROUP, *_MAIN_COLUMNS])
     rows = []
-    read = df[[*GROUP, "error_stage", "guess_class", "correct", "srr", "precision", "f1", "sufficient", "faithfulness"]]
-    for (variant, answerer), g in read.groupby(GROUP, sort=False):
+    for (variant, answerer), idx in _groups(cols, GROUP, sort=False).items():
+        g = {c: _pick(cols[c], idx) for c in _MAIN_COLUMNS}
         rows.append({"variant": variant, "answerer": answerer,
                      **group_metrics(g, seed, f"{variant}|{answerer}", n_boot, context_key=variant)})
     return _objects(pd.DataFrame(rows))
@@ -208,14 +241,15 @@ def lucky_guesses(df: pd.DataFrame) -> pd.DataFrame:
 
 def breakdown(df: pd.DataFrame, column: str) -> pd.DataFrame:
     """Accuracy, grounded accuracy and sufficiency per answerer and value of ``column`` (over all variants)."""
-    s = scored(df)
+    cols = _columns(df, ["answerer", column, "correct", "guess_class", "sufficient"], only_scored=True)
     rows = []
-    for (answerer, value), g in s.groupby(["answerer", column], sort=True):
-        rows.append({"answerer": answerer, column: value, "n": int(len(g)),
-                     "accuracy": mean_of(g["correct"]),
-                     "grounded_accuracy": mean_of([_is(c, "grounded") for c in g["guess_class"]]),
-                     "sufficiency": mean_of(g["sufficient"]),
-                     "lucky_guesses": int((g["guess_class"] == "lucky_guess").sum())})
+    for (answerer, value), idx in _groups(cols, ["answerer", column], sort=True).items():
+        classes = _pick(cols["guess_class"], idx)
+        rows.append({"answerer": answerer, column: value, "n": len(idx),
+                     "accuracy": mean_of(_pick(cols["correct"], idx)),
+                     "grounded_accuracy": mean_of([_is(c, "grounded") for c in classes]),
+                     "sufficiency": mean_of(_pick(cols["sufficient"], idx)),
+                     "lucky_guesses": sum(1 for c in classes if c == "lucky_guess")})
     return _objects(pd.DataFrame(rows))
 
 
@@ -255,16 +289,17 @@ def twin_consistency(df: pd.DataFrame) -> pd.DataFrame:
 def faithfulness_table(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000) -> pd.DataFrame:
     """Per variant x answerer: mean faithfulness (95 % CI), answers with claims, and the share of those
     with an unsupported or a fabricated claim."""
-    s = scored(df)
+    cols = _columns(df, [*GROUP, "faithfulness", "n_claims", "claims_unsupported", "claims_fabricated"],
+                    only_scored=True)
     rows = []
-    for (variant, answerer), g in s.groupby(GROUP, sort=False):
+    for (variant, answerer), idx in _groups(cols, GROUP, sort=False).items():
         out: dict[str, Any] = {"variant": variant, "answerer": answerer}
-        _with_ci(out, "faithfulness", list(g["faithfulness"]), seed, f"{variant}|{answerer}", n_boot)
-        claimed = g[g["n_claims"].fillna(0).astype(int) > 0] if len(g) else g
-        out["with_claims"] = int(len(claimed))
-        out["unmeasured"] = int(len(g) - len(claimed))
-        out["share_unsupported"] = mean_of(claimed["claims_unsupported"].astype(int) > 0) if len(claimed) else None
-        out["share_fabricated"] = mean_of(claimed["claims_fabricated"].astype(int) > 0) if len(claimed) else None
+        _with_ci(out, "faithfulness", _pick(cols["faithfulness"], idx), seed, f"{variant}|{answerer}", n_boot)
+        claimed = [i for i in idx if int(cols["n_claims"][i] or 0) > 0]
+        out["with_claims"] = len(claimed)
+        out["unmeasured"] = len(idx) - len(claimed)
+        out["share_unsupported"] = mean_of([int(cols["claims_unsupported"][i]) > 0 for i in claimed]) if claimed else None
+        out["share_fabricated"] = mean_of([int(cols["claims_fabricated"][i]) > 0 for i in claimed]) if claimed else None
         rows.append(out)
     return _objects(pd.DataFrame(rows))
 
@@ -285,13 +320,15 @@ def srr_bucket(srr: float | None) -> str | None:
 
 def srr_buckets(df: pd.DataFrame) -> pd.DataFrame:
     """Per answerer and SRR bucket: samples, accuracy, sufficiency, mean faithfulness."""
-    s = scored(df).copy()
-    s["srr_bucket"] = [srr_bucket(v) for v in s["srr"]]
+    cols = _columns(df, ["answerer", "srr", "correct", "sufficient", "faithfulness"], only_scored=True)
+    cols["srr_bucket"] = [srr_bucket(v) for v in cols["srr"]]
     rows = []
-    for (answerer, bucket), g in s[s["srr_bucket"].notna()].groupby(["answerer", "srr_bucket"], sort=True):
-        rows.append({"answerer": answerer, "srr_bucket": bucket, "n": int(len(g)), "accuracy": mean_of(g["correct"]),
-                     "sufficiency": mean_of(g["sufficient"]), "faithfulness": mean_of(g["faithfulness"]),
-                     "faithfulness_unmeasured": int(g["faithfulness"].isna().sum())})
+    for (answerer, bucket), idx in _groups(cols, ["answerer", "srr_bucket"], sort=True).items():
+        faith = _pick(cols["faithfulness"], idx)
+        rows.append({"answerer": answerer, "srr_bucket": bucket, "n": len(idx),
+                     "accuracy": mean_of(_pick(cols["correct"], idx)),
+                     "sufficiency": mean_of(_pick(cols["sufficient"], idx)), "faithfulness": mean_of(faith),
+                     "faithfulness_unmeasured": sum(1 for f in faith if f is None)})
     return _objects(pd.DataFrame(rows))
 
 
@@ -321,14 +358,15 @@ def claim_check(df: pd.DataFrame, summary: pd.DataFrame) -> dict[str, Any]:
     2. Faithfulness: among samples with SRR >= 0.7 and measured faithfulness, the share with
        faithfulness >= 0.9; among *correct* samples with SRR < 0.7, the share with faithfulness < 0.9.
     """
-    s = scored(df)
+    cols = _columns(df, ["answerer", "srr", "sufficient", "correct", "faithfulness"], only_scored=True)
+    by_answerer = _groups(cols, ["answerer"], sort=False)
     per_answerer = []
-    for answerer, g in s.groupby("answerer", sort=False):
-        g = g[g["srr"].notna() & g["sufficient"].notna()]
-        labels = [bool(x) for x in g["sufficient"]]
-        row: dict[str, Any] = {"answerer": answerer, "n": int(len(g)),
-                               "auc_accuracy": auc([float(bool(c)) for c in g["correct"]], labels),
-                               "auc_srr": auc([float(x) for x in g["srr"]], labels)}
+    for (answerer,), idx in by_answerer.items():
+        idx = [i for i in idx if cols["srr"][i] is not None and cols["sufficient"][i] is not None]
+        labels = [bool(cols["sufficient"][i]) for i in idx]
+        row: dict[str, Any] = {"answerer": answerer, "n": len(idx),
+                               "auc_accuracy": auc([float(bool(cols["correct"][i])) for i in idx], labels),
+                               "auc_srr": auc([float(cols["srr"][i]) for i in idx], labels)}
         m = summary[summary["answerer"] == answerer]
         for col, name in (("accuracy", "spread_accuracy"), ("srr", "spread_srr")):
             vals = [v for v in m[col] if v is not None]
@@ -337,29 +375,30 @@ def claim_check(df: pd.DataFrame, summary: pd.DataFrame) -> dict[str, Any]:
                                                      row["spread_srr"])
                                      else row["auc_srr"] > row["auc_accuracy"] and row["spread_srr"] > row["spread_accuracy"])
         per_answerer.append(row)
-    part2 = _faithfulness_part(s)
+    part2 = _faithfulness_part(cols, range(len(cols["srr"])))
     return {
         "sensitivity": per_answerer,
         **part2,
-        "faithfulness_by_answerer": [dict(answerer=a, **_faithfulness_part(g))
-                                     for a, g in s.groupby("answerer", sort=False)],
+        "faithfulness_by_answerer": [dict(answerer=a, **_faithfulness_part(cols, idx))
+                                     for (a,), idx in by_answerer.items()],
     }
 
 
-def _faithfulness_part(s: pd.DataFrame) -> dict[str, Any]:
-    """Part 2 of the claim on the samples ``s``: share faithful above the SRR line, share of right
-    answers unfaithful below it (answers without claims are unmeasured and counted)."""
-    has_srr = s[s["srr"].notna()]
-    above = has_srr[has_srr["srr"].astype(float) >= SRR_HIGH]
-    high = above[above["faithfulness"].notna()]
-    below_right = has_srr[(has_srr["srr"].astype(float) < SRR_HIGH) & has_srr["correct"].astype(bool)]
-    low_right = below_right[below_right["faithfulness"].notna()]
-    share_high = mean_of(high["faithfulness"].astype(float) >= FAITHFUL) if len(high) else None
-    share_low = mean_of(low_right["faithfulness"].astype(float) < FAITHFUL) if len(low_right) else None
+def _faithfulness_part(cols: dict[str, list[Any]], rows: Iterable[int]) -> dict[str, Any]:
+    """Part 2 of the claim on the scored samples ``rows`` of ``cols``: share faithful above the SRR line,
+    share of right answers unfaithful below it (answers without claims are unmeasured and counted)."""
+    srr, correct, faith = cols["srr"], cols["correct"], cols["faithfulness"]
+    has_srr = [i for i in rows if srr[i] is not None]
+    above = [i for i in has_srr if float(srr[i]) >= SRR_HIGH]
+    high = [faith[i] for i in above if faith[i] is not None]
+    below_right = [i for i in has_srr if float(srr[i]) < SRR_HIGH and bool(correct[i])]
+    low_right = [faith[i] for i in below_right if faith[i] is not None]
+    share_high = mean_of([float(f) >= FAITHFUL for f in high]) if high else None
+    share_low = mean_of([float(f) < FAITHFUL for f in low_right]) if low_right else None
     return {
-        "faithful_above": {"n": int(len(high)), "share_faithful": share_high, "unmeasured": int(len(above) - len(high))},
-        "unfaithful_right_below": {"n": int(len(low_right)), "share_unfaithful": share_low,
-                                   "unmeasured": int(len(below_right) - len(low_right))},
+        "faithful_above": {"n": len(high), "share_faithful": share_high, "unmeasured": len(above) - len(high)},
+        "unfaithful_right_below": {"n": len(low_right), "share_unfaithful": share_low,
+                                   "unmeasured": len(below_right) - len(low_right)},
         "faithfulness_holds": None if share_high is None or share_low is None else bool(share_high >= 0.9 and share_low >= 0.5),
     }
 
