@@ -95,11 +95,18 @@ def context_to_json(ctx: Any) -> dict[str, Any]:
     return {"diagram": ctx.diagram_id, **subgraph_to_json(ctx.subgraph), "node_attrs": attrs, "text": ctx.text}
 
 
-def context_from_json(d: dict[str, Any]) -> Any:
-    """Rebuild the Context: its graph is ``restrict`` of the stored node attributes, as ``make_context`` made it."""
+def context_from_json(d: dict[str, Any], like: tuple[dict[str, Any], Subgraph] | None = None) -> Any:
+    """Rebuild the Context: its graph is ``restrict`` of the stored node attributes, as ``make_context`` made it.
+
+    ``like`` is a stored subgraph and the :class:`Subgraph` already rebuilt from it (such as the
+    record's retrieved one): when the context holds the same nodes and edges, that one is used.
+    """
     from benchmark.context import Context
 
-    sub = subgraph_from_json(d)
+    if like is not None and like[0].get("nodes") == d.get("nodes") and like[0].get("edges") == d.get("edges"):
+        sub = like[1]
+    else:
+        sub = subgraph_from_json(d)
     attrs = {n: {"label": label, "shape": shape, "parent": parent}
              for n, (label, shape, parent) in (d.get("node_attrs") or {}).items()}
     return Context(diagram_id=d["diagram"], subgraph=sub, graph=graph_of(sub, attrs), text=d.get("text") or "")

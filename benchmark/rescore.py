@@ -79,7 +79,8 @@ def _score_all(records: list[SampleRecord], graphs: dict[str, Any]) -> list[tupl
             key = (r.diagram_id, r.found_diagram, r.question_id, r.hashes.get("question"), r.hashes.get("context"))
             view = views.get(key)
             if view is None or not view.holds(r):
-                sub, ctx = foreign_view(subgraph_from_json(r.retrieved), context_from_json(r.context),
+                retrieved = subgraph_from_json(r.retrieved)
+                sub, ctx = foreign_view(retrieved, context_from_json(r.context, like=(r.retrieved, retrieved)),
                                         r.found_diagram, r.diagram_id)
                 q = question_from_json(r.question)
                 view = views[key] = _View(r, q, sub, ctx,
