@@ -50,6 +50,22 @@ def loads_line(line: str | bytes) -> Any:
     return json.loads(line)
 
 
+def dumps_line(value: Any) -> str:
+    """One JSON line of ``value``, keys sorted, UTF-8 text as it is: through orjson where it is installed
+    (several times faster than ``json``, compact separators), else ``json``; what orjson refuses is
+    written by ``json``.
+
+    >>> loads_line(dumps_line({"b": [1, 2.5e-05, None], "a": "é"})) == {"a": "é", "b": [1, 2.5e-05, None]}
+    True
+    """
+    if _orjson is not None:
+        try:
+            return _orjson.dumps(value, option=_orjson.OPT_SORT_KEYS | _orjson.OPT_NON_STR_KEYS).decode("utf-8")
+        except _orjson.JSONEncodeError:
+            pass
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
 def sha256_json(value: Any) -> str:
     """SHA-256 of ``value`` as canonical JSON (sorted keys, UTF-8)."""
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
@@ -174,7 +190,7 @@ class SampleRecord:
         return dict(vars(self))
 
     def dumps(self) -> str:
-        return json.dumps(self.to_json(), ensure_ascii=False, sort_keys=True)
+        return dumps_line(self.to_json())
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "SampleRecord":

@@ -2,8 +2,9 @@
 
 Every record that reached the answerer is scored again with ``score_sample`` from its stored
 question, retrieved subgraph, context and answer (the diagram graphs come from the run's
-``graphs.json``); ``summary.csv`` and the reports are rewritten, ``samples.jsonl`` too when a metric
-changed, and the run card records the re-score (with how many samples changed).
+``graphs.json``); ``summary.csv`` and the reports are rewritten, the lines of ``samples.jsonl`` whose
+metrics changed too (with their new score time), and the run card records the re-score (with how
+many samples changed).
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import datetime as _dt
 import gc
 import json
 import os
+import shutil
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -20,7 +22,7 @@ from typing import Any
 from benchmark.errors import DiagQAError, InputError
 from benchmark.records import SampleRecord, graph_from_json, loads_line, read_samples
 from benchmark.report.rows import FRAME_COLUMNS, frame_row
-from benchmark.runner import CARD, GRAPHS, SAMPLES, _error, foreign_view, score_stored, write_samples
+from benchmark.runner import CARD, GRAPHS, SAMPLES, _error, foreign_view, score_stored
 
 
 def resolve_run_dir(path: Path | str) -> Path:
@@ -190,20 +192,26 @@ _ERROR_STAGE = FRAME_COLUMNS.index("error_stage")
 
 
 class _Scored:
-    """What scoring sample lines gives: report rows (``frame_row``), score seconds, changed metrics, a bad line."""
+    """What scoring sample lines gives: report rows (``frame_row``), score seconds, the lines to rewrite,
+    a bad line."""
 
-    __slots__ = ("rows", "seconds", "changed", "bad")
+    __slots__ = ("rows", "seconds", "changed", "bad", "parts")
 
     def __init__(self) -> None:
         self.rows: list[tuple[Any, ...]] = []
         self.seconds: list[float | None] = []
-        self.changed: dict[int, tuple[Any, Any]] = {}   # record index -> (metrics, error) that differ
-        self.bad: tuple[int, str] | None = None          # (byte offset, message) of the first bad line
+        self.changed: list[int] = []             # byte offsets of the records whose metrics changed
+        self.bad: tuple[int, str] | None = None  # (byte offset, message) of the first bad line
+        # the file's byte ranges in order, each with the file holding its new text (None: unchanged)
+        self.parts: list[tuple[tuple[int, int], Path | None]] = []
 
 
-def _score_lines(lines: list[tuple[int, bytes]], graphs: dict[str, Any]) -> _Scored:
-    """Parse and score ``lines`` ((byte offset, line) each, blank lines left out); a bad line stops them."""
-    out = _Scored()
+def _score_lines(lines: list[tuple[int, bytes]], graphs: dict[str, Any]) -> tuple[_Scored, dict[int, str]]:
+    """Parse and score ``lines`` ((byte offset, line) each, blank lines left out); a bad line stops them.
+
+    Returns what was scored and, by byte offset, the new line of each record whose metrics (or
+    scoring error) changed: the record with them and its new score time."""
+    out, new_lines = _Scored(), {}
     records = []
     # scoring makes many short-lived objects and few cycles: the cyclic collector would only walk
     # the parsed records again and again, so it is paused (and runs once after)
@@ -215,31 +223,37 @@ def _score_lines(lines: list[tuple[int, bytes]], graphs: dict[str, Any]) -> _Sco
                 records.append(SampleRecord.from_json(loads_line(line)))
             except (ValueError, TypeError, KeyError) as exc:
                 out.bad = (offset, f"not a sample record: {exc}")
-                return out
-        for i, (r, (metrics, error, seconds)) in enumerate(zip(records, _score_all(records, graphs))):
+                return out, new_lines
+        for (offset, _), r, (metrics, error, seconds) in zip(lines, records, _score_all(records, graphs)):
             out.seconds.append(seconds)
             if seconds is None:
                 out.rows.append(frame_row(r))
                 continue
             if (r.metrics, r.error) != (metrics, error):
-                out.changed[i] = (metrics, error)
+                out.changed.append(offset)
+                new_lines[offset] = replace(r, metrics=metrics, error=error,
+                                            timings=dict(r.timings, score_s=round(seconds, 6))).dumps()
             out.rows.append(frame_row(r, metrics, error))
     finally:
         if collecting:
             gc.enable()
-    return out
+    return out, new_lines
 
 
 def _lines_of(path: Path, start: int = 0, end: int | None = None) -> list[tuple[int, bytes]]:
-    """The non-blank lines of ``path`` between byte offsets ``start`` and ``end`` (line starts), with their offsets."""
+    """The non-blank lines of ``path`` between byte offsets ``start`` and ``end`` (line starts), with their
+    offsets; lines end at ``\\n`` only, as when the file is read line by line."""
     with path.open("rb") as fh:
         fh.seek(start)
         data = fh.read() if end is None else fh.read(end - start)
-    out, pos = [], 0
-    for line in data.splitlines(keepends=True):
+    out, pos, size = [], 0, len(data)
+    while pos < size:
+        nl = data.find(b"\n", pos)
+        stop = size if nl < 0 else nl + 1
+        line = data[pos:stop]
         if line.strip():
             out.append((start + pos, line))
-        pos += len(line)
+        pos = stop
     return out
 
 
@@ -264,7 +278,29 @@ _FILE: tuple[Path, dict[str, Any]] | None = None
 def _score_span(span: tuple[int, int]) -> _Scored:
     assert _FILE is not None
     path, graphs = _FILE
-    return _score_lines(_lines_of(path, *span), graphs)
+    return _score_part(path, span, graphs)
+
+
+def _score_part(path: Path, span: tuple[int, int], graphs: dict[str, Any]) -> _Scored:
+    """Score the byte range ``span`` of ``path``; where a line changed, the range's new text is written
+    beside the file (a part the caller puts together, see :func:`_rewrite`)."""
+    out, new_lines = _score_lines(_lines_of(path, *span), graphs)
+    part = None
+    if new_lines and out.bad is None:
+        part = path.with_name(f".{path.name}.part-{span[0]}")
+        with path.open("rb") as src:
+            src.seek(span[0])
+            data = src.read(span[1] - span[0])
+        with part.open("wb") as dst:
+            pos = 0
+            while pos < len(data):
+                nl = data.find(b"\n", pos)
+                stop = len(data) if nl < 0 else nl + 1
+                new = new_lines.get(span[0] + pos)
+                dst.write(data[pos:stop] if new is None else new.encode("utf-8") + b"\n")
+                pos = stop
+    out.parts = [(span, part)]
+    return out
 
 
 def line_number(path: Path, offset: int) -> int:
@@ -296,41 +332,61 @@ def score_file(path: Path, graphs: dict[str, Any], workers: int = 1, min_paralle
     else:
         if meanwhile is not None:
             meanwhile()
-        parts = [_score_lines(_lines_of(path), graphs)]
+        parts = [_score_part(path, (0, path.stat().st_size), graphs)]
     out = _Scored()
     for part in parts:
-        if part.bad is not None:
+        out.parts.extend(part.parts)
+        if part.bad is not None and out.bad is None:
             out.bad = part.bad
-            return out
-        base = len(out.seconds)
         out.rows.extend(part.rows)
         out.seconds.extend(part.seconds)
-        out.changed.update((base + i, c) for i, c in part.changed.items())
+        out.changed.extend(part.changed)
+    if out.bad is not None:
+        _drop_parts(out.parts)
     return out
 
 
-def _with_scores(records: list[SampleRecord], scored: _Scored) -> list[SampleRecord]:
-    """``records`` as re-scored: new metrics where they changed, the new score time of every scored one."""
-    out = []
-    for i, (r, seconds) in enumerate(zip(records, scored.seconds)):
-        if seconds is None:
-            out.append(r)
-            continue
-        metrics, error = scored.changed.get(i, (r.metrics, r.error))
-        out.append(replace(r, metrics=metrics, error=error, timings=dict(r.timings, score_s=round(seconds, 6))))
-    return out
+def _drop_parts(parts: list[tuple[tuple[int, int], Path | None]]) -> None:
+    for _, part in parts:
+        if part is not None:
+            part.unlink(missing_ok=True)
+
+
+def _rewrite(path: Path, parts: list[tuple[tuple[int, int], Path | None]]) -> None:
+    """``path`` put together from its byte ranges: each range's new text where one was written, else
+    the range as it is (through a temporary file, which replaces ``path``); the parts are removed."""
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with path.open("rb") as src, tmp.open("wb") as dst:
+            for (start, end), part in parts:
+                if part is not None:
+                    with part.open("rb") as fh:
+                        shutil.copyfileobj(fh, dst, 1 << 20)
+                else:
+                    src.seek(start)
+                    left = end - start
+                    while left > 0:
+                        block = src.read(min(left, 1 << 20))
+                        if not block:
+                            break
+                        dst.write(block)
+                        left -= len(block)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+        _drop_parts(parts)
 
 
 class RescoredRecords(Sequence):
-    """The re-scored records of a run whose metrics did not change, read from ``samples.jsonl`` when first used."""
+    """The records of a re-scored run, read from its ``samples.jsonl`` when first used."""
 
-    def __init__(self, path: Path, scored: _Scored) -> None:
-        self._path, self._scored, self._n = path, scored, len(scored.seconds)
+    def __init__(self, path: Path, n: int) -> None:
+        self._path, self._n = path, n
         self._records: list[SampleRecord] | None = None
 
     def _load(self) -> list[SampleRecord]:
         if self._records is None:
-            self._records = _with_scores(read_samples(self._path), self._scored)
+            self._records = read_samples(self._path)
         return self._records
 
     def __len__(self) -> int:
@@ -352,8 +408,9 @@ def rescore(path: Path | str, report: bool = True, workers: int | None = None) -
     """Re-score the run at ``path`` in place; returns its directory, records and updated card.
 
     ``workers`` processes share the reading, parsing and scoring (default: one per core); no stage
-    is loaded. Each returns what the report reads, so the records themselves are read again only when a metric changed
-    (``samples.jsonl`` is rewritten) or when the returned records are used.
+    is loaded. Each returns what the report reads and the new lines of the records whose metrics
+    changed: ``samples.jsonl`` is rewritten only then, and only those lines in it. The returned
+    records are read from it when first used.
     """
     from benchmark.report import write_report
     from benchmark.spec import default_workers
@@ -368,14 +425,9 @@ def rescore(path: Path | str, report: bool = True, workers: int | None = None) -
     if scored.bad is not None:
         raise InputError(scored.bad[1], file=str(spath), line=line_number(spath, scored.bad[0]))
     changed = len(scored.changed)
-    records: Sequence[SampleRecord]
-    if changed:  # unchanged metrics keep the file (and its timings) as the run wrote it
-        records = _with_scores(read_samples(spath), scored)
-        tmp = run_dir / (SAMPLES + ".tmp")
-        write_samples(tmp, list(records))
-        os.replace(tmp, spath)
-    else:
-        records = RescoredRecords(spath, scored)
+    if changed:  # the records whose metrics changed, with their new score time; the others as the run wrote them
+        _rewrite(spath, scored.parts)
+    records = RescoredRecords(spath, len(scored.seconds))
     card["sample_errors"] = sum(1 for row in scored.rows if row[_ERROR_STAGE] is not None)
     t1 = time.perf_counter()
     if report:

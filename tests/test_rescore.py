@@ -103,7 +103,7 @@ def test_rescore_file_parts_in_processes_equal_serial(finished):
     serial = score_file(path, graphs, workers=1)
     parallel = score_file(path, graphs, workers=2, min_parallel=0)  # 16 parts of a 36-line file
     assert len(serial.rows) == len(records) == 36
-    assert serial.rows == parallel.rows and serial.changed == parallel.changed == {}
+    assert serial.rows == parallel.rows and serial.changed == parallel.changed == []
     assert [s is None for s in serial.seconds] == [s is None for s in parallel.seconds]
     assert serial.rows == [frame_row(r) for r in rescore_records(records, graphs)]
 
@@ -134,11 +134,24 @@ def test_changed_metrics_and_a_bad_line_are_placed_by_file_position(finished):
     _, graphs, _ = load_run(finished.run_dir)
     for workers in (1, 2):
         scored = score_file(path, graphs, workers=workers, min_parallel=0)
-        assert sorted(scored.changed) == [5, 30] and scored.bad is None
+        assert [line_number(path, off) for off in scored.changed] == [6, 32] and scored.bad is None
+        assert sum(part is not None for _, part in scored.parts) == (1 if workers == 1 else 2)
+        for _, part in scored.parts:
+            if part is not None:
+                part.unlink()
+    _, records, card = rescore(finished.run_dir)
+    assert card["rescored"][-1]["samples_changed"] == 2
+    after = path.read_text().split("\n")
+    new = [json.loads(after[n - 1]) for n in (6, 32)]
+    assert [r["sample_id"] for r in new] == [rows[5]["sample_id"], rows[30]["sample_id"]]
+    assert all(r["metrics"] is not None and "score_s" in r["timings"] for r in new)
+    assert after[11] == "" and not list(finished.run_dir.glob(".samples.jsonl.part-*"))
     with path.open("a") as fh:
         fh.write("\n[1, 2]\n")
+    path.write_text(path.read_text().replace('"metrics": {', '"metrics": {"stale": 1, ', 3))  # parts to drop
     scored = score_file(path, graphs, workers=2, min_parallel=0)
     assert scored.bad is not None and line_number(path, scored.bad[0]) == 36 + 1 + 2  # after a blank line
+    assert not list(finished.run_dir.glob(".samples.jsonl.part-*"))  # a bad line leaves no part behind
 
 
 def test_rescore_returns_full_records_when_nothing_changed(finished):
@@ -171,3 +184,18 @@ def test_records_that_share_stored_hashes_are_still_scored_as_they_stand(finishe
     assert out[1].metrics == out[0].metrics and out[1].metrics is not out[0].metrics
     assert out[2].metrics["correct"] != out[0].metrics["correct"]
     assert out[3].metrics["srr"] != out[0].metrics["srr"] and out[3].metrics["srr"] == 0.0
+
+
+def test_rescore_rewrites_only_the_lines_whose_metrics_changed(finished):
+    path = finished.run_dir / "samples.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    stale = json.loads(lines[7])
+    stale["metrics"]["srr"] = 0.123456  # as an older metric would have left it
+    lines[7] = json.dumps(stale, ensure_ascii=False, sort_keys=True) + "\n"
+    path.write_text("".join(lines))
+    _, records, card = rescore(finished.run_dir)
+    assert card["rescored"][-1]["samples_changed"] == 1
+    after = path.read_text().splitlines(keepends=True)
+    assert [i for i, (a, b) in enumerate(zip(lines, after)) if a != b] == [7] and len(after) == len(lines)
+    fixed = json.loads(after[7])
+    assert fixed["metrics"]["srr"] != 0.123456 and fixed["metrics"] == records[7].metrics
