@@ -9,8 +9,12 @@ interpreter's start to its exit.
 
     .venv/bin/python scripts/bench_rescore.py results/perf            # 3 runs
     .venv/bin/python scripts/bench_rescore.py results/perf --runs 5 --src /path/to/other/checkout
+    .venv/bin/python scripts/bench_rescore.py results/perf --changed  # as after a change of a metric
 
 ``--src`` times the ``benchmark`` package of another checkout (to compare two versions).
+``--changed`` re-scores a copy whose every stored metric is stale (each record's ``srr`` set to
+-1, as an older metric would have left it), so every record is written anew: the re-score that
+follows a change of the scoring code.
 """
 from __future__ import annotations
 
@@ -56,13 +60,29 @@ sys.exit(cli.main())  # a checkout from before it
 PHASES = ("import", "read+score", "report", "wall", "cpu", "command")
 
 
-def one_run(src: Path, run_dir: Path) -> dict[str, float]:
+def stale_copy(samples: Path, dst: Path) -> None:
+    """``samples`` with every record's stored ``srr`` set to -1 (a metric a re-score must put right)."""
+    with samples.open(encoding="utf-8") as src, dst.open("w", encoding="utf-8") as out:
+        for line in src:
+            if line.strip():
+                record = json.loads(line)
+                if record.get("metrics"):
+                    record["metrics"]["srr"] = -1.0
+                line = json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
+            out.write(line)
+
+
+def one_run(src: Path, run_dir: Path, stale: Path | None = None) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / run_dir.name
         shutil.copytree(run_dir, copy)
+        if stale is not None:
+            shutil.copyfile(stale, copy / "samples.jsonl")
         out = subprocess.run([sys.executable, "-c", CHILD, str(src), str(copy)], cwd=tmp, check=True,
                              capture_output=True, text=True)
         found = json.loads(out.stdout.strip().splitlines()[-1])
+        if stale is not None:
+            shutil.copyfile(stale, copy / "samples.jsonl")
         # the whole command as a user runs it: interpreter start, imports, re-score, report, exit
         t = time.perf_counter()
         subprocess.run([sys.executable, "-c", COMMAND, str(src), str(copy)], cwd=tmp, check=True, capture_output=True)
@@ -75,8 +95,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("run_dir", type=Path, help="results/<run-id> to re-score (a copy of it)")
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--src", type=Path, default=ROOT, help="checkout whose benchmark package is timed")
+    p.add_argument("--changed", action="store_true", help="every stored metric stale: every record is rewritten")
     args = p.parse_args(argv)
-    runs = [one_run(args.src.resolve(), args.run_dir.resolve()) for _ in range(args.runs)]
+    with tempfile.TemporaryDirectory() as tmp:
+        stale = None
+        if args.changed:
+            stale = Path(tmp) / "stale.jsonl"
+            stale_copy(args.run_dir / "samples.jsonl", stale)
+        runs = [one_run(args.src.resolve(), args.run_dir.resolve(), stale) for _ in range(args.runs)]
     print(f"{runs[0]['samples']} samples, {runs[0]['changed']} changed; seconds ({args.src})")
     print(f"{'phase':<12}" + "".join(f"{f'run {i + 1}':>9}" for i in range(len(runs))) + f"{'median':>9}")
     for phase in PHASES:
