@@ -125,20 +125,23 @@ def test_file_parts_cover_every_line_once(tmp_path):
 
 
 def test_changed_metrics_and_a_bad_line_are_placed_by_file_position(finished):
-    from benchmark.rescore import line_number, load_run, score_file
+    from benchmark.rescore import _rewrite, line_number, load_run, score_file
 
     path = finished.run_dir / "samples.jsonl"
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     rows[5]["metrics"], rows[30]["metrics"] = None, None
-    path.write_text("".join(json.dumps(r) + "\n" + ("\n" if i == 10 else "") for i, r in enumerate(rows)))
+    stale = "".join(json.dumps(r) + "\n" + ("\n" if i == 10 else "") for i, r in enumerate(rows))
     _, graphs, _ = load_run(finished.run_dir)
     for workers in (1, 2):
+        path.write_text(stale)
         scored = score_file(path, graphs, workers=workers, min_parallel=0)
         assert [line_number(path, off) for off in scored.changed] == [6, 32] and scored.bad is None
         assert sum(part is not None for _, part in scored.parts) == (1 if workers == 1 else 2)
-        for _, part in scored.parts:
-            if part is not None:
-                part.unlink()
+        _rewrite(path, scored.parts)  # the parts put together: those two lines new, every other one as it was
+        before, after = stale.split("\n"), path.read_text().split("\n")
+        assert [i + 1 for i, (a, b) in enumerate(zip(before, after)) if a != b] == [6, 32] and len(after) == len(before)
+        assert not list(finished.run_dir.glob(".samples.jsonl*.part-*")) and not (path.parent / "samples.jsonl.tmp").exists()
+    path.write_text(stale)
     _, records, card = rescore(finished.run_dir)
     assert card["rescored"][-1]["samples_changed"] == 2
     after = path.read_text().split("\n")
