@@ -192,8 +192,8 @@ _ERROR_STAGE = FRAME_COLUMNS.index("error_stage")
 
 
 class _Scored:
-    """What scoring sample lines gives: report rows (``frame_row``), score seconds, the lines to rewrite,
-    a bad line."""
+    """What scoring sample lines gives: report rows (``frame_row``), score seconds, where metrics changed
+    (and the parts of the file written anew there), a bad line."""
 
     __slots__ = ("rows", "seconds", "changed", "bad", "parts")
 
