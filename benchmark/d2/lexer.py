@@ -149,10 +149,7 @@ class Scanner:
             if not in_key and c == "$":
                 sub = self.read_substitution(self.i - 1)
                 if sub is not None:
-                    if buf:
-                        parts.append("".join(buf))
-                        buf = []
-                    parts.append(sub)
+                    _add_substitution(parts, buf, sub)
                 continue
             if c != "\\":
                 buf.append(c)
@@ -197,10 +194,7 @@ class Scanner:
             if not in_key and c == "$":
                 sub = self.read_substitution(self.i - 1)
                 if sub is not None:
-                    if buf:
-                        parts.append("".join(buf))
-                        buf = []
-                    parts.append(sub)
+                    _add_substitution(parts, buf, sub)
                     continue
             if c == '"':
                 break
@@ -341,3 +335,12 @@ def _trim_common_indent(s: str) -> str:
             line = line[k:]
         out.append(line)
     return "\n".join(out)
+
+
+def _add_substitution(parts: list, buf: list[str], sub: Subst) -> None:
+    """The text gathered in ``buf`` (if any) and then the substitution ``sub`` become parts of a string;
+    ``buf`` is emptied for what follows."""
+    if buf:
+        parts.append("".join(buf))
+        buf.clear()
+    parts.append(sub)

@@ -148,11 +148,7 @@ def _white_shapes(r: Raster, found: list, min_area: int, stroke8: np.ndarray) ->
             continue
         if any(bx <= x and by <= y and x + w <= bx + bw and y + h <= by + bh for bx, by, bw, bh in boxes):
             continue
-        sub = (labels[y:y + h, x:x + w] == i).astype(np.uint8)
-        contours, _ = cv2.findContours(sub, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-        cnt = max(contours, key=cv2.contourArea)
-        filled = np.zeros_like(sub)
-        cv2.drawContours(filled, [cnt], -1, 1, thickness=cv2.FILLED)
+        cnt, filled = _component_outline(labels, i, x, y, w, h)
         hull_area = max(cv2.contourArea(cv2.convexHull(cnt)), 1.0)
         if cv2.contourArea(cnt) / hull_area < 0.8:
             continue
@@ -172,6 +168,17 @@ def _white_shapes(r: Raster, found: list, min_area: int, stroke8: np.ndarray) ->
         cnt = cnt + np.array([[x, y]], dtype=np.int32)
         out.append((cnt, (x, y, w, h), float(cv2.contourArea(cnt)), WHITE, filled))
     return out
+
+
+def _component_outline(labels: np.ndarray, i: int, x: int, y: int, w: int, h: int) -> tuple[np.ndarray, np.ndarray]:
+    """Component ``i`` of ``labels`` inside its box (x, y, w, h): its outer contour (box coordinates)
+    and the box's mask with that contour filled."""
+    sub = (labels[y:y + h, x:x + w] == i).astype(np.uint8)
+    contours, _ = cv2.findContours(sub, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    cnt = max(contours, key=cv2.contourArea)
+    filled = np.zeros_like(sub)
+    cv2.drawContours(filled, [cnt], -1, 1, thickness=cv2.FILLED)
+    return cnt, filled
 
 
 def _same_fill_children(r: Raster, found: list, min_area: int, stroke8: np.ndarray) -> list:
@@ -196,11 +203,7 @@ def _same_fill_children(r: Raster, found: list, min_area: int, stroke8: np.ndarr
                 continue
             if x <= 1 or y <= 1 or x + w >= bw - 1 or y + h >= bh - 1:
                 continue
-            sub = (labels[y:y + h, x:x + w] == i).astype(np.uint8)
-            contours, _ = cv2.findContours(sub, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-            cnt = max(contours, key=cv2.contourArea)
-            filled = np.zeros_like(sub)
-            cv2.drawContours(filled, [cnt], -1, 1, thickness=cv2.FILLED)
+            cnt, filled = _component_outline(labels, i, x, y, w, h)
             gx, gy = bx + x, by + y
             if (gx, gy, w, h) in seen:
                 continue
