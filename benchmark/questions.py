@@ -106,6 +106,16 @@ class Question:
         return t.always_closed or (t.closed_when_false and a is False)
 
 
+def _is_id(value: Any) -> bool:
+    """A node id as YAML or JSON may write it: a string or a bare integer."""
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def canonical_answer(kind: str, value: Any) -> Any:
     """Canonical form of an annotated (YAML/JSON) answer value; raises ValueError when it does not fit.
 
@@ -130,12 +140,12 @@ def canonical_answer(kind: str, value: Any) -> Any:
             raise ValueError(f"expected a string, got {value!r}")
         return str(value)
     if kind == "nodes":
-        if not isinstance(value, (list, tuple, set, frozenset)):
-            raise ValueError(f"expected a list of node ids, got {value!r}")
+        if not isinstance(value, (list, tuple, set, frozenset)) or not all(map(_is_id, value)):
+            raise ValueError(f"expected a list of node ids, got {_short(value)}")
         return frozenset(str(v) for v in value)
     if kind == "path":
-        if not isinstance(value, (list, tuple)) or len(value) < 1:
-            raise ValueError(f"expected a list of node ids from source to target, got {value!r}")
+        if not isinstance(value, (list, tuple)) or len(value) < 1 or not all(map(_is_id, value)):
+            raise ValueError(f"expected a list of node ids from source to target, got {_short(value)}")
         return tuple(str(v) for v in value)
     raise ValueError(f"unknown answer kind {kind!r}")
 
@@ -162,13 +172,16 @@ def certificate_from_json(data: Any) -> Subgraph:
     unknown = set(data) - {"nodes", "edges"}
     if unknown:
         raise ValueError(f"certificate has unknown keys {sorted(unknown)}")
-    nodes = data.get("nodes") or []
-    edges = data.get("edges") or []
-    if not isinstance(nodes, list) or not all(isinstance(n, (str, int)) and not isinstance(n, bool) for n in nodes):
+    nodes = [] if data.get("nodes") is None else data["nodes"]
+    edges = [] if data.get("edges") is None else data["edges"]
+    if not isinstance(nodes, list) or not all(map(_is_id, nodes)):
         raise ValueError("certificate nodes must be a list of node ids")
+    if not isinstance(edges, list):
+        raise ValueError(f"certificate edges must be a list of [src, dst] or [src, dst, label], got {_short(edges)}")
     out_edges = []
     for e in edges:
-        if not isinstance(e, (list, tuple)) or len(e) not in (2, 3):
-            raise ValueError(f"certificate edge {e!r} must be [src, dst] or [src, dst, label]")
+        if not isinstance(e, (list, tuple)) or len(e) not in (2, 3) or not all(map(_is_id, e[:2])) \
+                or (len(e) == 3 and e[2] is not None and not _is_id(e[2])):
+            raise ValueError(f"certificate edge {_short(e)} must be [src, dst] or [src, dst, label]")
         out_edges.append(Edge(str(e[0]), str(e[1]), str(e[2]) if len(e) == 3 and e[2] is not None else ""))
     return Subgraph(frozenset(str(n) for n in nodes), frozenset(out_edges))
