@@ -77,9 +77,19 @@ def load_manifest(diagrams_dir: Path) -> dict[str, dict[str, str]]:
     if not path.exists():
         return {}
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise InputError(f"render manifest is not valid JSON: {exc.msg}", file=str(path), line=exc.lineno) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the render manifest: {exc}", file=str(path)) from exc
+    if not isinstance(data, dict):
+        raise InputError(f"render manifest must be a JSON object (diagram id -> render), not {type(data).__name__}",
+                         file=str(path), line=1)
+    bad = sorted(k for k, v in data.items() if not isinstance(v, dict))
+    if bad:
+        raise InputError(f"render manifest entry {bad[0]!r} must be an object with d2_sha256, png_sha256, d2_version",
+                         file=str(path))
+    return data
 
 
 def write_manifest(diagrams_dir: Path, manifest: dict[str, dict[str, str]]) -> None:

@@ -51,7 +51,7 @@ def validate_question(q: Question, diagram: Diagram) -> list[InputError]:
 def validate_dataset(ds: Dataset, schema_problems: list[InputError] | None = None,
                      check_renders: bool = True) -> list[InputError]:
     problems = list(schema_problems or [])
-    manifests: dict[Path, dict] = {}
+    manifests: dict[Path, dict | None] = {}  # None: unreadable, reported once
     for d in ds.diagrams.values():
         try:
             d.graph
@@ -61,9 +61,14 @@ def validate_dataset(ds: Dataset, schema_problems: list[InputError] | None = Non
         if check_renders:
             ddir = d.d2_path.parent
             if ddir not in manifests:
-                manifests[ddir] = load_manifest(ddir)
-            status = check_render(ddir, d.id, manifests[ddir])
-            if not status.ok:
+                try:
+                    manifests[ddir] = load_manifest(ddir)
+                except InputError as exc:
+                    problems.append(exc)
+                    manifests[ddir] = None
+            manifest = manifests[ddir]
+            status = check_render(ddir, d.id, manifest) if manifest is not None else None
+            if status is not None and not status.ok:
                 problems.append(InputError(status.problem, file=str(d.d2_path)))
         for q in d.questions:
             problems.extend(validate_question(q, d))
