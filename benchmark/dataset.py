@@ -7,6 +7,7 @@ every problem as an :class:`~benchmark.errors.InputError` naming file, line and 
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -26,6 +27,10 @@ DIAGRAM_KEYS = {"diagram", "title", "domain", "language", "twin", "questions", "
 QUESTION_KEYS = {"id", "text", "type", "args", "answer", "certificate", "counter_prior", "rationale", "twin_question"}
 #: libyaml's safe loader when PyYAML has it (ten times faster), else the pure-Python one
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+#: the languages of labels and questions (yes/no and number words are read in these)
+LANGUAGES = ("en", "ru")
+#: diagram and question ids are names: they never hold a path separator or start with a dot
+_NAME = re.compile(r"\w[\w.-]*")
 REQUIRED_QUESTION_KEYS = ("id", "text", "type", "args", "answer", "certificate", "counter_prior", "rationale")
 
 
@@ -86,54 +91,137 @@ def _line(node: yaml.Node | None) -> int | None:
     return node.start_mark.line + 1 if node is not None else None
 
 
-def _mapping_lines(node: yaml.Node) -> dict[str, yaml.Node]:
+def _mapping_lines(node: yaml.Node | None) -> dict[str, yaml.Node]:
+    """The value nodes of a mapping node, by key."""
     if not isinstance(node, yaml.MappingNode):
         return {}
     return {k.value: v for k, v in node.value if isinstance(k, yaml.ScalarNode)}
 
 
-def load_annotation_file(path: Path, diagrams_dir: Path) -> tuple[Diagram, list[InputError]]:
-    """Parse one annotation file. Returns the diagram with the questions that loaded, and the
-    schema problems found (each names file, line and question); bad questions are left out."""
-    errors: list[InputError] = []
+def _key_nodes(node: yaml.Node | None) -> dict[str, yaml.Node]:
+    """The key nodes of a mapping node (where a problem with that key is located), by key."""
+    if not isinstance(node, yaml.MappingNode):
+        return {}
+    return {k.value: k for k, _ in node.value if isinstance(k, yaml.ScalarNode)}
+
+
+def is_name(value: Any) -> bool:
+    """Is ``value`` usable as a diagram or question id: a name, never a path.
+
+    >>> is_name("arch_auth_cache_a-q1"), is_name("../../outside/stolen"), is_name("/etc/passwd"), is_name("..")
+    (True, False, False, False)
+    """
+    return isinstance(value, str) and _NAME.fullmatch(value) is not None
+
+
+def _as_id(value: Any) -> str | None:
+    """An id as written in YAML (a name, or a bare integer), as a string; None when it is not one."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    return value if is_name(value) else None
+
+
+class AnnotationLoader(_LOADER):  # type: ignore[misc, valid-type]
+    """The safe YAML loader, refusing a mapping that repeats a key (located at the repeat)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        if isinstance(node, yaml.MappingNode):
+            self.flatten_mapping(node)
+            first: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                try:
+                    if key in first:
+                        raise yaml.constructor.ConstructorError(
+                            "while constructing a mapping", node.start_mark,
+                            f"duplicate key {key!r} (first at line {first[key]})", key_node.start_mark)
+                    first[key] = key_node.start_mark.line + 1
+                except TypeError:  # an unhashable key: the base class says so
+                    break
+        return super().construct_mapping(node, deep=deep)
+
+
+def read_yaml(path: Path) -> tuple[Any, yaml.Node | None]:
+    """The data of one YAML file and its node tree (for line numbers), read in one pass.
+
+    Refuses aliases (``*name``): expanding them can make a few lines into gigabytes, and an
+    annotation file has no use for them. Repeated keys are refused too. Raises
+    :class:`InputError` naming file and line.
+    """
     fname = str(path)
     try:
         text = path.read_text(encoding="utf-8")
-        root_node = yaml.compose(text, Loader=_LOADER)
-        data = yaml.load(text, Loader=_LOADER)
+        if "*" in text:  # an alias needs one; only then look at the events
+            alias = next((e for e in yaml.parse(text, Loader=_LOADER) if isinstance(e, yaml.AliasEvent)), None)
+            if alias is not None:
+                raise InputError(f"YAML aliases are not allowed in annotation files (*{alias.anchor}); "
+                                 "write the value out", file=fname, line=alias.start_mark.line + 1)
+        loader = AnnotationLoader(text)
+        try:
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read annotation file: {exc}", file=fname) from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        raise InputError(f"not valid YAML: {getattr(exc, 'problem', exc)}", file=fname,
+        raise InputError(f"not valid YAML: {getattr(exc, 'problem', None) or exc}", file=fname,
                          line=mark.line + 1 if mark else None) from exc
+    return data, node
+
+
+def load_annotation_file(path: Path, diagrams_dir: Path) -> tuple[Diagram | None, list[InputError]]:
+    """Parse one annotation file. Returns the diagram with the questions that loaded, and the
+    schema problems found (each names file, line and question); bad questions are left out.
+
+    A problem with the file itself (its keys, id, language, twin, question list) leaves the whole
+    file out: the diagram is then None. Raises :class:`InputError` when the file cannot be read.
+    """
+    errors: list[InputError] = []
+    fname = str(path)
+    data, root_node = read_yaml(path)
     if not isinstance(data, dict):
         raise InputError("annotation file must be a mapping with 'diagram' and 'questions'", file=fname, line=1)
-    top = _mapping_lines(root_node)
-    unknown = set(data) - DIAGRAM_KEYS
+    top, top_keys = _mapping_lines(root_node), _key_nodes(root_node)
+
+    def file_err(msg: str, key: str | None = None) -> None:
+        errors.append(InputError(msg, file=fname, line=_line(top_keys.get(key)) if key in top_keys else 1))
+
+    unknown = sorted(set(map(str, data)) - DIAGRAM_KEYS)
     if unknown:
-        errors.append(InputError(f"unknown keys {sorted(unknown)}; allowed: {sorted(DIAGRAM_KEYS)}", file=fname,
-                                 line=_line(top.get(sorted(unknown)[0]))))
+        file_err(f"unknown keys {unknown}; allowed: {sorted(DIAGRAM_KEYS)}", unknown[0])
     did = data.get("diagram")
     if not isinstance(did, str) or not did:
-        raise InputError("'diagram' (the diagram id) is required", file=fname, line=1)
-    if did != path.stem:
-        errors.append(InputError(f"diagram id {did!r} does not match the file name {path.stem!r}", file=fname,
-                                 line=_line(top.get("diagram"))))
-    diagram = Diagram(id=did, d2_path=diagrams_dir / f"{did}.d2", png_path=diagrams_dir / f"{did}.png",
-                      title=str(data.get("title") or ""), domain=str(data.get("domain") or ""),
-                      language=str(data.get("language") or "en"), twin=data.get("twin"), annotation_path=path)
+        file_err("'diagram' (the diagram id) is required", "diagram")
+    elif not is_name(did):
+        file_err(f"diagram id {did!r} is not a name (letters, digits, '_', '-', '.'; never a path)", "diagram")
+    elif did != path.stem:
+        file_err(f"diagram id {did!r} does not match the file name {path.stem!r}", "diagram")
+    for key in ("title", "domain"):
+        if data.get(key) is not None and not isinstance(data[key], str):
+            file_err(f"{key} must be a string", key)
+    language = "en" if data.get("language") is None else data["language"]
+    if language not in LANGUAGES:
+        file_err(f"unknown language {language!r}; known: {', '.join(LANGUAGES)}", "language")
+    twin = data.get("twin")
+    if twin is not None and not is_name(twin):
+        file_err(f"twin must be the id of the other diagram, got {twin!r}", "twin")
     qs = data.get("questions")
     if not isinstance(qs, list):
-        errors.append(InputError("'questions' must be a list", file=fname, line=_line(top.get("questions"))))
-        return diagram, errors
+        file_err("'questions' must be a list", "questions")
+    if errors:
+        return None, errors
+    diagram = Diagram(id=did, d2_path=diagrams_dir / f"{did}.d2", png_path=diagrams_dir / f"{did}.png",
+                      title=data.get("title") or "", domain=data.get("domain") or "",
+                      language=language, twin=twin, annotation_path=path)
     qnodes = top.get("questions").value if isinstance(top.get("questions"), yaml.SequenceNode) else []
     for i, raw in enumerate(qs):
         qnode = qnodes[i] if i < len(qnodes) else None
         line = _line(qnode)
-        fields = _mapping_lines(qnode) if qnode is not None else {}
-        qid = raw.get("id") if isinstance(raw, dict) else None
-        label = str(qid) if qid else f"question #{i + 1}"
+        fields = _key_nodes(qnode)
+        qid = _as_id(raw.get("id")) if isinstance(raw, dict) else None
+        label = qid or f"question #{i + 1}"
 
         def err(msg: str, key: str | None = None) -> None:
             errors.append(InputError(msg, file=fname, line=_line(fields.get(key)) if key and key in fields else line,
@@ -146,18 +234,21 @@ def load_annotation_file(path: Path, diagrams_dir: Path) -> tuple[Diagram, list[
         if missing:
             err(f"missing keys {missing}")
             continue
-        bad = set(raw) - QUESTION_KEYS
+        bad = sorted(set(map(str, raw)) - QUESTION_KEYS)
         if bad:
-            err(f"unknown keys {sorted(bad)}; allowed: {sorted(QUESTION_KEYS)}", sorted(bad)[0])
+            err(f"unknown keys {bad}; allowed: {sorted(QUESTION_KEYS)}", bad[0])
+            continue
+        if qid is None:
+            err(f"id must be a name (letters, digits, '_', '-', '.'), got {raw['id']!r}", "id")
             continue
         qtype = raw["type"]
-        if qtype not in QUESTION_TYPES:
+        if not isinstance(qtype, str) or qtype not in QUESTION_TYPES:
             err(f"unknown type {qtype!r}; known: {', '.join(QUESTION_TYPES)}", "type")
             continue
         t = QUESTION_TYPES[qtype]
         args = raw["args"]
         if not isinstance(args, dict) or set(args) != set(t.args):
-            err(f"type {qtype} takes args {list(t.args)}, got {sorted(args) if isinstance(args, dict) else args!r}", "args")
+            err(f"type {qtype} takes args {list(t.args)}, got {sorted(map(str, args)) if isinstance(args, dict) else args!r}", "args")
             continue
         if not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in args.values()):
             err("every arg must be a node id or a string", "args")
@@ -178,11 +269,18 @@ def load_annotation_file(path: Path, diagrams_dir: Path) -> tuple[Diagram, list[
         if not isinstance(raw["text"], str) or not raw["text"].strip():
             err("text must be a non-empty string", "text")
             continue
-        extra = (("twin_question", str(raw["twin_question"])),) if raw.get("twin_question") else ()
+        if raw["rationale"] is not None and not isinstance(raw["rationale"], str):
+            err("rationale must be a string", "rationale")
+            continue
+        twin_q = raw.get("twin_question")
+        if twin_q is not None and _as_id(twin_q) is None:
+            err(f"twin_question must be a question id, got {twin_q!r}", "twin_question")
+            continue
+        extra = (("twin_question", _as_id(twin_q)),) if twin_q is not None else ()
         diagram.questions.append(Question(
-            id=str(qid), diagram=did, text=raw["text"].strip(), type=qtype,
+            id=qid, diagram=did, text=raw["text"].strip(), type=qtype,
             args=tuple((k, str(args[k])) for k in t.args), answer=answer, certificate=cert,
-            counter_prior=raw["counter_prior"], rationale=str(raw["rationale"] or ""),
+            counter_prior=raw["counter_prior"], rationale=raw["rationale"] or "",
             twin_of=diagram.twin, language=diagram.language, file=fname, line=line, extra=extra))
     return diagram, errors
 
@@ -191,31 +289,45 @@ def load_dataset(root: Path | str | None = None, *, strict: bool = True) -> tupl
     """Load ``root/diagrams`` and ``root/annotations``.
 
     With ``strict`` the first schema problem is raised; otherwise problems are returned and the
-    questions that loaded are kept (one bad question never loses the rest).
+    questions that loaded are kept (one bad question never loses the rest). Whatever a problem is
+    reported for is left out of the dataset: a question with a problem, a question whose id an
+    earlier question already has (files in name order), a file with a problem of its own.
+    A dataset without any annotation file is an error even when not ``strict``.
     """
     root = Path(root) if root is not None else DEFAULT_ROOT
     ddir, adir = root / "diagrams", root / "annotations"
     if not ddir.is_dir() or not adir.is_dir():
         raise InputError("a dataset directory needs 'diagrams/' and 'annotations/' folders", file=str(root))
+    files = sorted(adir.glob("*.yaml"))
+    if not files:
+        raise InputError("the dataset is empty: no annotation files (annotations/*.yaml)", file=str(adir))
     diagrams: dict[str, Diagram] = {}
     problems: list[InputError] = []
-    for path in sorted(adir.glob("*.yaml")):
+    for path in files:
         try:
             diagram, errs = load_annotation_file(path, ddir)
         except InputError as exc:  # the whole file is unreadable; the other files still load
             problems.append(exc)
             continue
         problems.extend(errs)
-        if not diagram.d2_path.exists():
+        if diagram is None:
+            continue
+        if not diagram.d2_path.is_file():
             problems.append(InputError(f"diagram file {diagram.d2_path.name} is missing", file=str(path), line=1))
             continue
         diagrams[diagram.id] = diagram
-    seen: set[str] = set()
+    first: dict[str, Question] = {}
     for d in diagrams.values():
+        kept = []
         for q in d.questions:
-            if q.id in seen:
-                problems.append(InputError("question id is used twice in the dataset", file=q.file, line=q.line, question=q.id))
-            seen.add(q.id)
+            if q.id in first:
+                was = first[q.id]
+                problems.append(InputError(f"question id is used twice in the dataset (first at {was.file}:{was.line})",
+                                           file=q.file, line=q.line, question=q.id))
+                continue
+            first[q.id] = q
+            kept.append(q)
+        d.questions = kept
     if strict and problems:
         raise problems[0]
     return Dataset(root=root, diagrams=diagrams), problems

@@ -472,6 +472,10 @@ def run(spec: RunSpec, *, progress: bool = True, quiet: bool = False, report: bo
     dataset, questions, problems = prepare_dataset(spec.data_dir, spec.limit)
     for p in problems:
         _say(f"skipped: {p}", quiet)
+    if not questions and spec.limit != 0:
+        raise InputError(f"no question to run: {len(problems)} dataset problem(s) left every question out "
+                         "(diagqa validate lists them)" if problems else "no question to run: the dataset has none",
+                         file=str(spec.data_dir))
     t_loaded = time.perf_counter()
     variants, answerers, instances, skipped, resolved = _resolve(spec, dataset, lambda msg: _say(msg, quiet))
     for s in skipped:
