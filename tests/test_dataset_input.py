@@ -287,3 +287,12 @@ def test_a_dataset_whose_every_question_is_left_out_does_not_run(tmp_path):
     root = dataset(tmp_path / "ds", {"d1.yaml": annotation("d1", language="klingon")}, diagrams=("d1",))
     with pytest.raises(InputError, match=r"no question to run: 1 dataset problem\(s\) left every question out"):
         sample_ids(root, tmp_path)
+
+
+def test_doctests():
+    import doctest
+
+    import benchmark.dataset
+
+    result = doctest.testmod(benchmark.dataset)
+    assert result.failed == 0 and result.attempted > 0
