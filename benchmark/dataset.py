@@ -27,6 +27,8 @@ DIAGRAM_KEYS = {"diagram", "title", "domain", "language", "twin", "questions", "
 QUESTION_KEYS = {"id", "text", "type", "args", "answer", "certificate", "counter_prior", "rationale", "twin_question"}
 #: libyaml's safe loader when PyYAML has it (ten times faster), else the pure-Python one
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+#: an annotation file is read up to this size (the largest bundled one is 8 kB)
+MAX_ANNOTATION_BYTES = 4 * 2**20
 #: the languages of labels and questions (yes/no and number words are read in these)
 LANGUAGES = ("en", "ru")
 #: diagram and question ids are names: they never hold a path separator or start with a dot
@@ -145,12 +147,17 @@ def read_yaml(path: Path) -> tuple[Any, yaml.Node | None]:
     """The data of one YAML file and its node tree (for line numbers), read in one pass.
 
     Refuses aliases (``*name``): expanding them can make a few lines into gigabytes, and an
-    annotation file has no use for them. Repeated keys are refused too. Raises
+    annotation file has no use for them. Repeated keys are refused too, and so is a file larger
+    than :data:`MAX_ANNOTATION_BYTES`. Raises
     :class:`InputError` naming file and line.
     """
     fname = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb") as f:  # bounded: a link to /dev/zero must not fill the memory
+            raw = f.read(MAX_ANNOTATION_BYTES + 1)
+        if len(raw) > MAX_ANNOTATION_BYTES:
+            raise InputError(f"annotation file is larger than {MAX_ANNOTATION_BYTES // 2**20} MiB", file=fname)
+        text = raw.decode("utf-8")
         if "*" in text:  # an alias needs one; only then look at the events
             alias = next((e for e in yaml.parse(text, Loader=_LOADER) if isinstance(e, yaml.AliasEvent)), None)
             if alias is not None:

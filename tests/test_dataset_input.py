@@ -296,3 +296,11 @@ def test_doctests():
 
     result = doctest.testmod(benchmark.dataset)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_an_annotation_file_without_end_is_read_only_up_to_the_size_limit(tmp_path):
+    root = dataset(tmp_path / "ds", {"d2.yaml": annotation("d2")})
+    (root / "annotations" / "d1.yaml").symlink_to("/dev/zero")
+    rc, errors, summary = validate(root)
+    assert errors == [f"error: {root / 'annotations' / 'd1.yaml'}: annotation file is larger than 4 MiB"]
+    assert (rc, summary) == (1, "validate: 1 problem(s) in 1 diagrams, 1 questions")
