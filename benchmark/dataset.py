@@ -255,7 +255,8 @@ def load_annotation_file(path: Path, diagrams_dir: Path) -> tuple[Diagram | None
         t = QUESTION_TYPES[qtype]
         args = raw["args"]
         if not isinstance(args, dict) or set(args) != set(t.args):
-            err(f"type {qtype} takes args {list(t.args)}, got {sorted(map(str, args)) if isinstance(args, dict) else args!r}", "args")
+            got = sorted(map(str, args)) if isinstance(args, dict) else args
+            err(f"type {qtype} takes args {list(t.args)}, got {got!r}", "args")
             continue
         if not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in args.values()):
             err("every arg must be a node id or a string", "args")

@@ -140,7 +140,8 @@ def test_a_repeated_key_is_refused_where_it_repeats(tmp_path, where, old, new, k
 
 @pytest.mark.parametrize("old, new, key, message", [
     ("      edges: [[a, b]]\n", "      edges: 5\n", "certificate:", "certificate edges must be a list"),
-    ("      edges: [[a, b]]\n", "      edges: [[a, {x: 1}]]\n", "certificate:", "must be [src, dst] or [src, dst, label]"),
+    ("      edges: [[a, b]]\n", "      edges: [[a, {x: 1}]]\n", "certificate:",
+     "must be [src, dst] or [src, dst, label]"),
     ("- id: d1-q1\n", "- id: [1, 2]\n", "id: [1, 2]", "id must be a name"),
     ("    rationale: A points at B.\n", "    rationale: {a: 1}\n", "rationale:", "rationale must be a string"),
     ("    type: edge_exists\n", "    type: [edge_exists]\n", "type:", "unknown type ['edge_exists']"),
