@@ -219,3 +219,18 @@ def test_pair_consistency_separates_a_reader_from_a_guesser(split, tmp_path):
     md = pairs_markdown(records, pairs)
     assert md.startswith("## Counterfactual pairs")
     assert f"| oracle+d2+full | solver | {len(pairs)} |" in md
+
+
+def test_pair_metric_doctests_and_unmeasured_sides():
+    import benchmark.metrics.pairs as pairs_module
+
+    assert doctest.testmod(pairs_module).failed == 0
+    recs = [{"variant": "v", "answerer": "a", "question_id": "q1", "metrics": {"answer_value": True, "correct": True}},
+            {"variant": "v", "answerer": "a", "question_id": "q1cf", "metrics": {"answer_value": None, "correct": None},
+             "answer": {"raw": None}},
+            {"variant": "v", "answerer": "a", "question_id": "q2", "metrics": {"answer_value": ["b", "a"], "correct": False}},
+            {"variant": "v", "answerer": "a", "question_id": "q2cf", "metrics": {"answer_value": ["a", "b"], "correct": True}},
+            {"variant": "w", "answerer": "a", "question_id": "q3", "metrics": {"answer_value": 1, "correct": True}}]
+    [row] = pair_table(recs, {"q1": "q1cf", "q2": "q2cf", "q3": "q3cf"})
+    assert (row["variant"], row["pairs"], row["measured"], row["unmeasured"]) == ("v", 2, 1, 1)
+    assert row["same_answer_rate"] == 1.0 and row["both_correct_rate"] == 0.0   # a set is the same in any order

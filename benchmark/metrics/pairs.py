@@ -62,7 +62,13 @@ def pair_outcomes(records: Iterable[Any], pairs: Mapping[str, str]) -> dict[tupl
     """Pair outcomes per ``(variant, answerer)`` from a run's sample records (objects or dicts of
     ``samples.jsonl``) and ``pairs`` (original question id -> counterfactual question id). A pair
     counts only where both questions were run by the same variant and answerer; a sample that
-    failed (stage error, no metrics) gives an unmeasured side."""
+    failed (stage error, no metrics, ``correct`` None) gives an unmeasured side.
+
+    >>> recs = [{"variant": "v", "answerer": "a", "question_id": q, "metrics": {"answer_value": None, "correct": False},
+    ...          "answer": {"raw": "Billing"}} for q in ("q1", "q1cf")]
+    >>> pair_outcomes(recs, {"q1": "q1cf"})[("v", "a")][0][0]
+    ('raw', '"Billing"')
+    """
     cells: dict[tuple[str, str, str], Any] = {}
     for rec in records:
         cells[(_get(rec, "variant"), _get(rec, "answerer"), _get(rec, "question_id"))] = rec
@@ -72,10 +78,23 @@ def pair_outcomes(records: Iterable[Any], pairs: Mapping[str, str]) -> dict[tupl
         other = cells.get((variant, answerer, cf)) if cf else None
         if other is None:
             continue
-        ma, mb = _get(rec, "metrics") or {}, _get(other, "metrics") or {}
-        out.setdefault((variant, answerer), []).append(
-            (ma.get("answer_value"), mb.get("answer_value"), ma.get("correct"), mb.get("correct")))
+        (va, ca), (vb, cb) = _side(rec), _side(other)
+        out.setdefault((variant, answerer), []).append((va, vb, ca, cb))
     return out
+
+
+def _side(rec: Any) -> tuple[Any, bool | None]:
+    """(the answer for comparing, correct) of one sample. The answer is its canonical value; one
+    that names nothing readable is compared as given (the same text on both sides is the same
+    answer); a failed sample (no metrics, or ``correct`` None) has no answer."""
+    m = _get(rec, "metrics") or {}
+    if m.get("correct") is None:
+        return None, None
+    value = m.get("answer_value")
+    if value is None:
+        raw = (_get(rec, "answer") or {}).get("raw")
+        value = ("raw", json.dumps(raw, ensure_ascii=False, sort_keys=True, default=str))
+    return value, m["correct"]
 
 
 def pair_table(records: Iterable[Any], pairs: Mapping[str, str]) -> list[dict[str, Any]]:
