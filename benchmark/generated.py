@@ -28,11 +28,11 @@ from benchmark.dataset import Dataset, Diagram
 from benchmark.d2 import parse_text
 from benchmark.errors import DiagQAError, InputError
 from benchmark.graph import Subgraph, build_graph
-from benchmark.perturb import Edit, NotRealisable, choose_edit, realise
+from benchmark.perturb import Edit, NotRealisable, choose_edit, pivotal, realise
 from benchmark.questions import Question, answer_to_json
 from benchmark.render import (check_render, d2_binary, d2_version, load_manifest, render_file, sha256_file,
                               write_manifest)
-from benchmark.solver import propose_certificate
+from benchmark.solver import propose_certificate, resolve_certificate
 
 PAIRS_FILE = "pairs.json"
 CF_MARK = "__cf"
@@ -69,9 +69,6 @@ def _cf_question_id(q: Question, cf_diagram: str) -> str:
 
 def plan_split(ds: Dataset, questions: list[Question], seed: int = 0) -> SplitPlan:
     """Choose and make an edit for every question (diagrams in id order): the pairs of a split."""
-    from benchmark.perturb import _pivotal
-    from benchmark.solver import resolve_certificate
-
     plan = SplitPlan(seed=seed, questions=len(questions))
     by_diagram: dict[str, list[Question]] = {}
     for q in questions:
@@ -106,7 +103,7 @@ def plan_split(ds: Dataset, questions: list[Question], seed: int = 0) -> SplitPl
             new_graph = build_graph(parse_text(plan.texts[cf_id]))
             answer, new_cert = propose_certificate(q.type, q.arg, new_graph)
             plan.pairs.append(Pair(q, edit, cf_id, _cf_question_id(q, cf_id), answer, new_cert, edit.describe(parsed),
-                                   _pivotal(edit, parsed, cert)))
+                                   pivotal(edit, parsed, cert)))
     return plan
 
 

@@ -146,7 +146,8 @@ def _scars(before: nx.MultiDiGraph, after: nx.MultiDiGraph) -> int:
     return n
 
 
-def _pivotal(edit: Edit, parsed: dict[str, Any], certificate: Subgraph) -> bool:
+def pivotal(edit: Edit, parsed: dict[str, Any], certificate: Subgraph) -> bool:
+    """Does ``edit`` touch an edge of ``certificate`` (the question's proof, resolved on the diagram)?"""
     keys = {(e.src, e.dst) for e in certificate.edges} | {(e.dst, e.src) for e in certificate.edges if not e.directed}
     return any(tuple(_edge_json(parsed["edges"][i])[:2]) in keys for i in edit.edges)
 
@@ -163,7 +164,7 @@ def rank_edits(q: Question, parsed: dict[str, Any], g: nx.MultiDiGraph, edits: I
     ranked = []
     for e in edits:
         after = build_graph(apply_edit(parsed, e))
-        ranked.append(((0 if _pivotal(e, parsed, cert) else 1, _scars(g, after), _odd(e, parsed)), e))
+        ranked.append(((0 if pivotal(e, parsed, cert) else 1, _scars(g, after), _odd(e, parsed)), e))
     return sorted(ranked)
 
 
