@@ -10,6 +10,9 @@ baseline                  what it sees and does
                           dataset (in-sample; ties go to the smallest answer)
 ``text-cue``              yes/no: "without"/"без"/"минуя" -> yes, "both"/"оба"/"обе" -> yes,
                           else no; other kinds: the ``majority`` answer of the type
+``cue-majority``          the most common gold answer of the question's (type, cue word) cell,
+                          when the cell holds at least :data:`MIN_CELL` questions, else of the
+                          type (in-sample: an upper estimate of what text cues can learn)
 ``keyword``               the ``keyword`` answerer with no context (question words only)
 ``keyword-nodes``         the ``keyword`` answerer given the diagram's node labels, no edges
 ``blind``                 the ``blind`` answerer (fixed priors from the question text)
@@ -46,16 +49,32 @@ from benchmark.solver import answers_match
 
 #: the cue words of the text-cue rule (English and Russian): any of them -> "yes", else "no"
 TEXT_CUES = re.compile(r"(?<!\w)(without|both|без|минуя|оба|обе|обоих)(?!\w)", re.IGNORECASE)
+#: cue words of the (type x cue word) cells, in the order they are looked for; a question's cue is
+#: the first one its text contains ("-" when none)
+CUE_WORDS = ("without", "без", "минуя", "both", "оба", "обе", "обоих", "directly", "direct", "straight",
+             "напрямую", "ever", "eventually", "still", "again", "back", "once", "after")
+#: smallest (type, cue) cell whose own majority ``cue-majority`` uses
+MIN_CELL = 5
 #: answer kinds that a prior can have an opinion on, and so the only ones that can be counter-prior
 COUNTER_PRIOR_KINDS = ("bool", "node")
 #: every baseline in report order; the llm ones run only when a model is configured
-BASELINES = ("majority", "text-cue", "keyword", "keyword-nodes", "blind", "llm-question", "llm-nodes")
-NO_MODEL_BASELINES = BASELINES[:5]
+BASELINES = ("majority", "text-cue", "cue-majority", "keyword", "keyword-nodes", "blind", "llm-question", "llm-nodes")
+NO_MODEL_BASELINES = BASELINES[:6]
 
 
 def text_cue(text: str) -> bool:
     """The text-cue rule on one yes/no question: a cue word ("without", "both") means yes."""
     return TEXT_CUES.search(text) is not None
+
+
+def cue_word(text: str) -> str:
+    """The first of :data:`CUE_WORDS` that ``text`` contains as a whole word, else ``"-"``.
+
+    >>> cue_word("Does A still reach B without C?"), cue_word("Does A reach B?")
+    ('without', '-')
+    """
+    words = set(re.findall(r"\w+", text.casefold()))
+    return next((w for w in CUE_WORDS if w in words), "-")
 
 
 def accuracy(correct: Iterable[bool | None]) -> float | None:
@@ -83,6 +102,26 @@ def majority_answers(questions: Iterable[Question]) -> dict[str, Any]:
         counts.setdefault(q.type, Counter())[key] += 1
         values.setdefault(q.type, {})[key] = q.answer
     return {t: values[t][min(c, key=lambda k: (-c[k], k))] for t, c in sorted(counts.items())}
+
+
+def cue_majority_answers(questions: Sequence[Question], min_cell: int = MIN_CELL) -> dict[tuple[str, str], Any]:
+    """The most common gold answer per (type, :func:`cue_word`) cell that holds at least ``min_cell``
+    questions (ties as in :func:`majority_answers`); smaller cells are left out.
+
+    >>> from benchmark.graph import Subgraph
+    >>> qs = [Question(f"q{i}", "d", t, "reachable", (), a, Subgraph())
+    ...       for i, (t, a) in enumerate([("A without B?", True)] * 2 + [("A to B?", False)] * 3)]
+    >>> cue_majority_answers(qs, min_cell=2)
+    {('reachable', '-'): False, ('reachable', 'without'): True}
+    """
+    cells: dict[tuple[str, str], list[Question]] = {}
+    for q in questions:
+        cells.setdefault((q.type, cue_word(q.text)), []).append(q)
+    out = {}
+    for key in sorted(cells):
+        if len(cells[key]) >= min_cell:
+            out[key] = majority_answers(cells[key])[key[0]]
+    return out
 
 
 @dataclass(frozen=True)
@@ -136,6 +175,7 @@ def make_baselines(questions: Sequence[Question], llm_options: Mapping[str, Any]
     if unknown:
         raise ValueError(f"unknown prior baselines {unknown}; known: {', '.join(BASELINES)}")
     majority = majority_answers(questions)
+    by_cue = cue_majority_answers(questions, MIN_CELL)
     keyword, blind = KeywordAnswerer(), BlindAnswerer()
     out: dict[str, Predictor] = {}
     unavailable: dict[str, str] = {}
@@ -148,9 +188,13 @@ def make_baselines(questions: Sequence[Question], llm_options: Mapping[str, Any]
             return by_majority(q, d)
         return _score_canonical(q, text_cue(q.text), d)
 
+    def by_cue_majority(q: Question, d: Diagram) -> Prediction:
+        return _score_canonical(q, by_cue.get((q.type, cue_word(q.text)), majority[q.type]), d)
+
     builders: dict[str, Predictor] = {
         "majority": by_majority,
         "text-cue": by_text_cue,
+        "cue-majority": by_cue_majority,
         "keyword": lambda q, d: _score_answer(q, keyword.answer(q, None), d, False),
         "keyword-nodes": lambda q, d: _score_answer(q, keyword.answer(q, nodes_only_context(d)), d, False),
         "blind": lambda q, d: _score_answer(q, blind.answer(q, None), d, False),

@@ -272,3 +272,16 @@ def test_bundled_dataset_floor_is_the_strongest_prior():
         else:
             assert res.counter_prior[q.id] is None
     assert run_priors(ds).to_json() == res.to_json()  # deterministic
+
+
+def test_cue_majority_learns_a_cell_once_it_is_big_enough(shop, monkeypatch):
+    ds, _ = load_dataset(shop)
+    # cells of 5 or more: none in this fixture, so every question takes its type's majority
+    res = run_priors(ds, names=["majority", "cue-majority"])
+    assert [p.correct for p in res.predictions["cue-majority"].values()] == \
+        [p.correct for p in res.predictions["majority"].values()]
+    monkeypatch.setattr(priors_module, "MIN_CELL", 1)
+    res = run_priors(ds, names=["majority", "cue-majority"])
+    # (reachable, "both") is its own cell now: q3 is answered yes from it
+    assert res.predictions["cue-majority"]["shop-q3"].correct is True
+    assert res.table["all"]["cue-majority"].correct == 7 and res.floor == "cue-majority"
