@@ -234,3 +234,37 @@ def test_pair_metric_doctests_and_unmeasured_sides():
     [row] = pair_table(recs, {"q1": "q1cf", "q2": "q2cf", "q3": "q3cf"})
     assert (row["variant"], row["pairs"], row["measured"], row["unmeasured"]) == ("v", 2, 1, 1)
     assert row["same_answer_rate"] == 1.0 and row["both_correct_rate"] == 0.0   # a set is the same in any order
+
+
+def test_no_render_split_of_one_diagram_without_originals(tmp_path):
+    out = tmp_path / "gen"
+    rc, stdout, stderr = run("perturb", "--data", str(FIXTURE), "--out", str(out), "--diagrams", "mini_a",
+                             "--no-render", "--no-originals")
+    assert rc == 0, stderr
+    files = sorted(p.name for p in (out / "diagrams").iterdir())
+    assert files and all(f.startswith("mini_a__cf") and f.endswith(".d2") for f in files)   # no PNG, no original
+    data = json.loads((out / "pairs.json").read_text())
+    assert data["questions"] == 5 and not data["rendered"] and not data["originals_included"]
+    assert {p["diagram"] for p in data["pairs"]} == {"mini_a"}
+    rc, _, err = run("validate", "--data", str(out), "--no-renders")
+    assert rc == 0, err
+    for f in files:   # the real d2 binary compiles every edited file
+        assert subprocess.run([d2_binary(), "validate", str(out / "diagrams" / f)], capture_output=True).returncode == 0
+    rc, _, err = run("perturb", "--data", str(FIXTURE), "--out", str(out), "--diagrams", "nope", "--no-render")
+    assert rc == 2 and "not diagrams of" in err
+
+
+def test_bundled_diagrams_every_pair_flips_in_the_edited_text():
+    from benchmark.dataset import DEFAULT_ROOT
+
+    ds, _ = load_dataset(DEFAULT_ROOT)
+    keep = sorted(ds.diagrams)[:10]
+    ds.diagrams = {k: ds.diagrams[k] for k in keep}
+    plan = plan_split(ds, ds.questions, seed=0)
+    assert plan.pairs and len(plan.pairs) + len(plan.without) == plan.questions == len(ds.questions)
+    for p in plan.pairs:
+        q = p.question
+        g = build_graph(parse_text(plan.texts[p.diagram_id]))
+        assert answers_match(q.type, q.arg, p.answer, solve(q.type, q.arg, g), g)
+        assert not answers_match(q.type, q.arg, q.answer, solve(q.type, q.arg, g), g), q.id
+        assert {n for n in g.nodes} == set(ds.diagrams[q.diagram].graph.nodes)
