@@ -73,6 +73,42 @@ def twin_pairs(ds: Dataset) -> list[tuple[str, str]]:
 
 
 @dataclass(frozen=True)
+class PriorFloor:
+    """The prior baselines that need no model (:mod:`benchmark.priors`), as the card reports them."""
+
+    accuracy: dict[str, dict[str, float | None]]   # group (all, yes/no, counter-prior) -> baseline -> accuracy
+    strongest: str | None                           # on all questions: the guessability floor
+    strongest_yes_no: str | None
+    counter_prior_measured: int                     # yes/no and node questions the strongest prior gets wrong
+    counter_prior_defined: int                      # yes/no and node questions
+    counter_prior_agree: int                        # of those, where the annotated flag says the same
+
+    @property
+    def yes_no_gap(self) -> float | None:
+        """Accuracy of the strongest prior on yes/no minus the majority baseline's (0 when majority is the strongest)."""
+        yn = self.accuracy.get("yes/no", {})
+        best, majority = yn.get(self.strongest_yes_no or ""), yn.get("majority")
+        return None if best is None or majority is None else best - majority
+
+
+#: the groups of the priors table that the card shows
+PRIOR_GROUPS = ("all", "yes/no", "counter-prior (annotated)")
+
+
+def prior_floor(ds: Dataset) -> PriorFloor:
+    """Run the no-model prior baselines on ``ds`` (deterministic; well under a second for the bundled data)."""
+    from benchmark.priors import run_priors
+
+    res = run_priors(ds)
+    data = res.to_json()["counter_prior"]
+    return PriorFloor(
+        accuracy={g: {b: c.accuracy for b, c in res.table[g].items()} for g in PRIOR_GROUPS if g in res.table},
+        strongest=res.floor, strongest_yes_no=res.strongest_on("yes/no"),
+        counter_prior_measured=data["measured"], counter_prior_defined=data["defined_on"],
+        counter_prior_agree=data["agree"])
+
+
+@dataclass(frozen=True)
 class CardStats:
     """The counts the card reports. Every mapping is sorted by key."""
 
@@ -93,6 +129,7 @@ class CardStats:
     twin_questions: int
     container_diagrams: int
     decision_diagrams: int
+    priors: PriorFloor | None = None
 
     @property
     def yes_share(self) -> float | None:
@@ -141,6 +178,7 @@ def card_stats(ds: Dataset) -> CardStats:
         twin_questions=sum(1 for q in questions if dict(q.extra).get("twin_question")),
         container_diagrams=sum(1 for d in diagrams if has_containers(d.graph)),
         decision_diagrams=sum(1 for d in diagrams if decision_nodes(d.graph)),
+        priors=prior_floor(ds) if questions else None,
     )
 
 
@@ -209,6 +247,22 @@ def render_markdown(s: CardStats) -> str:
         ("negative / universal questions (closed-set certificate)", f"{s.closed_set} of {s.questions}",
          _pct(s.closed_set_share)),
     ])
+    if s.priors is not None:
+        lines += ["", "**Prior baselines** (accuracy without the diagram's edges; `diagqa priors` adds a text-only "
+                      "model when one is configured)", ""]
+        p = s.priors
+        baselines = list(p.accuracy.get("all", {}))
+        lines += _table(("questions",) + tuple(baselines),
+                        ((g,) + tuple(_pct(p.accuracy[g][b]) for b in baselines) for g in p.accuracy))
+        gap = p.yes_no_gap
+        lines += ["", f"Strongest prior baseline (the guessability floor): {p.strongest}, "
+                      f"{_pct(p.accuracy['all'][p.strongest]) if p.strongest else 'n/a'} of all questions. "
+                      f"On yes/no: {p.strongest_yes_no}, {'n/a' if gap is None else f'{100 * gap:+.1f}'} points "
+                      f"over the majority baseline (target: at most +5; "
+                      f"{'met' if gap is not None and gap <= 0.05 else '**not met**'}). "
+                      f"Counter-prior by measurement (the strongest prior on the question's answer kind gets a "
+                      f"yes/no or node question wrong): {p.counter_prior_measured} of {p.counter_prior_defined}; "
+                      f"the annotated flag says the same on {p.counter_prior_agree} of the {p.counter_prior_defined}."]
     lines += ["", "**By language**", ""]
     lines += _table(("language", "diagrams", "questions"), ((k, d, q) for k, (d, q) in s.languages.items()))
     lines += ["", "**Structure**", ""]

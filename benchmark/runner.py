@@ -233,31 +233,15 @@ def prepare_dataset(data_dir: Path, limit: int | None = None) -> tuple[Dataset, 
 
 
 def check_question(q: Question, diagram: Diagram) -> InputError | None:
-    """Why ``q`` cannot be scored on ``diagram`` (None when it can): its node ids must exist, the solver
-    must agree with its answer, and its certificate must lie inside the diagram and prove the answer.
-
-    Minimality of certificates is the validator's business (``diagqa validate``), not the run's.
+    """Why ``q`` cannot be scored on ``diagram`` (None when it can): the validator's own check
+    (:func:`benchmark.validate.question_problems`, same wording), without minimality: its node
+    ids must exist, the solver must agree with its answer, and its certificate must lie inside the
+    diagram and prove the answer. Minimality is ``diagqa validate``'s business, not the run's.
     """
-    from benchmark.dataset import node_args_missing
-    from benchmark.solver import answers_match, proves, resolve_certificate, solve
+    from benchmark.validate import question_problems
 
-    def problem(msg: str) -> InputError:
-        return InputError(msg, file=q.file, line=q.line, question=q.id)
-
-    g = diagram.graph
-    missing = node_args_missing(q, g)
-    if missing:
-        return problem(f"args name nodes that are not in diagram {diagram.id}: {', '.join(missing)}")
-    got = solve(q.type, q.arg, g)
-    if not answers_match(q.type, q.arg, got, q.answer, g):
-        return problem(f"annotated answer {answer_to_json(q.answer)!r} but the solver computes "
-                       f"{answer_to_json(got)!r} on diagram {diagram.id}")
-    cert, outside = resolve_certificate(q.certificate, g)
-    if outside:
-        return problem("certificate is not inside the diagram: " + "; ".join(outside))
-    if not proves(q.type, q.arg, q.answer, cert, g):
-        return problem("certificate does not prove the answer")
-    return None
+    problems = question_problems(q, diagram, minimal=False)
+    return problems[0] if problems else None
 
 
 # -- the work of one diagram -----------------------------------------------------------------------

@@ -128,10 +128,21 @@ def answers_match(qtype: str, args: dict[str, str], predicted: Any, gold: Any, g
 
 
 def _closure(g: nx.MultiDiGraph, source: str, avoid: str | None = None) -> Subgraph:
-    """``source``, every node reachable from it (not entering ``avoid``) and every edge leaving those."""
+    """The closed set of ``source`` in the graph without ``avoid`` (DESIGN.md §4): ``source``, every
+    node reachable from it there, and every edge of that graph leaving those nodes; edges into
+    ``avoid`` are not part of it.
+
+    >>> from benchmark.graph import build_graph
+    >>> g = build_graph({"edges": [{"src": "a", "dst": "c"}, {"src": "c", "dst": "b"}, {"src": "a", "dst": "d"}]})
+    >>> c = _closure(g, "a", avoid="c")
+    >>> sorted(c.all_nodes), [(e.src, e.dst) for e in sorted(c.edges)]
+    (['a', 'd'], [('a', 'd')])
+    >>> sorted(_closure(g, "a").all_nodes)
+    ['a', 'b', 'c', 'd']
+    """
     reached = _bfs(g, source, avoid) if source != avoid else {}
     nodes = set(reached) | {source}
-    edges = {e for n in reached for _, e in out_edges(g, n)}
+    edges = {e for n in reached for v, e in out_edges(g, n) if v != avoid}
     return Subgraph.from_edges(edges, nodes)
 
 

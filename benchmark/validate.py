@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import networkx as nx
+
 from benchmark.dataset import Dataset, Diagram, load_dataset, node_args_missing
 from benchmark.errors import DiagQAError, InputError
+from benchmark.graph import Subgraph, restrict
 from benchmark.questions import Question, answer_to_json
 from benchmark.render import check_render, load_manifest
 from benchmark.solver import answers_match, droppable, proves, resolve_certificate, solve
@@ -21,31 +24,56 @@ def _problem(q: Question, msg: str) -> InputError:
     return InputError(msg, file=q.file, line=q.line, question=q.id)
 
 
-def validate_question(q: Question, diagram: Diagram) -> list[InputError]:
-    """Problems of one question against its diagram's graph (empty when it is sound)."""
+#: why a certificate that lies inside the diagram fails to prove its answer (one wording for
+#: ``diagqa validate`` and ``diagqa run``)
+NOT_PROVING = "certificate does not prove the answer (the solver on the certificate alone disagrees)"
+NOT_CLOSED = "certificate is not closed (negative/universal questions need every reached node and its out-edges)"
+
+
+def certificate_problem(q: Question, cert: Subgraph, g: nx.MultiDiGraph) -> str | None:
+    """Why the resolved certificate ``cert`` does not prove ``q``'s answer on ``g`` (None when it does).
+
+    The solver on the certificate alone must give the answer (else :data:`NOT_PROVING`); for
+    negative and universal questions the certificate must also hold a closed set (else
+    :data:`NOT_CLOSED`).
+    """
+    if proves(q.type, q.arg, q.answer, cert, g):
+        return None
+    if answers_match(q.type, q.arg, solve(q.type, q.arg, restrict(g, cert)), q.answer, g):
+        return NOT_CLOSED
+    return NOT_PROVING
+
+
+def question_problems(q: Question, diagram: Diagram, minimal: bool = True) -> list[InputError]:
+    """Problems of one question against its diagram's graph (empty when it is sound).
+
+    One check for every caller: ``diagqa validate`` asks for minimality too, ``diagqa run``
+    (``minimal=False``) only needs a question it can score. The first failing step stops the check.
+    """
     g = diagram.graph
     missing = node_args_missing(q, g)
     if missing:
         return [_problem(q, f"args name nodes that are not in diagram {diagram.id}: {', '.join(missing)}")]
-    problems = []
     got = solve(q.type, q.arg, g)
     if not answers_match(q.type, q.arg, got, q.answer, g):
-        problems.append(_problem(q, f"annotated answer {answer_to_json(q.answer)!r} but the solver computes "
-                                    f"{answer_to_json(got)!r} on diagram {diagram.id}"))
-        return problems
+        return [_problem(q, f"annotated answer {answer_to_json(q.answer)!r} but the solver computes "
+                            f"{answer_to_json(got)!r} on diagram {diagram.id}")]
     cert, outside = resolve_certificate(q.certificate, g)
     if outside:
-        problems.append(_problem(q, "certificate is not inside the diagram: " + "; ".join(outside)))
-        return problems
-    if not proves(q.type, q.arg, q.answer, cert, g):
-        what = "is not closed (negative/universal questions need every reached node and its out-edges)" \
-            if q.needs_closure() else "does not prove the answer (the solver on the certificate alone disagrees)"
-        problems.append(_problem(q, f"certificate {what}"))
-        return problems
-    extra = droppable(q.type, q.arg, q.answer, cert, g)
-    if extra:
-        problems.append(_problem(q, "certificate is not minimal: can drop " + ", ".join(extra)))
-    return problems
+        return [_problem(q, "certificate is not inside the diagram: " + "; ".join(outside))]
+    problem = certificate_problem(q, cert, g)
+    if problem:
+        return [_problem(q, problem)]
+    if minimal:
+        extra = droppable(q.type, q.arg, q.answer, cert, g)
+        if extra:
+            return [_problem(q, "certificate is not minimal: can drop " + ", ".join(extra))]
+    return []
+
+
+def validate_question(q: Question, diagram: Diagram) -> list[InputError]:
+    """Every problem of one question, minimality included (what ``diagqa validate`` reports)."""
+    return question_problems(q, diagram, minimal=True)
 
 
 def validate_dataset(ds: Dataset, schema_problems: list[InputError] | None = None,

@@ -169,3 +169,24 @@ def test_committed_card_is_current():
     committed = current_section(readme.read_text(encoding="utf-8"))
     generated = render_markdown(card_stats(load_dataset(DEFAULT_ROOT)[0]))
     assert committed == generated, "the dataset card is stale: run `diagqa card --write`"
+
+
+def test_card_reports_the_prior_floor_as_diagqa_priors_measures_it():
+    from dataclasses import replace
+
+    from benchmark.card import PriorFloor
+    from benchmark.priors import run_priors
+
+    ds = load_dataset(FIXTURE)[0]
+    s = card_stats(ds)
+    res = run_priors(ds)
+    assert s.priors.strongest == res.floor
+    assert s.priors.accuracy["yes/no"] == {b: c.accuracy for b, c in res.table["yes/no"].items()}
+    assert s.priors.counter_prior_defined == sum(1 for q in ds.questions if q.kind in ("bool", "node"))
+    text = render_markdown(s)
+    assert f"Strongest prior baseline (the guessability floor): {res.floor}," in text
+    # a text-cue rule 10 points over the majority on yes/no misses the target
+    gap = PriorFloor({"all": {"majority": 0.5, "text-cue": 0.6}, "yes/no": {"majority": 0.6, "text-cue": 0.7}},
+                     "text-cue", "text-cue", 1, 2, 1)
+    assert gap.yes_no_gap == pytest.approx(0.1)
+    assert "+10.0 points over the majority baseline (target: at most +5; **not met**)" in render_markdown(replace(s, priors=gap))

@@ -164,12 +164,37 @@ def test_negative_reachability_certificate_is_the_closed_set(approval):
     assert cert.edges == {Edge("pay", "ledger"), Edge("cache", "ledger", "sync", directed=False)}
 
 
-def test_negative_avoiding_certificate_stops_at_the_avoided_node(approval):
+def test_negative_avoiding_certificate_stops_before_the_avoided_node(approval):
+    # DESIGN.md §4: the closed set is taken in the graph without the avoided node, so the edge
+    # gate -yes-> pay is not part of it
     args = {"source": "request", "target": "ledger", "avoid": "pay"}
     answer, cert = propose_certificate("reachable_avoiding", args, approval)
     assert answer is False
-    assert cert.all_nodes == {"request", "gate", "pay", "reject"}
-    assert cert.edges == {Edge("request", "gate"), Edge("gate", "pay", "yes"), Edge("gate", "reject", "no")}
+    assert cert.all_nodes == {"request", "gate", "reject"}
+    assert cert.edges == {Edge("request", "gate"), Edge("gate", "reject", "no")}
+    assert closures("reachable_avoiding", args, False, approval) == [cert]
+
+
+def test_closed_set_avoiding_c_leaves_out_edges_into_c():
+    # a -> c -> b; a -> d: "a reaches b avoiding c" is no, proved by a, d and a -> d alone
+    g = graph(("a", "->", "c"), ("c", "->", "b"), ("a", "->", "d"))
+    args = {"source": "a", "target": "b", "avoid": "c"}
+    answer, cert = propose_certificate("reachable_avoiding", args, g)
+    assert answer is False
+    assert cert.to_json() == {"nodes": ["a", "d"], "edges": [["a", "d"]]}
+    assert proves("reachable_avoiding", args, False, cert, g)
+    # the certificate the old rule asked for is no longer minimal: the edge into c can go
+    old = Subgraph.from_edges([Edge("a", "c"), Edge("a", "d")])
+    assert droppable("reachable_avoiding", args, False, old, g) == ["edge a -> c"]
+    # without a -> d the closed set is incomplete
+    assert not proves("reachable_avoiding", args, False, Subgraph(frozenset({"a"})), g)
+
+
+def test_closed_set_avoiding_leaves_out_an_undirected_edge_to_the_avoided_node():
+    g = graph(("a", "--", "c"), ("c", "->", "b"), ("a", "->", "d"))
+    args = {"source": "a", "target": "b", "avoid": "c"}
+    [closed] = closures("reachable_avoiding", args, False, g)
+    assert closed.to_json() == {"nodes": ["a", "d"], "edges": [["a", "d"]]}
 
 
 @pytest.mark.parametrize("avoid", ["request", "ledger"])

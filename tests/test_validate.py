@@ -201,13 +201,38 @@ def test_certificate_not_proving(ds):
 
 
 def test_negative_certificate_not_closed(ds):
-    # mini_b-q1 is negative: the closed set is user, auth and the edge user -> auth
+    # mini_b-q1 is negative: the closed set, in the diagram without Auth, is the user alone
     path = ds / "annotations" / "mini_b.yaml"
     start, _ = question_block(path, "mini_b-q1")
-    set_in_question(path, "mini_b-q1", "nodes", "[user]")
-    set_in_question(path, "mini_b-q1", "edges", "[]")
+    set_in_question(path, "mini_b-q1", "nodes", "[]")
     assert the_error(ds) == (f"error: {path}:{start} [mini_b-q1]: certificate is not closed (negative/universal "
                              "questions need every reached node and its out-edges)")
+
+
+def test_negative_avoiding_certificate_with_the_edge_into_the_avoided_node_is_not_minimal(ds):
+    # the closed set is taken in the diagram without Auth (DESIGN.md §4): user -> auth is not part of it
+    path = ds / "annotations" / "mini_b.yaml"
+    start, _ = question_block(path, "mini_b-q1")
+    set_in_question(path, "mini_b-q1", "nodes", "[auth, user]")
+    set_in_question(path, "mini_b-q1", "edges", "[[user, auth, login]]")
+    assert the_error(ds) == (f"error: {path}:{start} [mini_b-q1]: certificate is not minimal: "
+                             "can drop edge user -> auth [login]")
+
+
+@pytest.mark.parametrize("qid,nodes,edges", [
+    ("mini_b-q1", "[]", "[]"),                      # negative: not closed
+    ("mini_a-q1", "[cache, user]", "[[user, cache, read]]"),  # positive: does not prove
+])
+def test_run_and_validate_word_a_certificate_problem_alike(ds, tmp_path, qid, nodes, edges):
+    from benchmark.runner import prepare_dataset
+
+    path = ds / "annotations" / f"{qid.split('-')[0]}.yaml"
+    set_in_question(path, qid, "nodes", nodes)
+    set_in_question(path, qid, "edges", edges)
+    validate_line = the_error(ds)
+    _, good, problems = prepare_dataset(ds)
+    assert qid not in {q.id for q in good}
+    assert [f"error: {p}" for p in problems] == [validate_line]
 
 
 def test_universal_certificate_missing_a_neighbour(ds):
@@ -345,7 +370,11 @@ def test_propose_positive_question():
 def test_propose_negative_question_gives_the_closed_set():
     got = propose(FIXTURE, "mini_b", "reachable_avoiding", "source=user", "target=db", "avoid=auth")
     assert got["answer"] is False
-    assert got["certificate"] == {"nodes": ["auth", "user"], "edges": [["user", "auth", "login"]]}
+    # the closed set in the diagram without Auth: the user alone (the edge into Auth is not part of it)
+    assert got["certificate"] == {"nodes": ["user"], "edges": []}
+    got = propose(FIXTURE, "mini_b", "reachable", "source=cache", "target=auth")
+    assert got["answer"] is False
+    assert got["certificate"] == {"nodes": ["cache", "db"], "edges": [["cache", "db"]]}
 
 
 def test_propose_output_pastes_into_an_annotation_that_validates(ds):

@@ -1,0 +1,366 @@
+"""Counterfactual pairs: for a question, a minimally edited diagram on which its answer flips.
+
+An *edit* changes one edge of the diagram (or the labels of two branches of one decision):
+
+=================  ===========================================================================
+``remove``         the edge is deleted from the D2 text (its nodes stay)
+``reverse``        the arrow is turned round in place (``a -> b`` becomes ``a <- b``)
+``swap_labels``    two labelled edges leaving the same node trade labels (a decision's branches)
+``relabel``        the edge takes the label of another edge of the diagram (``edge_label`` only)
+=================  ===========================================================================
+
+:func:`flipping_edits` tries every edit on the diagram's graph and keeps those on which the
+reference solver's answer differs from the question's (and is defined). :func:`choose_edit`
+prefers edits on the question's certificate (the *pivotal* edge), then edits that leave no node
+without the arrows it had into it or out of it (no visible scar), and picks among the equally
+good ones with a generator seeded by the seed and the question id. :func:`realise` makes the
+edit in the D2 text (the smallest change of the source) and checks, with the project's parser,
+that the text gives exactly the edited graph. :mod:`benchmark.commands.perturb` writes the split.
+
+>>> parsed = {"nodes": [{"id": n, "label": n, "shape": "rectangle", "parent": None} for n in "abc"],
+...           "edges": [{"src": "a", "dst": "b", "label": None, "directed": True, "arrow": "->"},
+...                     {"src": "b", "dst": "c", "label": None, "directed": True, "arrow": "->"}]}
+>>> [e.kind for e in flipping_edits("reachable", {"source": "a", "target": "c"}, True, parsed)]
+['remove', 'reverse', 'remove', 'reverse']
+>>> realise("a -> b\\nb -> c\\n", parsed, Edit("reverse", (1,)))
+'a -> b\\nb <- c\\n'
+"""
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
+
+import networkx as nx
+
+from benchmark.d2 import parse_text
+from benchmark.d2.errors import D2SyntaxError
+from benchmark.d2.parser import parse
+from benchmark.d2.syntax import Key, Map
+from benchmark.graph import Subgraph, build_graph, in_edges, out_edges
+from benchmark.questions import Question
+from benchmark.solver import answers_match, resolve_certificate, solve
+
+EDIT_KINDS = ("remove", "reverse", "swap_labels", "relabel")
+_ARROW = re.compile(r"<?-+>?")
+
+
+@dataclass(frozen=True, order=True)
+class Edit:
+    """One edit of a diagram: ``kind`` and the indices of the edges it touches (in the parser's
+    edge order); ``label`` is the new label of a ``relabel``."""
+
+    kind: str
+    edges: tuple[int, ...]
+    label: str | None = None
+
+    def describe(self, parsed: dict[str, Any]) -> dict[str, Any]:
+        """JSON form naming the edges by their flow-view ends and labels."""
+        out: dict[str, Any] = {"kind": self.kind, "edges": [_edge_json(parsed["edges"][i]) for i in self.edges]}
+        if self.label is not None:
+            out["label"] = self.label
+        return out
+
+
+def _edge_json(e: dict[str, Any]) -> list:
+    src, dst = (e["dst"], e["src"]) if e.get("arrow") == "<-" else (e["src"], e["dst"])
+    return [src, dst] + ([e["label"]] if e.get("label") else [])
+
+
+def _flow_source(e: dict[str, Any]) -> str:
+    return e["dst"] if e.get("arrow") == "<-" else e["src"]
+
+
+_FLIP = {"->": "<-", "<-": "->"}
+
+
+def apply_edit(parsed: dict[str, Any], edit: Edit) -> dict[str, Any]:
+    """The parser's JSON form of the diagram after ``edit`` (nodes unchanged)."""
+    edges = [dict(e) for e in parsed["edges"]]
+    if edit.kind == "remove":
+        edges = [e for i, e in enumerate(edges) if i != edit.edges[0]]
+    elif edit.kind == "reverse":
+        e = edges[edit.edges[0]]
+        e["arrow"] = _FLIP[e["arrow"]]
+    elif edit.kind == "swap_labels":
+        i, j = edit.edges
+        edges[i]["label"], edges[j]["label"] = edges[j]["label"], edges[i]["label"]
+    elif edit.kind == "relabel":
+        edges[edit.edges[0]]["label"] = edit.label
+    else:
+        raise ValueError(f"unknown edit kind {edit.kind!r}")
+    return {"nodes": [dict(n) for n in parsed["nodes"]], "edges": edges}
+
+
+def candidate_edits(qtype: str, parsed: dict[str, Any]) -> list[Edit]:
+    """Every single edit of the diagram, in a fixed order: remove and reverse each directed edge,
+    swap the labels of two differently labelled edges leaving one node, and (for ``edge_label``
+    questions) give an edge the label of another edge."""
+    edges = parsed["edges"]
+    out: list[Edit] = []
+    for i, e in enumerate(edges):
+        out.append(Edit("remove", (i,)))
+        if e.get("arrow") in _FLIP:
+            out.append(Edit("reverse", (i,)))
+    for i, a in enumerate(edges):
+        for j in range(i + 1, len(edges)):
+            b = edges[j]
+            if (a.get("label") and b.get("label") and a.get("arrow") in _FLIP and b.get("arrow") in _FLIP
+                    and _flow_source(a) == _flow_source(b) and _norm(a["label"]) != _norm(b["label"])):
+                out.append(Edit("swap_labels", (i, j)))
+    if qtype == "edge_label":
+        labels = sorted({e["label"] for e in edges if e.get("label")})
+        for i, e in enumerate(edges):
+            for label in labels:
+                if _norm(label) != _norm(e.get("label") or ""):
+                    out.append(Edit("relabel", (i,), label))
+    return out
+
+
+def _norm(text: str) -> str:
+    return " ".join(str(text).split()).casefold()
+
+
+def flips(qtype: str, args: dict[str, str], answer: Any, g: nx.MultiDiGraph) -> Any:
+    """The solver's answer on ``g`` when it is defined and ``answer`` is not a right answer there, else None."""
+    new = solve(qtype, args, g)
+    if new is None or answers_match(qtype, args, answer, new, g):
+        return None
+    return new
+
+
+def flipping_edits(qtype: str, args: dict[str, str], answer: Any, parsed: dict[str, Any]) -> list[Edit]:
+    """The edits of :func:`candidate_edits` on which the solver's answer flips."""
+    return [e for e in candidate_edits(qtype, parsed)
+            if flips(qtype, args, answer, build_graph(apply_edit(parsed, e))) is not None]
+
+
+def _scars(before: nx.MultiDiGraph, after: nx.MultiDiGraph) -> int:
+    """Nodes that had arrows in (or out) before the edit and have none after: a visible trace of it."""
+    n = 0
+    for node in before.nodes:
+        for side in (in_edges, out_edges):
+            if any(True for _ in side(before, node)) and not any(True for _ in side(after, node)):
+                n += 1
+    return n
+
+
+def pivotal(edit: Edit, parsed: dict[str, Any], certificate: Subgraph) -> bool:
+    """Does ``edit`` touch an edge of ``certificate`` (the question's proof, resolved on the diagram)?"""
+    keys = {(e.src, e.dst) for e in certificate.edges} | {(e.dst, e.src) for e in certificate.edges if not e.directed}
+    return any(tuple(_edge_json(parsed["edges"][i])[:2]) in keys for i in edit.edges)
+
+
+def _odd(edit: Edit, parsed: dict[str, Any]) -> int:
+    """1 for a reversed labelled edge: a decision's branch label would then point into the decision."""
+    return int(edit.kind == "reverse" and bool(parsed["edges"][edit.edges[0]].get("label")))
+
+
+def rank_edits(q: Question, parsed: dict[str, Any], g: nx.MultiDiGraph, edits: Iterable[Edit]) -> list[tuple[tuple, Edit]]:
+    """``(preference, edit)`` for each edit, best first: pivotal before not, then fewer scars, then
+    no reversed branch label."""
+    cert, _ = resolve_certificate(q.certificate, g)
+    ranked = []
+    for e in edits:
+        after = build_graph(apply_edit(parsed, e))
+        ranked.append(((0 if pivotal(e, parsed, cert) else 1, _scars(g, after), _odd(e, parsed)), e))
+    return sorted(ranked)
+
+
+def choose_edit(q: Question, parsed: dict[str, Any], g: nx.MultiDiGraph, seed: int,
+                usable: Callable[[Edit], bool] | None = None) -> Edit | None:
+    """The edit to make for ``q``: among the flipping edits of the best preference that ``usable``
+    accepts, one picked by ``random.Random(f"{seed}:{q.id}")``; None when no edit flips the answer."""
+    ranked = rank_edits(q, parsed, g, flipping_edits(q.type, q.arg, q.answer, parsed))
+    rng = random.Random(f"{seed}:{q.id}")
+    while ranked:
+        best = ranked[0][0]
+        tier = [e for pref, e in ranked if pref == best]
+        pick = tier[rng.randrange(len(tier))]
+        if usable is None or usable(pick):
+            return pick
+        ranked = [(pref, e) for pref, e in ranked if e != pick]
+    return None
+
+
+# -- the edit in the D2 text --------------------------------------------------------------------
+
+class NotRealisable(Exception):
+    """The edit cannot be made in this D2 text by a local change that the parser confirms."""
+
+
+@dataclass(frozen=True)
+class _Link:
+    """One connection of a statement: the statement, its index in a chain, the arrow's span."""
+
+    stmt: Key
+    index: int
+    arrow_start: int
+    arrow_end: int
+    src: str
+    dst: str
+
+
+def _links(text: str) -> list[_Link]:
+    """The connections of the D2 text in text order, with absolute ids (containers followed)."""
+    out: list[_Link] = []
+
+    def walk(m: Map, prefix: tuple[str, ...]) -> None:
+        for node in m.nodes:
+            if not isinstance(node, Key):
+                continue
+            if node.edges:
+                if node.edge_group or node.key is not None or node.edge_key is not None:
+                    raise NotRealisable("edge references and keyed edges are not edited")
+                for k, e in enumerate(node.edges):
+                    if any(p.glob or p.value == "_" for p in e.src + e.dst):
+                        raise NotRealisable("globs and parent references are not edited")
+                    m_arrow = _ARROW.match(text, e.pos)
+                    if m_arrow is None:
+                        raise NotRealisable(f"no arrow at offset {e.pos}")
+                    out.append(_Link(node, k, e.pos, m_arrow.end(), ".".join(prefix + tuple(p.value for p in e.src)),
+                                     ".".join(prefix + tuple(p.value for p in e.dst))))
+            elif isinstance(node.value, Map) and node.key is not None:
+                walk(node.value, prefix + tuple(p.value for p in node.key))
+
+    walk(parse(text), ())
+    return out
+
+
+def _statement_parts(text: str, stmt: Key) -> tuple[list[str], list[str], str]:
+    """(node texts, arrow texts, suffix from the ``:`` on) of a connection statement."""
+    first = stmt.primary if stmt.primary is not None else stmt.value
+    if first is not None:
+        colon = text.rindex(":", stmt.pos, first.pos)
+        head, suffix = text[stmt.pos:colon], text[colon:stmt.end]
+    else:
+        head, suffix = text[stmt.pos:stmt.end], ""
+    nodes, arrows, cursor = [], [], stmt.pos
+    for e in stmt.edges:
+        m = _ARROW.match(text, e.pos)
+        nodes.append(text[cursor:e.pos].strip())
+        arrows.append(m.group())
+        cursor = m.end()
+    nodes.append(text[cursor:stmt.pos + len(head)].strip())
+    return nodes, arrows, suffix
+
+
+def _line_bounds(text: str, pos: int) -> tuple[int, int]:
+    start = text.rfind("\n", 0, pos) + 1
+    end = text.find("\n", pos)
+    return start, (len(text) if end < 0 else end)
+
+
+def _replace_statement(text: str, stmt: Key, new: list[str]) -> str:
+    """``text`` with the statement replaced by the statements ``new`` (its line dropped when empty)."""
+    start, end = _line_bounds(text, stmt.pos)
+    before, after = text[start:stmt.pos], text[stmt.end:end]
+    alone = not before.strip() and (not after.strip() or after.strip().startswith("#"))
+    if not new:
+        if alone:  # the whole line goes, with its newline
+            return text[:start] + text[end + 1:]
+        return text[:stmt.pos] + text[stmt.end:]
+    if alone:  # the line is rewritten, without a comment that spoke of the removed connection
+        return text[:start] + before + ("\n" + before).join(new) + text[end:]
+    return text[:stmt.pos] + "; ".join(new) + text[stmt.end:]
+
+
+_PLAIN_LABEL = re.compile(r"[^\s\"'`#;:{}\[\]|$@&*\\-](?:[^\"`#;:{}\[\]|$@&*\\\n]*[^\s\"`#;:{}\[\]|$@&*\\])?")
+
+
+def _quote(label: str) -> str:
+    """``label`` as a D2 value: as it is when plain text, else double-quoted.
+
+    >>> _quote("on miss"), _quote("a: b"), _quote('say "hi"')
+    ('on miss', '"a: b"', '"say \\\\"hi\\\\""')
+    """
+    if (_PLAIN_LABEL.fullmatch(label) and "->" not in label and "--" not in label
+            and label.casefold() not in ("null", "true", "false", "suspend", "unsuspend")):
+        return label
+    return '"' + label.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _text_edit(text: str, links: list[_Link], edit: Edit, keep_nodes: Sequence[str] = ()) -> str:
+    if edit.kind == "reverse":
+        ln = links[edit.edges[0]]
+        arrow = text[ln.arrow_start:ln.arrow_end]
+        if arrow.startswith("<") == arrow.endswith(">"):
+            raise NotRealisable("an undirected arrow has no direction to reverse")
+        flipped = "<" + arrow[:-1] if arrow.endswith(">") else arrow[1:] + ">"
+        return text[:ln.arrow_start] + flipped + text[ln.arrow_end:]
+    if edit.kind == "remove":
+        ln = links[edit.edges[0]]
+        nodes, arrows, suffix = _statement_parts(text, ln.stmt)
+        k = ln.index
+        parts = []
+        for lo, hi in ((0, k), (k + 1, len(nodes) - 1)):
+            if hi > lo:
+                parts.append("".join(f"{nodes[i]} {arrows[i]} " for i in range(lo, hi)) + nodes[hi] + suffix)
+        parts += list(keep_nodes)
+        return _replace_statement(text, ln.stmt, parts)
+    if edit.kind in ("swap_labels", "relabel"):
+        stmts = [links[i].stmt for i in edit.edges]
+        if any(len(s.edges) != 1 or s.primary is not None or (s.value is not None and not hasattr(s.value, "kind"))
+               for s in stmts):
+            raise NotRealisable("only a single connection with a plain label is relabelled")
+        spans = [(s.value.pos, s.end) if s.value is not None else (s.end, s.end) for s in stmts]
+        if edit.kind == "swap_labels":
+            new = [text[spans[1][0]:spans[1][1]], text[spans[0][0]:spans[0][1]]]
+        else:
+            new = [_quote(edit.label or "")]
+        for (a, b), s, label in sorted(zip(spans, stmts, new), key=lambda t: -t[0][0]):
+            text = text[:a] + (label if s.value is not None else ": " + label) + text[b:]
+        return text
+    raise ValueError(f"unknown edit kind {edit.kind!r}")
+
+
+def _same_graph(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    def nodes(p):
+        return sorted((n["id"], n.get("label"), n.get("shape"), n.get("parent")) for n in p["nodes"])
+
+    def edges(p):
+        return [(e["src"], e["dst"], e.get("label") or None, e.get("arrow")) for e in p["edges"]]
+
+    return nodes(a) == nodes(b) and edges(a) == edges(b)
+
+
+def realise(text: str, parsed: dict[str, Any], edit: Edit, filename: str = "<string>") -> str:
+    """The D2 ``text`` with ``edit`` made in place; raises :class:`NotRealisable` unless the project's
+    parser reads the new text as exactly :func:`apply_edit` of ``parsed``."""
+    try:
+        links = _links(text)
+    except D2SyntaxError as exc:  # pragma: no cover - the diagram parsed before
+        raise NotRealisable(str(exc)) from exc
+    if [(ln.src, ln.dst) for ln in links] != [(e["src"], e["dst"]) for e in parsed["edges"]]:
+        raise NotRealisable("the connections of the text do not line up with the parsed edges")
+    want = apply_edit(parsed, edit)
+    new = _text_edit(text, links, edit)
+    got = _parse_or_none(new, filename)
+    if got is not None and edit.kind == "remove":
+        missing = sorted({n["id"] for n in want["nodes"]} - {n["id"] for n in got["nodes"]})
+        if missing:  # a node that only the removed connection declared: declare it on its own
+            nodes, _, _ = _statement_parts(text, links[edit.edges[0]].stmt)
+            by_id = {ln_id: t for t, ln_id in _node_texts(links[edit.edges[0]], nodes)}
+            if not all(m in by_id for m in missing):
+                raise NotRealisable(f"nodes {missing} would vanish")
+            new = _text_edit(text, links, edit, keep_nodes=[by_id[m] for m in missing])
+            got = _parse_or_none(new, filename)
+    if got is None or not _same_graph(got, want):
+        raise NotRealisable("the edited text does not give the edited graph")
+    return new
+
+
+def _node_texts(link: _Link, nodes: list[str]) -> list[tuple[str, str]]:
+    """(source text, absolute id) of each node of the link's chain (they share the statement's container)."""
+    edges = link.stmt.edges
+    prefix = link.src.split(".")[:len(link.src.split(".")) - len(edges[link.index].src)]
+    keys = [e.src for e in edges] + [edges[-1].dst]
+    return [(t, ".".join(prefix + [p.value for p in k])) for t, k in zip(nodes, keys)]
+
+
+def _parse_or_none(text: str, filename: str) -> dict[str, Any] | None:
+    try:
+        return parse_text(text, filename=filename)
+    except D2SyntaxError:
+        return None

@@ -1,0 +1,429 @@
+"""Prior baselines: how far a dataset can be answered without reading the diagram (DESIGN.md §6).
+
+A *prior baseline* answers every question without the diagram's edges. How guessable the
+dataset is, is the accuracy of the **strongest** of them, not of the weakest (``blind``):
+
+========================  ==============================================================
+baseline                  what it sees and does
+========================  ==============================================================
+``majority``              the most common gold answer of the question's type in the
+                          dataset (in-sample; ties go to the smallest answer)
+``text-cue``              yes/no: "without"/"без"/"минуя" -> yes, "both"/"оба"/"обе" -> yes,
+                          else no; other kinds: the ``majority`` answer of the type
+``cue-majority``          the most common gold answer of the question's (type, cue word) cell,
+                          when the cell holds at least :data:`MIN_CELL` questions, else of the
+                          type (in-sample: an upper estimate of what text cues can learn)
+``keyword``               the ``keyword`` answerer with no context (question words only)
+``keyword-nodes``         the ``keyword`` answerer given the diagram's node labels, no edges
+``blind``                 the ``blind`` answerer (fixed priors from the question text)
+``llm-question``          the ``llm`` answerer with no context (only when a model is set)
+``llm-nodes``             the ``llm`` answerer given the node labels, no edges (ditto)
+========================  ==============================================================
+
+*Counter-prior*, measured (:func:`measured_counter_prior`): a yes/no or node question that the
+strongest prior baseline answers wrongly -- the strongest on the yes/no questions for a yes/no
+question, the strongest on the node questions for a node question (the baseline each is judged
+by is its *basis*). Counts, sets, paths and labels have no common-sense prior of that kind, so
+they are never counter-prior by this definition.
+
+>>> text_cue("Can the User reach the DB without the Auth Service?"), text_cue("Does A reach B?")
+(True, False)
+>>> accuracy([True, False, None, True])
+0.6666666666666666
+>>> accuracy([None]) is None
+True
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from benchmark.dataset import Dataset, Diagram
+from benchmark.errors import StageUnavailable
+from benchmark.graph import Subgraph
+from benchmark.questions import QUESTION_TYPES, Question, answer_to_json
+from benchmark.solver import answers_match
+
+#: the cue words of the text-cue rule (English and Russian): any of them -> "yes", else "no"
+TEXT_CUES = re.compile(r"(?<!\w)(without|both|без|минуя|оба|обе|обоих)(?!\w)", re.IGNORECASE)
+#: cue words of the (type x cue word) cells, in the order they are looked for; a question's cue is
+#: the first one its text contains ("-" when none)
+CUE_WORDS = ("without", "без", "минуя", "both", "оба", "обе", "обоих", "directly", "direct", "straight",
+             "напрямую", "ever", "eventually", "still", "again", "back", "once", "after")
+#: smallest (type, cue) cell whose own majority ``cue-majority`` uses
+MIN_CELL = 5
+#: answer kinds that a prior can have an opinion on, and so the only ones that can be counter-prior
+COUNTER_PRIOR_KINDS = ("bool", "node")
+#: every baseline in report order; the llm ones run only when a model is configured
+BASELINES = ("majority", "text-cue", "cue-majority", "keyword", "keyword-nodes", "blind", "llm-question", "llm-nodes")
+NO_MODEL_BASELINES = BASELINES[:6]
+
+
+def text_cue(text: str) -> bool:
+    """The text-cue rule on one yes/no question: a cue word ("without", "both") means yes."""
+    return TEXT_CUES.search(text) is not None
+
+
+def cue_word(text: str) -> str:
+    """The first of :data:`CUE_WORDS` that ``text`` contains as a whole word, else ``"-"``.
+
+    >>> cue_word("Does A still reach B without C?"), cue_word("Does A reach B?")
+    ('without', '-')
+    """
+    words = set(re.findall(r"\w+", text.casefold()))
+    return next((w for w in CUE_WORDS if w in words), "-")
+
+
+def accuracy(correct: Iterable[bool | None]) -> float | None:
+    """Share of True among the measured values (None = unmeasured, left out); None when none is measured."""
+    measured = [c for c in correct if c is not None]
+    return sum(measured) / len(measured) if measured else None
+
+
+def _sort_key(value: Any) -> str:
+    return json.dumps(answer_to_json(value), ensure_ascii=False, sort_keys=True)
+
+
+def majority_answers(questions: Iterable[Question]) -> dict[str, Any]:
+    """The most common gold answer per question type (ties: the smallest answer by its JSON form).
+
+    >>> from benchmark.graph import Subgraph
+    >>> qs = [Question(f"q{i}", "d", "t", "reachable", (), a, Subgraph()) for i, a in enumerate([True, False, False])]
+    >>> majority_answers(qs)
+    {'reachable': False}
+    """
+    counts: dict[str, Counter] = {}
+    values: dict[str, dict[str, Any]] = {}
+    for q in questions:
+        key = _sort_key(q.answer)
+        counts.setdefault(q.type, Counter())[key] += 1
+        values.setdefault(q.type, {})[key] = q.answer
+    return {t: values[t][min(c, key=lambda k: (-c[k], k))] for t, c in sorted(counts.items())}
+
+
+def cue_majority_answers(questions: Sequence[Question], min_cell: int = MIN_CELL) -> dict[tuple[str, str], Any]:
+    """The most common gold answer per (type, :func:`cue_word`) cell that holds at least ``min_cell``
+    questions (ties as in :func:`majority_answers`); smaller cells are left out.
+
+    >>> from benchmark.graph import Subgraph
+    >>> qs = [Question(f"q{i}", "d", t, "reachable", (), a, Subgraph())
+    ...       for i, (t, a) in enumerate([("A without B?", True)] * 2 + [("A to B?", False)] * 3)]
+    >>> cue_majority_answers(qs, min_cell=2)
+    {('reachable', '-'): False, ('reachable', 'without'): True}
+    """
+    cells: dict[tuple[str, str], list[Question]] = {}
+    for q in questions:
+        cells.setdefault((q.type, cue_word(q.text)), []).append(q)
+    out = {}
+    for key in sorted(cells):
+        if len(cells[key]) >= min_cell:
+            out[key] = majority_answers(cells[key])[key[0]]
+    return out
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One baseline's answer to one question. ``correct`` is None when the answerer failed (unmeasured)."""
+
+    raw: Any
+    correct: bool | None
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        raw = frozenset(self.raw) if isinstance(self.raw, set) else self.raw
+        return {"raw": answer_to_json(raw), "correct": self.correct, "error": self.error}
+
+
+def _score_canonical(q: Question, value: Any, d: Diagram) -> Prediction:
+    return Prediction(answer_to_json(value), answers_match(q.type, q.arg, value, q.answer, d.graph))
+
+
+def _score_answer(q: Question, answer: Any, d: Diagram, failures_unmeasured: bool) -> Prediction:
+    from benchmark.metrics.accuracy import is_correct
+
+    if answer.error and failures_unmeasured:
+        return Prediction(answer.raw, None, answer.error)
+    return Prediction(answer.raw, is_correct(q, answer.raw, d.graph), answer.error)
+
+
+def nodes_only_context(d: Diagram) -> Any:
+    """The diagram's node labels without a single edge, as an answerer's context."""
+    from benchmark.context import make_context
+
+    return make_context(d.id, Subgraph(frozenset(d.graph.nodes)), d.graph)
+
+
+#: a baseline: (question, its diagram) -> prediction
+Predictor = Callable[[Question, Diagram], Prediction]
+
+
+def make_baselines(questions: Sequence[Question], llm_options: Mapping[str, Any] | None = None,
+                   names: Sequence[str] = BASELINES) -> tuple[dict[str, Predictor], dict[str, str]]:
+    """The predictors of ``names`` for ``questions`` (whose gold answers give the majority answers)
+    and the reasons of those that cannot run here.
+
+    The llm baselines are built with ``llm_options`` (keyword arguments of the ``llm`` answerer);
+    without a configured model they are unavailable, with the answerer's own reason.
+    """
+    from benchmark.answerers.blind import BlindAnswerer
+    from benchmark.answerers.keyword import KeywordAnswerer
+
+    unknown = [n for n in names if n not in BASELINES]
+    if unknown:
+        raise ValueError(f"unknown prior baselines {unknown}; known: {', '.join(BASELINES)}")
+    majority = majority_answers(questions)
+    by_cue = cue_majority_answers(questions, MIN_CELL)
+    keyword, blind = KeywordAnswerer(), BlindAnswerer()
+    out: dict[str, Predictor] = {}
+    unavailable: dict[str, str] = {}
+
+    def by_majority(q: Question, d: Diagram) -> Prediction:
+        return _score_canonical(q, majority[q.type], d)
+
+    def by_text_cue(q: Question, d: Diagram) -> Prediction:
+        if q.kind != "bool":
+            return by_majority(q, d)
+        return _score_canonical(q, text_cue(q.text), d)
+
+    def by_cue_majority(q: Question, d: Diagram) -> Prediction:
+        return _score_canonical(q, by_cue.get((q.type, cue_word(q.text)), majority[q.type]), d)
+
+    builders: dict[str, Predictor] = {
+        "majority": by_majority,
+        "text-cue": by_text_cue,
+        "cue-majority": by_cue_majority,
+        "keyword": lambda q, d: _score_answer(q, keyword.answer(q, None), d, False),
+        "keyword-nodes": lambda q, d: _score_answer(q, keyword.answer(q, nodes_only_context(d)), d, False),
+        "blind": lambda q, d: _score_answer(q, blind.answer(q, None), d, False),
+    }
+    if any(n.startswith("llm") for n in names):
+        try:
+            from benchmark.answerers.llm import LLMAnswerer
+
+            llm = LLMAnswerer(**dict(llm_options or {}))
+        except StageUnavailable as exc:
+            for n in names:
+                if n.startswith("llm"):
+                    unavailable[n] = f"llm: {exc}"
+        else:
+            builders["llm-question"] = lambda q, d: _score_answer(q, llm.answer(q, None), d, True)
+            builders["llm-nodes"] = lambda q, d: _score_answer(q, llm.answer(q, nodes_only_context(d)), d, True)
+    for n in names:
+        if n in builders:
+            out[n] = builders[n]
+    return out, unavailable
+
+
+# -- grouping and the strongest baseline ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Cell:
+    """Accuracy of one baseline on one group of questions."""
+
+    correct: int
+    measured: int
+    n: int
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.correct / self.measured if self.measured else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"accuracy": self.accuracy, "correct": self.correct, "measured": self.measured, "n": self.n}
+
+
+def cell(correct: Sequence[bool | None]) -> Cell:
+    """:class:`Cell` of a list of per-question results (None = unmeasured).
+
+    >>> cell([True, False, None]).accuracy
+    0.5
+    """
+    measured = [c for c in correct if c is not None]
+    return Cell(sum(measured), len(measured), len(correct))
+
+
+def groups(questions: Sequence[Question]) -> dict[str, list[Question]]:
+    """The question groups of the priors table: all, counter-prior as annotated, yes/no (all and
+    annotated counter-prior), node answers, then each type (in type order)."""
+    out = {
+        "all": list(questions),
+        "counter-prior (annotated)": [q for q in questions if q.counter_prior],
+        "yes/no": [q for q in questions if q.kind == "bool"],
+        "yes/no, counter-prior (annotated)": [q for q in questions if q.kind == "bool" and q.counter_prior],
+        "node": [q for q in questions if q.kind == "node"],
+    }
+    for t in QUESTION_TYPES:
+        qs = [q for q in questions if q.type == t]
+        if qs:
+            out[f"type {t}"] = qs
+    return out
+
+
+def strongest(table: Mapping[str, Mapping[str, Cell]], group: str, order: Sequence[str]) -> str | None:
+    """The baseline with the highest accuracy on ``group`` (ties: the first in ``order``); None when
+    no baseline is measured there.
+
+    >>> t = {"all": {"a": Cell(5, 10, 10), "b": Cell(7, 10, 10), "c": Cell(7, 10, 10)}}
+    >>> strongest(t, "all", ["a", "b", "c"])
+    'b'
+    """
+    cells = table.get(group, {})
+    measured = [(cells[b].accuracy, -i, b) for i, b in enumerate(order) if b in cells and cells[b].accuracy is not None]
+    return max(measured)[2] if measured else None
+
+
+def measured_counter_prior(q: Question, basis: Prediction | None) -> bool | None:
+    """Measured counter-prior flag of ``q``: True when the basis baseline answers it wrongly; None when
+    the question's kind is outside the definition (not yes/no, not a node) or the answer is unmeasured.
+
+    >>> from benchmark.graph import Subgraph
+    >>> q = Question("q", "d", "t", "reachable", (), True, Subgraph())
+    >>> measured_counter_prior(q, Prediction("no", False)), measured_counter_prior(q, Prediction("x", None))
+    (True, None)
+    """
+    if q.kind not in COUNTER_PRIOR_KINDS or basis is None or basis.correct is None:
+        return None
+    return not basis.correct
+
+
+#: the table group whose strongest baseline is the basis of measured counter-prior, per answer kind
+BASIS_GROUP = {"bool": "yes/no", "node": "node"}
+
+
+@dataclass
+class PriorsResult:
+    """Everything ``diagqa priors`` reports; :meth:`to_json` is what it writes."""
+
+    questions: list[Question]
+    baselines: list[str]
+    unavailable: dict[str, str]
+    predictions: dict[str, dict[str, Prediction]]        # baseline -> question id -> prediction
+    table: dict[str, dict[str, Cell]] = field(default_factory=dict)  # group -> baseline -> cell
+    floor: str | None = None                              # strongest on all questions
+    basis: dict[str, str | None] = field(default_factory=dict)  # answer kind -> strongest on that kind
+    counter_prior: dict[str, bool | None] = field(default_factory=dict)
+
+    def accuracy_of(self, baseline: str | None, group: str = "all") -> float | None:
+        cells = self.table.get(group, {})
+        return cells[baseline].accuracy if baseline in cells else None
+
+    def strongest_on(self, group: str) -> str | None:
+        return strongest(self.table, group, self.baselines)
+
+    def disagreements(self) -> list[dict[str, Any]]:
+        """Questions whose annotated counter-prior flag differs from the measured one (yes/no and
+        node items), and annotated flags on kinds the definition leaves out (``measured`` None)."""
+        out = []
+        for q in self.questions:
+            measured = self.counter_prior.get(q.id)
+            if q.kind not in COUNTER_PRIOR_KINDS:
+                if q.counter_prior:
+                    out.append({"question": q.id, "type": q.type, "annotated": True, "measured": None,
+                                "why": f"{q.kind} answers are outside the definition"})
+                continue
+            if measured is None or measured == q.counter_prior:
+                continue
+            basis = self.basis[q.kind]
+            pred = self.predictions[basis][q.id]  # type: ignore[index]
+            out.append({"question": q.id, "type": q.type, "annotated": q.counter_prior, "measured": measured,
+                        "why": f"{basis} answered {json.dumps(pred.raw, ensure_ascii=False)}, gold "
+                               f"{json.dumps(answer_to_json(q.answer), ensure_ascii=False)}"})
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        flagged = [q for q in self.questions if self.counter_prior.get(q.id)]
+        defined = [q for q in self.questions if self.counter_prior.get(q.id) is not None]
+        yes_no = self.strongest_on("yes/no")
+        return {
+            "questions": len(self.questions),
+            "baselines": self.baselines,
+            "unavailable": self.unavailable,
+            "accuracy": {g: {b: c.to_json() for b, c in cells.items()} for g, cells in self.table.items()},
+            "strongest": {"baseline": self.floor, "accuracy": self.accuracy_of(self.floor)},
+            "yes/no": {"majority": self.accuracy_of("majority", "yes/no"), "strongest": yes_no,
+                       "strongest_accuracy": self.accuracy_of(yes_no, "yes/no")},
+            "counter_prior": {
+                "definition": "a yes/no or node question that the strongest prior baseline on questions "
+                              "of its answer kind answers wrongly",
+                "basis": dict(self.basis), "measured": len(flagged), "defined_on": len(defined),
+                "annotated": sum(1 for q in self.questions if q.counter_prior),
+                "agree": sum(1 for q in defined if self.counter_prior[q.id] == q.counter_prior),
+                "disagreements": self.disagreements(),
+            },
+            "per_question": [{"question": q.id, "type": q.type, "gold": answer_to_json(q.answer),
+                              "counter_prior": q.counter_prior, "counter_prior_measured": self.counter_prior.get(q.id),
+                              "answers": {b: self.predictions[b][q.id].to_json() for b in self.baselines}}
+                             for q in self.questions],
+        }
+
+
+def run_priors(ds: Dataset, names: Sequence[str] = NO_MODEL_BASELINES,
+               llm_options: Mapping[str, Any] | None = None,
+               progress: Callable[[str, int, int], None] | None = None,
+               questions: Sequence[Question] | None = None) -> PriorsResult:
+    """Run every available baseline of ``names`` on ``questions`` (default: every question of ``ds``,
+    diagrams in id order); the majority answers are taken over the same questions."""
+    if questions is None:
+        questions = [q for did in sorted(ds.diagrams) for q in ds.diagrams[did].questions]
+    questions = list(questions)
+    predictors, unavailable = make_baselines(questions, llm_options, names)
+    order = [n for n in names if n in predictors]
+    predictions: dict[str, dict[str, Prediction]] = {}
+    for b in order:
+        predict = predictors[b]
+        predictions[b] = {}
+        for i, q in enumerate(questions):
+            predictions[b][q.id] = predict(q, ds.diagrams[q.diagram])
+            if progress is not None:
+                progress(b, i + 1, len(questions))
+    res = PriorsResult(questions, order, unavailable, predictions)
+    res.table = {g: {b: cell([predictions[b][q.id].correct for q in qs]) for b in order}
+                 for g, qs in groups(questions).items()}
+    res.floor = res.strongest_on("all")
+    res.basis = {kind: res.strongest_on(group) for kind, group in BASIS_GROUP.items()}
+    res.counter_prior = {q.id: measured_counter_prior(q, predictions[res.basis[q.kind]][q.id]
+                                                      if res.basis.get(q.kind) else None)
+                         for q in questions}
+    return res
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}"
+
+
+def render_table(res: PriorsResult) -> str:
+    """The accuracy table (percent; rows = question groups, columns = baselines) as markdown."""
+    head = ["questions", "n"] + res.baselines
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for g, cells in res.table.items():
+        n = next(iter(cells.values())).n if cells else 0
+        lines.append("| " + " | ".join([g, str(n)] + [_pct(cells[b].accuracy) for b in res.baselines]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def render_summary(res: PriorsResult) -> str:
+    """The table, the strongest baseline and the counter-prior comparison, as markdown."""
+    data = res.to_json()
+    cp, yn = data["counter_prior"], data["yes/no"]
+    lines = [render_table(res)]
+    lines.append(f"Strongest prior baseline (the guessability floor): **{res.floor}**, "
+                 f"{_pct(res.accuracy_of(res.floor))} % of all {len(res.questions)} questions.")
+    lines.append(f"Yes/no: majority {_pct(yn['majority'])} %, strongest {yn['strongest']} "
+                 f"{_pct(yn['strongest_accuracy'])} %.")
+    for b, why in res.unavailable.items():
+        lines.append(f"Not run: {b} ({why}).")
+    basis = ", ".join(f"{k}: {v}" for k, v in cp["basis"].items())
+    lines += ["", f"Counter-prior, measured ({cp['definition']}; basis {basis}): {cp['measured']} of "
+                  f"{cp['defined_on']} yes/no and node questions. Annotated: {cp['annotated']} of "
+                  f"{len(res.questions)} questions; annotation and measurement agree on {cp['agree']} of "
+                  f"{cp['defined_on']}; {len(cp['disagreements'])} disagreements (annotated flags on other "
+                  f"answer kinds included):"]
+    if cp["disagreements"]:
+        lines += ["", "| question | type | annotated | measured | why |", "|---|---|---|---|---|"]
+        for d in cp["disagreements"]:
+            measured = "n/a" if d["measured"] is None else ("yes" if d["measured"] else "no")
+            lines.append(f"| {d['question']} | {d['type']} | {'yes' if d['annotated'] else 'no'} | {measured} | {d['why']} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,287 @@
+"""Prior baselines (``diagqa priors``): hand-checked accuracies on a tiny dataset, the text-only llm
+baselines through the real ``openai`` client over local HTTP, and invariants on the bundled data."""
+from __future__ import annotations
+
+import contextlib
+import doctest
+import io
+import json
+from pathlib import Path
+
+import pytest
+from llm_server import LLMServer
+
+import benchmark.priors as priors_module
+from benchmark.cli import main as cli_main
+from benchmark.dataset import DEFAULT_ROOT, load_dataset
+from benchmark.priors import (COUNTER_PRIOR_KINDS, NO_MODEL_BASELINES, majority_answers, render_summary,
+                              run_priors, text_cue)
+from benchmark.validate import validate_question
+
+D2 = """\
+user: User
+auth: Auth
+ok: Token valid? {shape: diamond}
+db: Orders DB {shape: cylinder}
+cache: Cache
+user -> auth: login
+auth -> ok
+ok -> db: yes
+ok -> user: no
+user -> cache
+cache -> db
+"""
+
+ANNOTATION = """\
+diagram: shop
+title: Shop
+domain: software-architecture
+language: en
+questions:
+  - id: shop-q1
+    text: Can the User reach the Orders DB without Auth?
+    type: reachable_avoiding
+    args: {source: user, target: db, avoid: auth}
+    answer: yes
+    certificate:
+      nodes: [cache, db, user]
+      edges: [[cache, db], [user, cache]]
+    counter_prior: true
+    rationale: Through the cache.
+  - id: shop-q2
+    text: Can the Orders DB reach the User?
+    type: reachable
+    args: {source: db, target: user}
+    answer: no
+    certificate:
+      nodes: [db]
+      edges: []
+    counter_prior: false
+    rationale: Nothing leaves the DB.
+  - id: shop-q3
+    text: Does the User reach the Orders DB both through Auth and the Cache?
+    type: reachable
+    args: {source: user, target: db}
+    answer: yes
+    certificate:
+      nodes: [cache, db, user]
+      edges: [[cache, db], [user, cache]]
+    counter_prior: false
+    rationale: Through the cache.
+  - id: shop-q4
+    text: Is there an arrow from the User straight to the Orders DB?
+    type: edge_exists
+    args: {source: user, target: db}
+    answer: no
+    certificate:
+      nodes: [auth, cache, db, user]
+      edges: [[user, auth, login], [user, cache]]
+    counter_prior: true
+    rationale: The user goes to Auth or the Cache.
+  - id: shop-q5
+    text: Where does the flow go when the token is not valid?
+    type: decision_outcome
+    args: {node: ok, branch: 'no'}
+    answer: user
+    certificate:
+      nodes: [ok, user]
+      edges: [[ok, user, 'no']]
+    counter_prior: false
+    rationale: Back to the user.
+  - id: shop-q6
+    text: How many steps follow Auth?
+    type: count_out
+    args: {node: auth}
+    answer: 1
+    certificate:
+      nodes: [auth, ok]
+      edges: [[auth, ok]]
+    counter_prior: true
+    rationale: Only the token check.
+  - id: shop-q7
+    text: Can the Cache reach Auth?
+    type: reachable
+    args: {source: cache, target: auth}
+    answer: no
+    certificate:
+      nodes: [cache, db]
+      edges: [[cache, db]]
+    counter_prior: false
+    rationale: The cache only reads the DB.
+"""
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = cli_main(list(argv))
+    return rc, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def shop(tmp_path) -> Path:
+    root = tmp_path / "shop"
+    (root / "diagrams").mkdir(parents=True)
+    (root / "annotations").mkdir()
+    (root / "diagrams" / "shop.d2").write_text(D2, encoding="utf-8")
+    (root / "annotations" / "shop.yaml").write_text(ANNOTATION, encoding="utf-8")
+    return root
+
+
+def test_doctests():
+    assert doctest.testmod(priors_module).failed == 0
+
+
+def test_the_fixture_is_sound(shop):
+    ds, problems = load_dataset(shop)
+    d = ds.diagrams["shop"]
+    assert problems == [] and [validate_question(q, d) for q in d.questions] == [[]] * 7
+
+
+@pytest.mark.parametrize("text,cue", [
+    ("Can the User reach the DB without Auth?", True),
+    ("Do both the API and the Worker lead to the Queue?", True),
+    ("Может ли клиент попасть в базу без авторизации?", True),
+    ("Ведут ли оба шага к оплате?", True),
+    ("Does the User reach the DB?", False),
+    ("Is the bothersome step skipped?", False),        # whole words only
+])
+def test_text_cue_rule(text, cue):
+    assert text_cue(text) is cue
+
+
+def test_majority_ties_go_to_the_smallest_answer(shop):
+    ds, _ = load_dataset(shop)
+    # reachable: no, yes, no -> no; one question each for the other types
+    assert majority_answers(ds.questions) == {"reachable_avoiding": True, "reachable": False, "edge_exists": False,
+                                              "decision_outcome": "user", "count_out": 1}
+
+
+def test_hand_checked_table_strongest_and_counter_prior(shop):
+    ds, _ = load_dataset(shop)
+    res = run_priors(ds)
+    assert res.baselines == list(NO_MODEL_BASELINES)
+    got = {g: {b: (c.correct, c.measured) for b, c in cells.items()} for g, cells in res.table.items()}
+    # majority misses only q3 (reachable yes); text-cue answers q3 from "both" and q1 from "without"
+    assert got["all"]["majority"] == (6, 7) and got["all"]["text-cue"] == (7, 7)
+    assert got["yes/no"]["majority"] == (4, 5) and got["yes/no"]["text-cue"] == (5, 5)
+    # blind says "no" after "without" and "yes" to every other yes/no question: only q3 is right
+    assert got["yes/no"]["blind"] == (1, 5)
+    # keyword without context: no names to find, so "yes" after a negation cue, else "no"
+    assert got["yes/no"]["keyword"] == (4, 5)
+    assert got["counter-prior (annotated)"]["majority"] == (3, 3)
+    assert got["type reachable"]["majority"] == (2, 3)
+    assert res.floor == "text-cue"
+    assert res.basis == {"bool": "text-cue", "node": "majority"}
+    # the strongest prior gets every yes/no and node item right: nothing is counter-prior by measurement
+    assert {q: v for q, v in res.counter_prior.items() if v is not None} == {
+        "shop-q1": False, "shop-q2": False, "shop-q3": False, "shop-q4": False, "shop-q5": False, "shop-q7": False}
+    assert res.counter_prior["shop-q6"] is None  # a count: outside the definition
+    dis = {d["question"]: (d["annotated"], d["measured"]) for d in res.disagreements()}
+    assert dis == {"shop-q1": (True, False), "shop-q4": (True, False), "shop-q6": (True, None)}
+    data = res.to_json()
+    assert data["strongest"] == {"baseline": "text-cue", "accuracy": 1.0}
+    assert data["yes/no"] == {"majority": 0.8, "strongest": "text-cue", "strongest_accuracy": 1.0}
+    assert data["counter_prior"]["measured"] == 0 and data["counter_prior"]["defined_on"] == 6
+    assert data["counter_prior"]["agree"] == 4
+    summary = render_summary(res)
+    assert "| all | 7 | 85.7 | 100.0 |" in summary
+    assert "Strongest prior baseline (the guessability floor): **text-cue**" in summary
+
+
+def test_counter_prior_is_measured_where_the_strongest_prior_is_wrong(shop):
+    ds, _ = load_dataset(shop)
+    res = run_priors(ds, names=["majority", "blind"])
+    assert res.basis["bool"] == "majority"
+    assert res.counter_prior["shop-q3"] is True   # majority says no, the diagram says yes
+    assert all(res.counter_prior[q.id] is (not res.predictions["majority"][q.id].correct)
+               for q in res.questions if q.kind in COUNTER_PRIOR_KINDS)
+
+
+def test_llm_baselines_see_the_question_alone_or_the_node_list_without_edges(shop):
+    ds, _ = load_dataset(shop)
+
+    def responder(req):
+        system = req["messages"][0]["content"]
+        answer = "yes" if "Orders DB" in system else "no"  # the node list names the DB; no context does not
+        return json.dumps({"answer": answer, "evidence": [], "explanation": ""})
+
+    with LLMServer(script=[{"status": 400}], responder=responder) as server:
+        res = run_priors(ds, names=["majority", "llm-question", "llm-nodes"],
+                         llm_options={"base_url": server.base_url, "model": "m", "cache_path": None, "max_attempts": 1})
+        requests = list(server.requests)
+    assert res.baselines == ["majority", "llm-question", "llm-nodes"] and res.unavailable == {}
+    assert len(requests) == 14
+    contexts = [r["json"]["messages"][0]["content"].split("Context:\n", 1)[1] for r in requests]
+    assert all(c == "(empty: nothing was retrieved)" for c in contexts[:7])
+    assert contexts[7] == "Auth\nCache\nOrders DB\nToken valid?\nUser"   # labels only, no arrow
+    # the first call failed (HTTP 400): unmeasured, not wrong
+    first = res.predictions["llm-question"]["shop-q1"]
+    assert first.correct is None and "400" in first.error
+    yn = res.table["yes/no"]
+    # "no" to every yes/no question: right on q2, q4, q7 (q1 failed, q3 is yes)
+    assert (yn["llm-question"].correct, yn["llm-question"].measured, yn["llm-question"].n) == (3, 4, 5)
+    assert (yn["llm-nodes"].correct, yn["llm-nodes"].measured) == (2, 5)   # yes to q1 and q3
+
+
+def test_llm_baselines_without_a_model_are_reported_and_left_out(shop, monkeypatch):
+    monkeypatch.delenv("DIAGQA_LLM_MODEL", raising=False)
+    ds, _ = load_dataset(shop)
+    res = run_priors(ds, names=["majority", "llm-question"])
+    assert res.baselines == ["majority"]
+    assert "no model configured" in res.unavailable["llm-question"]
+
+
+def test_cli_prints_the_table_and_writes_json(shop, tmp_path, monkeypatch):
+    monkeypatch.delenv("DIAGQA_LLM_MODEL", raising=False)
+    out = tmp_path / "p" / "priors.json"
+    rc, stdout, stderr = run("priors", "--data", str(shop), "--out", str(out))
+    assert rc == 0, stderr
+    assert "| yes/no | 5 | 80.0 | 100.0 |" in stdout
+    assert "llm-question not run: llm: no model configured" in stderr
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["strongest"]["baseline"] == "text-cue" and data["questions"] == 7
+    assert data["dataset"]["hash"] == load_dataset(shop)[0].content_hash()
+    assert [p["question"] for p in data["per_question"]] == [f"shop-q{i}" for i in range(1, 8)]
+
+
+def test_cli_leaves_out_a_question_the_validator_rejects(shop, tmp_path):
+    path = shop / "annotations" / "shop.yaml"
+    path.write_text(ANNOTATION.replace("    answer: 1\n", "    answer: 2\n"), encoding="utf-8")
+    rc, stdout, stderr = run("priors", "--data", str(shop), "--out", str(tmp_path / "p.json"), "--baselines", "majority")
+    assert rc == 0
+    assert f"skipped: {path}:" in stderr and "[shop-q6]: annotated answer 2 but the solver computes 1" in stderr
+    assert json.loads((tmp_path / "p.json").read_text())["questions"] == 6
+
+
+def test_cli_rejects_an_unknown_baseline(shop, tmp_path):
+    rc, _, stderr = run("priors", "--data", str(shop), "--out", str(tmp_path / "p.json"), "--baselines", "oracle")
+    assert rc == 2 and "unknown prior baselines oracle" in stderr
+
+
+def test_bundled_dataset_floor_is_the_strongest_prior():
+    ds, _ = load_dataset(DEFAULT_ROOT)
+    res = run_priors(ds)
+    accs = {b: res.accuracy_of(b) for b in res.baselines}
+    assert accs[res.floor] == max(accs.values())
+    assert accs["blind"] < accs[res.floor]       # blind understates guessability
+    for q in res.questions:
+        kind_basis = res.basis.get(q.kind)
+        if q.kind in COUNTER_PRIOR_KINDS:
+            assert res.counter_prior[q.id] is (not res.predictions[kind_basis][q.id].correct)
+        else:
+            assert res.counter_prior[q.id] is None
+    assert run_priors(ds).to_json() == res.to_json()  # deterministic
+
+
+def test_cue_majority_learns_a_cell_once_it_is_big_enough(shop, monkeypatch):
+    ds, _ = load_dataset(shop)
+    # cells of 5 or more: none in this fixture, so every question takes its type's majority
+    res = run_priors(ds, names=["majority", "cue-majority"])
+    assert [p.correct for p in res.predictions["cue-majority"].values()] == \
+        [p.correct for p in res.predictions["majority"].values()]
+    monkeypatch.setattr(priors_module, "MIN_CELL", 1)
+    res = run_priors(ds, names=["majority", "cue-majority"])
+    # (reachable, "both") is its own cell now: q3 is answered yes from it
+    assert res.predictions["cue-majority"]["shop-q3"].correct is True
+    assert res.table["all"]["cue-majority"].correct == 7 and res.floor == "cue-majority"
