@@ -6,6 +6,7 @@ bad input.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +19,7 @@ from benchmark.cli import main as cli_main
 from benchmark.d2 import D2SyntaxError, D2UnsupportedError, parse_file, parse_text
 from benchmark.errors import DiagQAError, InputError
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "d2-conformance"
+CORPUS = Path(os.environ.get("DIAGQA_SHARED") or Path(__file__).resolve().parents[1].parent / "shared") / "d2-conformance"
 
 
 # (text, line, column, words in the message); positions agree with the d2 binary

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from benchmark.d2 import parse_text
 
-ORACLE = Path(__file__).resolve().parents[1].parent / "shared" / "d2-conformance" / "tools" / "svg_oracle.py"
+ORACLE = Path(os.environ.get("DIAGQA_SHARED") or Path(__file__).resolve().parents[1].parent / "shared") / "d2-conformance" / "tools" / "svg_oracle.py"
 
 
 def _d2_binary() -> str | None:
@@ -248,11 +248,10 @@ def test_fixed_programs_agree_with_d2(text, tmp_path):
 
 
 CORPUS = ORACLE.parents[1]
-# The oracle cannot see objects that have a `link` (see test_d2_conformance.KNOWN_DIFFERENCES);
-# and once lines move, the suspend globs of the c4 file reach keys at other depths, where d2's
-# filter matching is not modelled (see README, D2 parser). Both files stay in the conformance test.
+# Once lines move, the suspend globs of the c4 file reach keys at other depths, where d2's
+# filter matching is not modelled (see README, D2 parser); it stays in the conformance test.
 CORPUS_FILES = sorted(p for p in CORPUS.glob("*.d2")
-                      if not {"link:", "suspend"} & set(p.read_text(encoding="utf-8").split()))
+                      if "suspend" not in p.read_text(encoding="utf-8").split())
 
 
 @st.composite
