@@ -42,13 +42,15 @@ class Diagram:
     twin: str | None = None
     annotation_path: Path | None = None
     questions: list[Question] = field(default_factory=list)
+    #: the D2 file and its imports must lie inside this folder (None: anywhere)
+    import_root: Path | None = None
 
     @cached_property
     def parsed(self) -> dict[str, Any]:
         """The parser's public JSON form of the D2 file."""
         from benchmark.d2 import parse_file
 
-        return parse_file(self.d2_path)
+        return parse_file(self.d2_path, root=self.import_root)
 
     @cached_property
     def graph(self) -> nx.MultiDiGraph:
@@ -56,6 +58,14 @@ class Diagram:
 
     @cached_property
     def source(self) -> str:
+        """The D2 text; empty when the parser refuses the file (not a regular file, over its
+        size limit, outside ``import_root``), in which case parsing it reports why."""
+        from benchmark.d2.files import DEFAULT_LIMITS, outside_root, readable
+
+        if self.import_root is not None and outside_root(str(self.d2_path), str(self.import_root)):
+            return ""
+        if not readable(str(self.d2_path), DEFAULT_LIMITS.max_file_bytes):
+            return ""
         return self.d2_path.read_text(encoding="utf-8")
 
 
@@ -78,7 +88,12 @@ class Dataset:
             for p in (d.d2_path, d.annotation_path):
                 if p is not None and p.exists():
                     h.update(p.name.encode())
-                    h.update(p.read_bytes())
+                    if not p.is_file():   # e.g. a link to /dev/zero: never read it
+                        h.update(b"\0not a regular file")
+                        continue
+                    with p.open("rb") as fh:
+                        for chunk in iter(lambda: fh.read(1 << 20), b""):
+                            h.update(chunk)
         return h.hexdigest()
 
 
@@ -187,11 +202,13 @@ def load_annotation_file(path: Path, diagrams_dir: Path) -> tuple[Diagram, list[
     return diagram, errors
 
 
-def load_dataset(root: Path | str | None = None, *, strict: bool = True) -> tuple[Dataset, list[InputError]]:
+def load_dataset(root: Path | str | None = None, *, strict: bool = True,
+                 allow_outside_imports: bool = False) -> tuple[Dataset, list[InputError]]:
     """Load ``root/diagrams`` and ``root/annotations``.
 
     With ``strict`` the first schema problem is raised; otherwise problems are returned and the
-    questions that loaded are kept (one bad question never loses the rest).
+    questions that loaded are kept (one bad question never loses the rest). A diagram's D2
+    imports must stay inside ``root`` unless ``allow_outside_imports``.
     """
     root = Path(root) if root is not None else DEFAULT_ROOT
     ddir, adir = root / "diagrams", root / "annotations"
@@ -209,6 +226,7 @@ def load_dataset(root: Path | str | None = None, *, strict: bool = True) -> tupl
         if not diagram.d2_path.exists():
             problems.append(InputError(f"diagram file {diagram.d2_path.name} is missing", file=str(path), line=1))
             continue
+        diagram.import_root = None if allow_outside_imports else root
         diagrams[diagram.id] = diagram
     seen: set[str] = set()
     for d in diagrams.values():
