@@ -356,3 +356,17 @@ def test_bare_carriage_returns_are_spaces_as_in_d2(tmp_path):
     # \r\n line ends work, block strings included
     assert graph(b"a -> b: l\r\nc\r\n") == ([("a", "a"), ("b", "b"), ("c", "c")], [("a", "b", "l")])
     assert graph(b"a: |md\r\n  # hi\r\n  there\r\n|\r\n") == ([("a", "# hi\nthere")], [])
+
+
+def test_globs_reach_fields_copied_by_a_spread_as_in_d2():
+    spread = "vars: {d: {n}}\n"
+    # the glob of the same map (any block of it), and ** or connection globs around it, reach them
+    assert edges(spread + "q\n* -> z\n...${d}") == [("q", "->", "z", None), ("n", "->", "z", None)]
+    assert labels(spread + "x: {*.label: G; ...${d}}")["x.n"] == "G"
+    assert labels(spread + "x: {...${d}}\nx: {*.label: G}")["x.n"] == "G"
+    assert labels(spread + "x: {q}\n*.*.label: G\nx: {...${d}}")["x.n"] == "G"
+    assert edges(spread + "x: {q}\n** -> z\nx: {...${d}}") == [
+        ("x.q", "->", "z", None), ("x.n", "->", "z", None)]
+    # a key glob written through a path, or a connection glob of a block already read, does not
+    assert labels(spread + "x: {...${d}}\nx.*.label: G")["x.n"] == "n"
+    assert edges(spread + "x: {q; * -> *}\nx: {...${d}}") == []

@@ -10,7 +10,7 @@ import os
 
 from benchmark.d2.errors import D2LimitError
 from benchmark.d2.files import DEFAULT_LIMITS, Limits, ReadRefused, outside_root, read_d2
-from benchmark.d2.globs import GlobMixin, Rule, has_glob, same_edge
+from benchmark.d2.globs import GlobMixin, Rule, has_glob, same_edge, segment_matches
 from benchmark.d2.ir import Field, IREdge, IRMap, Value, common_owner, field_key
 from benchmark.d2.keywords import BOARD_KEYWORDS, RESERVED_KEYWORDS, is_reserved
 from benchmark.d2.lexer import Source
@@ -43,7 +43,9 @@ class Compiler(GlobMixin):
         self.ctx_seq = 0
         self.import_stack: list[str] = []
         self.file_roots: list[IRMap] = [self.root]   # the map each file being read starts in
-        self.spreads: list[tuple] = []   # (map, Spread, source, written map, keys before it)
+        # (map, Spread, source, written map, keys before it, maps being read then)
+        self.spreads: list[tuple] = []
+        self.stmt_map: IRMap | None = None   # the map the statement being compiled is in
 
     # -- entry ----------------------------------------------------------------------
     def compile_text(self, text: str, filename: str, base_dir: str | None) -> IRMap:
@@ -82,7 +84,8 @@ class Compiler(GlobMixin):
                 self.spread_import(stmt, m, source, base_dir)
             elif isinstance(stmt, Spread):
                 # like d2, resolved once the whole board is read (a later `vars` counts)
-                self.spreads.append((m, stmt, source, tree, list(m.fields)))
+                self.spreads.append((m, stmt, source, tree, list(m.fields),
+                                     frozenset(self.open_trees)))
             elif stmt.ampersand or stmt.not_ampersand:
                 if not self.applying:
                     raise source.error(stmt.pos, "glob filters cannot be used outside globs")
@@ -92,11 +95,13 @@ class Compiler(GlobMixin):
     def compile_key(self, stmt: Key, m: IRMap, source: Source, base_dir) -> None:
         self.ctx_seq += 1
         outer, self.ctx = self.ctx, self.ctx_seq
+        outer_map, self.stmt_map = self.stmt_map, m
         changes = self.changes
         try:
             self._compile_key(stmt, m, source, base_dir)
         finally:
             self.ctx = outer
+            self.stmt_map = outer_map
         if self.changes != changes and not self.applying:
             self.rerun_globs()   # like d2: a statement that removed something
 
@@ -327,7 +332,7 @@ class Compiler(GlobMixin):
         """``...${d}``: the fields of variable ``d`` are copied into the map where the spread
         was written, at its place (a field already there is overlaid: a value replaces, maps
         merge), then its connections are added (an existing one is overlaid), as d2 does."""
-        for m, spread, source, tree, before in self.spreads:
+        for m, spread, source, tree, before, open_then in self.spreads:
             var = self.find_var(m, spread.path)
             if var is None:
                 raise source.error(tree.pos, "could not resolve variable "
@@ -339,7 +344,9 @@ class Compiler(GlobMixin):
             keys = set(before)
             order = list(m.fields)
             at = max((i + 1 for i, k in enumerate(order) if k in keys), default=0)
-            added = self.overlay_map(m, var.map, (source, spread.pos))
+            copies: list[Field] = []
+            added = self.overlay_map(m, var.map, (source, spread.pos), copies)
+            self.glob_copies(m, copies, open_then)
             if added:
                 rest = [k for k in order[at:] if k not in added]
                 for k in rest:   # move what followed the spread after the copies
@@ -356,16 +363,50 @@ class Compiler(GlobMixin):
                 return f
         return None
 
-    def overlay_map(self, m: IRMap, src: IRMap, origin) -> set[str]:
-        """Copy or overlay ``src``'s fields and connections onto ``m``; the keys added."""
+    def glob_copies(self, m: IRMap, copies: list[Field], open_then: frozenset) -> None:
+        """Which globs reach the fields a spread copied into ``m``, as the binary showed:
+        key globs written for ``m`` itself (in any of its blocks, or reached through an outer
+        glob such as ``*.*.label``) and ``**`` key globs of the maps around it; connection
+        globs of ``m`` and the maps around it whose block was still being read at the spread.
+        A key glob written outside through a path (``x.*.label``) does not."""
+        if not copies:
+            return
+        outer = set(map(id, m.ancestors()))
+        for rule in list(self.rules):
+            if not rule.lazy or rule in self.active:
+                continue
+            home = rule.home if rule.home is not None else rule.map
+            if rule.kind == "key":
+                reach = home is m or (id(home) in outer and rule.parts[0].value == "**")
+            else:
+                reach = id(home) in outer and rule.tree in open_then
+            if not reach:
+                continue
+            if rule.kind == "edge":
+                self.apply_edge_rule(rule, rule.map)
+            elif rule.kind == "key":
+                for f in copies:
+                    if f.keyword:
+                        continue
+                    if (rule.parts[0].value == "**" and f.within_map(rule.map)) or (
+                            f.parent is rule.map and segment_matches(rule.parts[0], f)):
+                        self.apply_key_rule(rule, f)
+            else:
+                for e in list(self.edges):
+                    if not e.deleted:
+                        self.apply_ref_rule(rule, rule.map, e)
+
+    def overlay_map(self, m: IRMap, src: IRMap, origin, copies: list | None = None) -> set[str]:
+        """Copy or overlay ``src``'s fields and connections onto ``m``; the keys added
+        (``copies`` gathers every field made, nested ones too)."""
         added = set()
         for key, of in list(src.fields.items()):
             bf = m.fields.get(key)
             if bf is None:
-                m.fields[key] = self.copy_field(of, m, origin)
+                m.fields[key] = self.copy_field(of, m, origin, copies)
                 added.add(key)
             else:
-                self.overlay_field(bf, of, origin)
+                self.overlay_field(bf, of, origin, copies)
         for oe in list(src.edges):
             if oe.deleted:
                 continue
@@ -380,15 +421,15 @@ class Compiler(GlobMixin):
                 self.overlay_map(e.ensure_map(), oe.map, origin)
         return added
 
-    def overlay_field(self, bf: Field, of: Field, origin) -> None:
+    def overlay_field(self, bf: Field, of: Field, origin, copies: list | None = None) -> None:
         if of.primary is not None:
             bf.primary = of.primary
         if of.array is not None:
             bf.array = of.array
         if of.map is not None:
-            self.overlay_map(bf.ensure_map(), of.map, origin)
+            self.overlay_map(bf.ensure_map(), of.map, origin, copies)
 
-    def copy_field(self, of: Field, parent: IRMap, origin) -> Field:
+    def copy_field(self, of: Field, parent: IRMap, origin, copies: list | None = None) -> Field:
         self.seq += 1
         f = Field(of.name, parent, self.seq)
         f.keyword = of.keyword
@@ -401,8 +442,10 @@ class Compiler(GlobMixin):
             if self.n_fields > self.limits.max_nodes:
                 self.over_limit(origin, f"more than {self.limits.max_nodes} objects in one "
                                         "diagram (the parser's limit)")
+        if copies is not None:
+            copies.append(f)
         if of.map is not None:
-            self.overlay_map(f.ensure_map(), of.map, origin)
+            self.overlay_map(f.ensure_map(), of.map, origin, copies)
         return f
 
     def counterpart(self, m: IRMap, src: IRMap, f: Field) -> Field:

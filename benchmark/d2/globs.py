@@ -32,6 +32,7 @@ class Rule:
         self.signature: tuple = ()
         self.tree: int | None = None    # id of the written map it was declared in
         self.map: IRMap | None = None   # the map it applies in
+        self.home: IRMap | None = None  # the map its statement was written in
         # d2 suspends and unsuspends only what exists when the glob is read
         self.lazy = not any(isinstance(v, Scalar) and v.kind in ("suspend", "unsuspend")
                             for v in (stmt.primary, stmt.value))
@@ -56,6 +57,8 @@ class GlobMixin:
         rule.signature = sig
         rule.tree = id(self.ast_stack[-1]) if self.ast_stack else None
         rule.map = m
+        # a glob made while another applies (`*.*.label` in each `*`) belongs to that map
+        rule.home = m if self.applying else getattr(self, "stmt_map", None)
         m.rules.append(rule)
         self.rules.append(rule)
         return rule

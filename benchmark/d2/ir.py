@@ -105,6 +105,10 @@ class Field:
             return True
         return not (self.map.objects() or self.map.edges or self.declared_container)
 
+    def within_map(self, m: "IRMap") -> bool:
+        """True when this field lies somewhere inside map ``m``."""
+        return any(x is m for x in self.parent.ancestors())
+
     def within(self, other: "Field") -> bool:
         """True when this field is ``other`` or lies inside it."""
         f = self
