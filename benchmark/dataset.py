@@ -49,13 +49,15 @@ class Diagram:
     twin: str | None = None
     annotation_path: Path | None = None
     questions: list[Question] = field(default_factory=list)
+    #: the D2 file and its imports must lie inside this folder (None: anywhere)
+    import_root: Path | None = None
 
     @cached_property
     def parsed(self) -> dict[str, Any]:
         """The parser's public JSON form of the D2 file."""
         from benchmark.d2 import parse_file
 
-        return parse_file(self.d2_path)
+        return parse_file(self.d2_path, root=self.import_root)
 
     @cached_property
     def graph(self) -> nx.MultiDiGraph:
@@ -63,6 +65,14 @@ class Diagram:
 
     @cached_property
     def source(self) -> str:
+        """The D2 text; empty when the parser refuses the file (not a regular file, over its
+        size limit, outside ``import_root``), in which case parsing it reports why."""
+        from benchmark.d2.files import DEFAULT_LIMITS, outside_root, readable
+
+        if self.import_root is not None and outside_root(str(self.d2_path), str(self.import_root)):
+            return ""
+        if not readable(str(self.d2_path), DEFAULT_LIMITS.max_file_bytes):
+            return ""
         return self.d2_path.read_text(encoding="utf-8")
 
 
@@ -85,7 +95,12 @@ class Dataset:
             for p in (d.d2_path, d.annotation_path):
                 if p is not None and p.exists():
                     h.update(p.name.encode())
-                    h.update(p.read_bytes())
+                    if not p.is_file():   # e.g. a link to /dev/zero: never read it
+                        h.update(b"\0not a regular file")
+                        continue
+                    with p.open("rb") as fh:
+                        for chunk in iter(lambda: fh.read(1 << 20), b""):
+                            h.update(chunk)
         return h.hexdigest()
 
 
@@ -293,14 +308,16 @@ def load_annotation_file(path: Path, diagrams_dir: Path) -> tuple[Diagram | None
     return diagram, errors
 
 
-def load_dataset(root: Path | str | None = None, *, strict: bool = True) -> tuple[Dataset, list[InputError]]:
+def load_dataset(root: Path | str | None = None, *, strict: bool = True,
+                 allow_outside_imports: bool = False) -> tuple[Dataset, list[InputError]]:
     """Load ``root/diagrams`` and ``root/annotations``.
 
     With ``strict`` the first schema problem is raised; otherwise problems are returned and the
     questions that loaded are kept (one bad question never loses the rest). Whatever a problem is
     reported for is left out of the dataset: a question with a problem, a question whose id an
     earlier question already has (files in name order), a file with a problem of its own.
-    A dataset without any annotation file is an error even when not ``strict``.
+    A dataset without any annotation file is an error even when not ``strict``. A diagram's D2
+    imports must stay inside ``root`` unless ``allow_outside_imports``.
     """
     root = Path(root) if root is not None else DEFAULT_ROOT
     ddir, adir = root / "diagrams", root / "annotations"
@@ -323,6 +340,7 @@ def load_dataset(root: Path | str | None = None, *, strict: bool = True) -> tupl
         if not diagram.d2_path.is_file():
             problems.append(InputError(f"diagram file {diagram.d2_path.name} is missing", file=str(path), line=1))
             continue
+        diagram.import_root = None if allow_outside_imports else root
         diagrams[diagram.id] = diagram
     first: dict[str, Question] = {}
     for d in diagrams.values():

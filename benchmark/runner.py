@@ -203,13 +203,14 @@ def _resolve(spec: RunSpec, dataset: Dataset, say: Any = lambda msg: None) -> tu
 
 # -- the dataset, checked ---------------------------------------------------------------------------
 
-def prepare_dataset(data_dir: Path, limit: int | None = None) -> tuple[Dataset, list[Question], list[InputError]]:
+def prepare_dataset(data_dir: Path, limit: int | None = None,
+                    allow_outside_imports: bool = False) -> tuple[Dataset, list[Question], list[InputError]]:
     """Load ``data_dir``, parse every diagram and check every question (validator rules, renders aside).
 
     Returns the dataset, the questions that pass (dataset order, at most ``limit``) and the
     problems of those left out.
     """
-    dataset, problems = load_dataset(data_dir, strict=False)
+    dataset, problems = load_dataset(data_dir, strict=False, allow_outside_imports=allow_outside_imports)
     good: list[Question] = []
     for did in sorted(dataset.diagrams):
         d = dataset.diagrams[did]
@@ -453,7 +454,7 @@ def run(spec: RunSpec, *, progress: bool = True, quiet: bool = False, report: bo
     started = _dt.datetime.now(_dt.timezone.utc)
     spec = with_run_id(spec, started)
     load_all()
-    dataset, questions, problems = prepare_dataset(spec.data_dir, spec.limit)
+    dataset, questions, problems = prepare_dataset(spec.data_dir, spec.limit, spec.allow_outside_imports)
     for p in problems:
         _say(f"skipped: {p}", quiet)
     if not questions and spec.limit != 0:

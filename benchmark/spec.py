@@ -33,7 +33,8 @@ from benchmark.errors import DiagQAError, InputError
 
 #: the default run configuration (variants x answerers); image variants are added there too
 DEFAULT_CONFIG = DEFAULT_ROOT / "configs" / "default.yaml"
-CONFIG_KEYS = {"data", "variants", "answerers", "seed", "workers", "limit", "options", "out", "run_id"}
+CONFIG_KEYS = {"data", "variants", "answerers", "seed", "workers", "limit", "options", "out", "run_id",
+               "allow_outside_imports"}
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,7 @@ class RunSpec:
     limit: int | None = None
     options: dict[str, dict[str, Any]] = field(default_factory=dict)
     config_file: str | None = None
+    allow_outside_imports: bool = False   # D2 imports may leave the dataset folder
 
     def __post_init__(self) -> None:
         for v in self.variants:
@@ -90,9 +92,12 @@ class RunSpec:
 
     def identity(self) -> dict[str, Any]:
         """The part of the spec that decides the samples (no paths to outputs, no worker count)."""
-        return {"data": str(Path(self.data_dir).resolve()), "variants": list(self.variants),
-                "answerers": list(self.answerers), "seed": self.seed, "limit": self.limit,
-                "options": self.options}
+        ident = {"data": str(Path(self.data_dir).resolve()), "variants": list(self.variants),
+                 "answerers": list(self.answerers), "seed": self.seed, "limit": self.limit,
+                 "options": self.options}
+        if self.allow_outside_imports:   # absent when off, so earlier runs keep their hash
+            ident["allow_outside_imports"] = True
+        return ident
 
     def config_hash(self) -> str:
         """SHA-256 of :meth:`identity` as canonical JSON."""
@@ -168,6 +173,7 @@ def build_spec(config: Path | str | None = None, **overrides: Any) -> RunSpec:
         limit=merged.get("limit"),
         options=dict(merged.get("options") or {}),
         config_file=str(config) if config is not None else None,
+        allow_outside_imports=bool(merged.get("allow_outside_imports") or False),
     )
 
 

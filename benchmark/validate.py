@@ -131,6 +131,7 @@ def _twin_problems(ds: Dataset) -> list[InputError]:
     return problems
 
 
-def validate_path(root: Path | str | None = None, check_renders: bool = True) -> tuple[Dataset, list[InputError]]:
-    ds, schema = load_dataset(root, strict=False)
+def validate_path(root: Path | str | None = None, check_renders: bool = True,
+                  allow_outside_imports: bool = False) -> tuple[Dataset, list[InputError]]:
+    ds, schema = load_dataset(root, strict=False, allow_outside_imports=allow_outside_imports)
     return ds, validate_dataset(ds, schema, check_renders=check_renders)

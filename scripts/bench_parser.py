@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -15,7 +16,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmark.d2 import parse_file  # noqa: E402
 
-DEFAULT_CORPUS = ROOT.parent / "shared" / "d2-conformance"
+DEFAULT_CORPUS = Path(os.environ.get("DIAGQA_SHARED") or ROOT.parent / "shared") / "d2-conformance"
 
 
 def bench(files: list[Path], runs: int) -> tuple[dict[Path, float], float]:

@@ -6,6 +6,8 @@ bad input.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,8 +20,10 @@ from benchmark.cli import main as cli_main
 from benchmark.d2 import D2SyntaxError, D2UnsupportedError, parse_file, parse_text
 from benchmark.errors import DiagQAError, InputError
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "d2-conformance"
+CORPUS = Path(os.environ.get("DIAGQA_SHARED") or Path(__file__).resolve().parents[1].parent / "shared") / "d2-conformance"
 
+
+D3_MESSAGE = 'key "3d" can only be applied to squares, rectangles, and hexagons'
 
 # (text, line, column, words in the message); positions agree with the d2 binary
 # except where noted.
@@ -71,6 +75,19 @@ MALFORMED = [
     ("t: {shape: sql_table; a: int {x}}", 1, 31, "sql_table columns cannot have children"),
     ("t: {shape: class; a}\nt.a.q -> b", 2, 5, "class fields cannot have children"),
     ("_.a", 1, 1, "'_'"),
+    # spread substitutions, style.3d and nested sequence diagrams: checked against d2 below
+    ("...${x}", 1, 1, 'could not resolve variable "x"'),
+    ("x: {...${nope}}", 1, 4, 'could not resolve variable "nope"'),
+    ("vars: {d: hello}\nx: {...${d}}", 2, 5, "cannot spread non-composite"),
+    ("vars: {arr: {q}}\nx.class: [...${arr}]", 2, 11, "cannot spread non-array into array"),
+    ("vars: {arr: q}\nx.class: [...${arr}]", 2, 11, "cannot spread non-composite"),
+    ("a.shape: circle\na.style.3d: true", 2, 1, D3_MESSAGE),
+    ("a: {shape: circle; style.3d: false}", 1, 20, D3_MESSAGE),
+    ("a.style.3d: true\na.shape: oval", 1, 1, D3_MESSAGE),
+    ("s: {shape: sequence_diagram\nt: {shape: sequence_diagram; p -> q}\nx -> t\n}", None, None,
+     "actors in sequence diagrams cannot themselves be sequence diagrams: t"),
+    ("s: {shape: sequence_diagram; a -> b; g: {shape: sequence_diagram}}", None, None,
+     "actors in sequence diagrams cannot themselves be sequence diagrams: g"),
 ]
 
 
@@ -87,6 +104,32 @@ def test_malformed_input_names_file_line_and_column(text, line, column, words):
         assert str(err).startswith(f"flow.d2:{line}:{column}: ")
 
 
+def _d2_binary() -> str | None:
+    local = Path(sys.executable).parent / "d2"
+    return str(local) if local.exists() else shutil.which("d2")
+
+
+# the cases added for d2's own later checks, compared with what the binary says
+D2_CHECKED = [c for c in MALFORMED if "...$" in c[0] or "3d" in c[0] or "actors in sequence" in c[3]]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("text,line,column,words", D2_CHECKED)
+def test_d2_rejects_them_with_the_same_message(text, line, column, words, tmp_path):
+    d2 = _d2_binary()
+    if d2 is None:
+        pytest.skip("d2 binary not available")
+    src = tmp_path / "flow.d2"
+    src.write_text(text, encoding="utf-8")
+    proc = subprocess.run([d2, "--bundle=false", "--omit-version", str(src), str(tmp_path / "o.svg")],
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "D2_LAYOUT": "dagre"})
+    assert proc.returncode != 0
+    assert words in proc.stderr
+    if line is not None:
+        assert f"flow.d2:{line}:{column}: {words}" in proc.stderr
+
+
 def test_unclosed_map_message_format():
     text = "a\nb\nc: {\n  d\n" + "e\n" * 7 + "  f; g"
     with pytest.raises(D2SyntaxError) as info:
@@ -97,7 +140,6 @@ def test_unclosed_map_message_format():
 
 @pytest.mark.parametrize("text,where", [
     ("a <-> b -* c", "1:9"),
-    ("...${x}", "1:1"),
     ("x: @file.key", "1:4"),
     ("*: {&width: 3; style.fill: red}\na", "1:5"),
 ])

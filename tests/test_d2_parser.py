@@ -274,3 +274,99 @@ def test_order_is_first_appearance_in_the_text():
 def test_bad_text_types():
     with pytest.raises(D2SyntaxError):
         parse_text("a\x00b")
+
+
+# -- constructs met in real-world files (each graph checked against the d2 v0.9.0 binary) ------
+
+def test_escaped_star_in_a_key_is_a_plain_character_not_a_glob():
+    text = "a -> T\\*\nb\\*c: x"
+    assert nodes(text) == [("a", "a", "rectangle", None), ('"T*"', "T*", "rectangle", None),
+                           ('"b*c"', "x", "rectangle", None)]
+    assert edges(text) == [("a", "->", '"T*"', None)]
+    # an unescaped star in the same file still globs
+    assert edges("a\nb\\*\n* -> z") == [("a", "->", "z", None), ('"b*"', "->", "z", None)]
+
+
+def test_connection_reference_with_a_key_path_sets_that_key_not_the_label():
+    assert edges("a -> b\n(a -> b).style.stroke: red") == [("a", "->", "b", None), ("a", "->", "b", None)]
+    assert edges("classes: {chemin: {style.stroke: red}}\na -> b\n(a -> b).class: chemin") == [
+        ("a", "->", "b", None), ("a", "->", "b", None)]
+    assert edges("a -> b\n(a -> b).label: hi") == [("a", "->", "b", None), ("a", "->", "b", "hi")]
+    assert edges("a; b\n(* -> *).label: hi") == [("a", "->", "b", "hi"), ("b", "->", "a", "hi")]
+    assert edges("a; b\n(* -> *).style.stroke: red") == [("a", "->", "b", None), ("b", "->", "a", None)]
+
+
+def test_classes_and_layers_imported_into_a_container_are_accepted(tmp_path):
+    (tmp_path / "inc.d2").write_text("classes: {c: {label: C}}\n", encoding="utf-8")
+    (tmp_path / "lay.d2").write_text("layers: {l1: {q -> r}}\nm\n", encoding="utf-8")
+    main = tmp_path / "main.d2"
+
+    def graph(text):
+        main.write_text(text, encoding="utf-8")
+        return [(n["id"], n["label"]) for n in parse_file(main)["nodes"]]
+
+    # an imported file is compiled as a board of its own; its classes do not apply here
+    assert graph("env: {...@inc\nx.class: c}\n") == [("env", "env"), ("env.x", "x")]
+    assert graph("classes: {c: {label: ROOT}}\nenv: {...@inc\nx.class: c}\n") == [
+        ("env", "env"), ("env.x", "ROOT")]
+    assert graph("env: @lay\n") == [("env", "env"), ("env.m", "m")]
+    assert graph("...@inc\nx.class: c\n") == [("x", "C")]
+    # written in the container itself they are refused, as d2 does
+    for text in ("env: {classes: {c: {label: C}}}", "env: {layers: {l: {q}}}"):
+        with pytest.raises(D2SyntaxError, match="must be declared at a board root scope"):
+            parse_text(text)
+
+
+def test_spread_substitutions_copy_a_map_variable_into_place():
+    assert ids("vars: {d: {note}}\nx: {...${d}}") == ["x", "x.note"]
+    text = "vars: {d: {p -> q: lab; p.shape: circle; label: L}}\nx: {...${d}}\n...${d}"
+    assert labels(text) == {"x": "L", "x.p": "p", "x.q": "q", "p": "p", "q": "q"}
+    assert edges(text) == [("x.p", "->", "x.q", "lab"), ("p", "->", "q", "lab")]
+    assert nodes(text)[1] == ("x.p", "p", "circle", "x")
+    assert ids("vars: {g: {d: {n1; n2}}}\nx: {...${g.d}}") == ["x", "x.n1", "x.n2"]
+    assert labels("vars: {d: {note: ${e}}; e: E}\nx: {...${d}}") == {"x": "x", "x.note": "E"}
+    # resolved once the board is read: the innermost vars win, even when declared later
+    assert ids("vars: {d: {n}}\nx: {...${d}; vars: {d: {m}}}") == ["x", "x.m"]
+    # the copies take the spread's place; a field already there is overlaid
+    assert ids("vars: {d: {n; m}}\na\n...${d}\nb") == ["a", "n", "m", "b"]
+    assert nodes("vars: {d: {n: {shape: circle}}}\nn: N\n...${d}") == [("n", "N", "circle", None)]
+    # in an array (class lists) the items of an array variable are spliced in
+    assert labels("vars: {arr: [a; b]}\nclasses: {a: {label: A}; b: {shape: circle}}\n"
+                  "x.class: [...${arr}]") == {"x": "A"}
+    assert edges("vars: {d: {label: hi}}\na -> b: {...${d}}") == [("a", "->", "b", "hi")]
+
+
+def test_bare_carriage_returns_are_spaces_as_in_d2(tmp_path):
+    """d2 ends lines only at \\n: a bare \\r is whitespace, kept inside an unquoted string."""
+    path = tmp_path / "cr.d2"
+
+    def graph(data: bytes):
+        path.write_bytes(data)
+        g = parse_file(path)
+        return ([(n["id"], n["label"]) for n in g["nodes"]],
+                [(e["src"], e["dst"], e["label"]) for e in g["edges"]])
+
+    assert graph(b"a -> b\rc -> d\r") == ([("a", "a"), ("b\rc", "b\rc"), ("d", "d")],
+                                          [("a", "b\rc", None), ("b\rc", "d", None)])
+    assert graph(b"a: hello\rworld\nq\n") == ([("a", "hello\rworld"), ("q", "q")], [])
+    assert graph(b"a\r-> b\n") == ([("a", "a"), ("b", "b")], [("a", "b", None)])
+    assert graph(b'"a\rb" -> c\n') == ([("a\rb", "a\rb"), ("c", "c")], [("a\rb", "c", None)])
+    assert graph(b"x: {\r  a -> b\r}\r") == ([("x", "x"), ("x.a", "a"), ("x.b", "b")],
+                                             [("x.a", "x.b", None)])
+    # \r\n line ends work, block strings included
+    assert graph(b"a -> b: l\r\nc\r\n") == ([("a", "a"), ("b", "b"), ("c", "c")], [("a", "b", "l")])
+    assert graph(b"a: |md\r\n  # hi\r\n  there\r\n|\r\n") == ([("a", "# hi\nthere")], [])
+
+
+def test_globs_reach_fields_copied_by_a_spread_as_in_d2():
+    spread = "vars: {d: {n}}\n"
+    # the glob of the same map (any block of it), and ** or connection globs around it, reach them
+    assert edges(spread + "q\n* -> z\n...${d}") == [("q", "->", "z", None), ("n", "->", "z", None)]
+    assert labels(spread + "x: {*.label: G; ...${d}}")["x.n"] == "G"
+    assert labels(spread + "x: {...${d}}\nx: {*.label: G}")["x.n"] == "G"
+    assert labels(spread + "x: {q}\n*.*.label: G\nx: {...${d}}")["x.n"] == "G"
+    assert edges(spread + "x: {q}\n** -> z\nx: {...${d}}") == [
+        ("x.q", "->", "z", None), ("x.n", "->", "z", None)]
+    # a key glob written through a path, or a connection glob of a block already read, does not
+    assert labels(spread + "x: {...${d}}\nx.*.label: G")["x.n"] == "n"
+    assert edges(spread + "x: {q; * -> *}\nx: {...${d}}") == []

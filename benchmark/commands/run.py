@@ -25,6 +25,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--run-id", help="name of the run directory (default: <UTC time>-<config hash>)")
     p.add_argument("--out", type=Path, help="results directory (default: results/)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--allow-outside-imports", action="store_true",
+                   help="let D2 imports read files outside the dataset folder (refused by default)")
     p.add_argument("--list", action="store_true", help="list the registered finders, sources, selectors, answerers")
 
 
@@ -48,7 +50,8 @@ def main(args: argparse.Namespace) -> int:
 
     spec = build_spec(args.config, data=str(args.data) if args.data else None, variants=args.variants,
                       answerers=args.answerers, seed=args.seed, workers=args.workers, limit=args.limit,
-                      run_id=args.run_id, out=str(args.out) if args.out else None)
+                      run_id=args.run_id, out=str(args.out) if args.out else None,
+                      allow_outside_imports=True if args.allow_outside_imports else None)
     result = run(spec, progress=not args.no_progress)
     card = result.card
     print(f"run {result.run_id}: {card['samples']} samples ({card['sample_errors']} with a stage error, "

@@ -15,10 +15,13 @@ HELP = "validate a dataset: schema, solver answers, certificates (inside, provin
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", type=Path, default=DEFAULT_ROOT, help="dataset directory (default: the bundled one)")
     p.add_argument("--no-renders", action="store_true", help="skip the PNG staleness check")
+    p.add_argument("--allow-outside-imports", action="store_true",
+                   help="accept D2 imports of files outside the dataset folder (flagged by default)")
 
 
 def main(args: argparse.Namespace) -> int:
-    ds, problems = validate_path(args.data, check_renders=not args.no_renders)
+    ds, problems = validate_path(args.data, check_renders=not args.no_renders,
+                                 allow_outside_imports=args.allow_outside_imports)
     for p in problems:
         print(f"error: {p}", file=sys.stderr)
     n_q = len(ds.questions)

@@ -2,18 +2,21 @@
 
 Applies statements in order the way the d2 compiler does: key paths with ``_`` parent
 references, connection chains, edge references ``(a -> b)[i]``, ``null`` deletion,
-imports and ``suspend``. Globs live in :mod:`benchmark.d2.globs`.
+imports, spread substitutions ``...${var}`` and ``suspend``; the limits of
+:class:`~benchmark.d2.files.Limits`. Globs live in :mod:`benchmark.d2.globs`.
 """
 from __future__ import annotations
 
 import os
 
-from benchmark.d2.globs import GlobMixin, Rule, has_glob, same_edge
+from benchmark.d2.errors import D2LimitError
+from benchmark.d2.files import DEFAULT_LIMITS, Limits, ReadRefused, outside_root, read_d2
+from benchmark.d2.globs import GlobMixin, Rule, has_glob, same_edge, segment_matches
 from benchmark.d2.ir import Field, IREdge, IRMap, Value, common_owner, field_key
 from benchmark.d2.keywords import BOARD_KEYWORDS, RESERVED_KEYWORDS, is_reserved
 from benchmark.d2.lexer import Source
 from benchmark.d2.parser import Parser
-from benchmark.d2.syntax import Array, Import, Key, KeyPart, Map, Scalar
+from benchmark.d2.syntax import Array, Import, Key, KeyPart, Map, Scalar, Spread
 
 MAX_IMPORT_DEPTH = 32
 
@@ -21,7 +24,11 @@ MAX_IMPORT_DEPTH = 32
 class Compiler(GlobMixin):
     """Compiles one board; ``compile_text`` is the entry point."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: str | None = None, limits: Limits = DEFAULT_LIMITS) -> None:
+        self.confine_to = root      # imports must stay inside this folder (None: anywhere)
+        self.limits = limits
+        self.bytes_read = 0         # the diagram's text and every import read so far
+        self.n_fields = 0           # objects made so far (keywords aside)
         self.root = IRMap()
         self.seq = 0
         self.edges: list[IREdge] = []
@@ -32,16 +39,21 @@ class Compiler(GlobMixin):
         self.ast_seen: list[Map] = []
         self.open_trees: set[int] = set()
         self.ctx = 0          # the statement being compiled (see Field.refs / IREdge.refs)
-        self.changes = 0      # fields and connections made or removed so far
+        self.changes = 0      # fields and connections removed so far
         self.rules: list[Rule] = []
         self.ctx_seq = 0
         self.import_stack: list[str] = []
+        self.file_roots: list[IRMap] = [self.root]   # the map each file being read starts in
+        # (map, Spread, source, written map, keys before it, maps being read then)
+        self.spreads: list[tuple] = []
+        self.stmt_map: IRMap | None = None   # the map the statement being compiled is in
 
     # -- entry ----------------------------------------------------------------------
     def compile_text(self, text: str, filename: str, base_dir: str | None) -> IRMap:
         source = Source(text, filename)
         tree = Parser(source).parse_file()
         self.compile_map(tree, self.root, source, base_dir)
+        self.expand_spreads()
         return self.root
 
     def assign_value(self, target: Field | IREdge, primary, value, scope, source: Source, base_dir) -> None:
@@ -71,6 +83,10 @@ class Compiler(GlobMixin):
         for stmt in tree.nodes:
             if isinstance(stmt, Import):
                 self.spread_import(stmt, m, source, base_dir)
+            elif isinstance(stmt, Spread):
+                # like d2, resolved once the whole board is read (a later `vars` counts)
+                self.spreads.append((m, stmt, source, tree, list(m.fields),
+                                     frozenset(self.open_trees)))
             elif stmt.ampersand or stmt.not_ampersand:
                 if not self.applying:
                     raise source.error(stmt.pos, "glob filters cannot be used outside globs")
@@ -80,13 +96,15 @@ class Compiler(GlobMixin):
     def compile_key(self, stmt: Key, m: IRMap, source: Source, base_dir) -> None:
         self.ctx_seq += 1
         outer, self.ctx = self.ctx, self.ctx_seq
+        outer_map, self.stmt_map = self.stmt_map, m
         changes = self.changes
         try:
             self._compile_key(stmt, m, source, base_dir)
         finally:
             self.ctx = outer
+            self.stmt_map = outer_map
         if self.changes != changes and not self.applying:
-            self.rerun_globs()   # like d2: a statement that added or removed something
+            self.rerun_globs()   # like d2: a statement that removed something
 
     def _compile_key(self, stmt: Key, m: IRMap, source: Source, base_dir) -> None:
         if stmt.key is not None and stmt.edges:
@@ -117,7 +135,9 @@ class Compiler(GlobMixin):
                 else:
                     src, dst = self.resolve_ends(m, edge.src, edge.dst, source)
                     e = self.new_edge(src, dst, edge.arrow, (source, edge.src[0].pos))
-                    self.apply_edge_value(e, stmt, m, source, base_dir, creating=True)
+                    # `(a -> b).style.stroke: red` makes a connection and sets its key path
+                    self.apply_edge_value(e, stmt, m, source, base_dir, key=stmt.edge_key,
+                                          creating=True)
         elif stmt.key is not None:
             self.compile_path(m, stmt.key, stmt, source, base_dir)
         self.flush_created()
@@ -135,15 +155,19 @@ class Compiler(GlobMixin):
                 for f in list(self.glob_fields(m, part)) if rule is not None else ():
                     self.apply_key_rule(rule, f)
                 return
+            at_file_root = m is self.file_roots[-1]
             if part.value.lower() in BOARD_KEYWORDS and not part.quoted:
-                if m.parent is not None:
+                if not at_file_root:
                     raise source.error(part.pos, f"{part.value.lower()} must be declared at a "
                                                  "board root scope")
                 return  # layers / scenarios / steps: only the root board is compiled
             if i == len(parts) - 1 and _is_null(stmt.value):
                 self.flush_created()  # d2 makes the parents before it deletes the last key
             f = self.ensure_field(m, part.value, part.quoted, (source, part.pos))
+            if at_file_root and f.keyword:
+                f.at_file_root = True
             if i == len(parts) - 1:
+                f.last_key = (source, stmt.key[0].pos if stmt.key else part.pos)
                 if isinstance(stmt.value, Map) and _declares_children(stmt.value):
                     f.declared_container = True
                 self.flush_created()
@@ -174,12 +198,23 @@ class Compiler(GlobMixin):
         f = Field(name, m, self.seq, quoted)
         f.origin = origin
         f.refs.add(self.ctx)
-        self.changes += 1
         m.fields[field_key(name, quoted)] = f
         f.created_by = {id(r.done) for r in self.active}
         if not f.keyword:
+            self.n_fields += 1
+            if self.n_fields > self.limits.max_nodes:
+                self.over_limit(origin, f"more than {self.limits.max_nodes} objects in one "
+                                        "diagram (the parser's limit)")
             self.pending.append(f)
         return f
+
+    def over_limit(self, origin, message: str):
+        """Stop with a :class:`D2LimitError` at ``origin`` ((source, offset)) if known."""
+        if origin is not None:
+            source, pos = origin
+            line, col = source.line_col(pos)
+            raise D2LimitError(message, file=source.filename, line=line, column=col)
+        raise D2LimitError(message)
 
     def flush_created(self) -> None:
         """Run lazy globs for the fields a whole key path created (d2 looks at them only
@@ -237,10 +272,12 @@ class Compiler(GlobMixin):
 
     # -- connections ----------------------------------------------------------------
     def new_edge(self, src: Field, dst: Field, arrow: str, origin=None) -> IREdge:
+        if len(self.edges) >= self.limits.max_edges:
+            self.over_limit(origin, f"more than {self.limits.max_edges} connections in one "
+                                    "diagram (the parser's limit)")
         e = IREdge(common_owner(src, dst), src, dst, arrow)
         e.origin = origin
         e.refs.add(self.ctx)
-        self.changes += 1
         e.owner.edges.append(e)
         self.edges.append(e)
         self.edge_created(e)
@@ -291,6 +328,144 @@ class Compiler(GlobMixin):
         e = found[stmt.edge_index]
         self.apply_edge_value(e, stmt, m, source, base_dir, key=stmt.edge_key)
 
+    # -- spread substitutions ---------------------------------------------------------
+    def expand_spreads(self) -> None:
+        """``...${d}``: the fields of variable ``d`` are copied into the map where the spread
+        was written, at its place (a field already there is overlaid: a value replaces, maps
+        merge), then its connections are added (an existing one is overlaid), as d2 does."""
+        for m, spread, source, tree, before, open_then in self.spreads:
+            var = self.find_var(m, spread.path)
+            if var is None:
+                raise source.error(tree.pos, "could not resolve variable "
+                                             f'"{".".join(spread.path)}"')
+            if var.map is None and var.array is None:
+                raise source.error(spread.pos, "cannot spread non-composite")
+            if var.map is None:
+                continue   # an array spread into a map adds nothing
+            keys = set(before)
+            order = list(m.fields)
+            at = max((i + 1 for i, k in enumerate(order) if k in keys), default=0)
+            copies: list[Field] = []
+            added = self.overlay_map(m, var.map, (source, spread.pos), copies)
+            self.glob_copies(m, copies, open_then)
+            if added:
+                rest = [k for k in order[at:] if k not in added]
+                for k in rest:   # move what followed the spread after the copies
+                    m.fields[k] = m.fields.pop(k)
+        self.flush_created()
+
+    def find_var(self, m: IRMap, path: list[str]) -> Field | None:
+        """The ``vars`` field at ``path`` seen from map ``m`` (innermost ``vars`` first)."""
+        for mm in m.ancestors():
+            f = mm.get("vars")
+            for name in path:
+                f = f.map.get(name) if f is not None and f.map is not None else None
+            if f is not None and not (f.primary is not None and _is_null(f.primary.node)):
+                return f
+        return None
+
+    def glob_copies(self, m: IRMap, copies: list[Field], open_then: frozenset) -> None:
+        """Which globs reach the fields a spread copied into ``m``, as the binary showed:
+        key globs written for ``m`` itself (in any of its blocks, or reached through an outer
+        glob such as ``*.*.label``) and ``**`` key globs of the maps around it; connection
+        globs of ``m`` and the maps around it whose block was still being read at the spread.
+        A key glob written outside through a path (``x.*.label``) does not."""
+        if not copies:
+            return
+        outer = set(map(id, m.ancestors()))
+        for rule in list(self.rules):
+            if not rule.lazy or rule in self.active:
+                continue
+            home = rule.home if rule.home is not None else rule.map
+            if rule.kind == "key":
+                reach = home is m or (id(home) in outer and rule.parts[0].value == "**")
+            else:
+                reach = id(home) in outer and rule.tree in open_then
+            if not reach:
+                continue
+            if rule.kind == "edge":
+                self.apply_edge_rule(rule, rule.map)
+            elif rule.kind == "key":
+                for f in copies:
+                    if f.keyword:
+                        continue
+                    if (rule.parts[0].value == "**" and f.within_map(rule.map)) or (
+                            f.parent is rule.map and segment_matches(rule.parts[0], f)):
+                        self.apply_key_rule(rule, f)
+            else:
+                for e in list(self.edges):
+                    if not e.deleted:
+                        self.apply_ref_rule(rule, rule.map, e)
+
+    def overlay_map(self, m: IRMap, src: IRMap, origin, copies: list | None = None) -> set[str]:
+        """Copy or overlay ``src``'s fields and connections onto ``m``; the keys added
+        (``copies`` gathers every field made, nested ones too)."""
+        added = set()
+        for key, of in list(src.fields.items()):
+            bf = m.fields.get(key)
+            if bf is None:
+                m.fields[key] = self.copy_field(of, m, origin, copies)
+                added.add(key)
+            else:
+                self.overlay_field(bf, of, origin, copies)
+        for oe in list(src.edges):
+            if oe.deleted:
+                continue
+            s, d = self.counterpart(m, src, oe.src), self.counterpart(m, src, oe.dst)
+            same = [e for e in m.edges if not e.deleted and same_edge(e, s, d, oe.arrow)]
+            e = same[0] if same else self.new_edge(s, d, oe.arrow, oe.origin)
+            if oe.primary is not None:
+                e.primary = oe.primary
+            if oe.array is not None:
+                e.array = oe.array
+            if oe.map is not None:
+                self.overlay_map(e.ensure_map(), oe.map, origin)
+        return added
+
+    def overlay_field(self, bf: Field, of: Field, origin, copies: list | None = None) -> None:
+        if of.primary is not None:
+            bf.primary = of.primary
+        if of.array is not None:
+            bf.array = of.array
+        if of.map is not None:
+            self.overlay_map(bf.ensure_map(), of.map, origin, copies)
+
+    def copy_field(self, of: Field, parent: IRMap, origin, copies: list | None = None) -> Field:
+        self.seq += 1
+        f = Field(of.name, parent, self.seq)
+        f.keyword = of.keyword
+        f.primary, f.array, f.suspended = of.primary, of.array, of.suspended
+        f.declared_container = of.declared_container
+        f.origin = origin
+        f.last_key = of.last_key
+        if not f.keyword:
+            self.n_fields += 1
+            if self.n_fields > self.limits.max_nodes:
+                self.over_limit(origin, f"more than {self.limits.max_nodes} objects in one "
+                                        "diagram (the parser's limit)")
+        if copies is not None:
+            copies.append(f)
+        if of.map is not None:
+            self.overlay_map(f.ensure_map(), of.map, origin, copies)
+        return f
+
+    def counterpart(self, m: IRMap, src: IRMap, f: Field) -> Field:
+        """The field of ``m`` at the path ``f`` has below ``src`` (made when missing)."""
+        chain = []
+        while f.parent is not src:
+            chain.append(f)
+            f = f.parent.owner
+        chain.append(f)
+        for x in reversed(chain):
+            key = field_key(x.name, not x.keyword)
+            g = m.fields.get(key)
+            if g is None:
+                g = m.fields[key] = self.copy_field(x, m, x.origin)
+                g.map = None
+            f = g
+            m = f.ensure_map()
+        return f
+
     # -- imports ----------------------------------------------------------------------
     def read_import(self, imp: Import, source: Source, base_dir):
         base = base_dir if base_dir is not None else os.getcwd()
@@ -298,12 +473,23 @@ class Compiler(GlobMixin):
         full = os.path.normpath(os.path.join(base, path))
         if full in self.import_stack or len(self.import_stack) > MAX_IMPORT_DEPTH:
             raise source.error(imp.pos, f"import cycle through {path}")
+        real = outside_root(full, self.confine_to) if self.confine_to is not None else None
+        if real is not None:
+            self.over_limit((source, imp.pos), f"cannot import {path}: it is {real}, outside "
+                                               f"{self.confine_to}, the folder imports are "
+                                               "confined to")
         try:
-            with open(full, encoding="utf-8") as fh:
-                text = fh.read()
+            text = read_d2(full, self.limits.max_file_bytes)
+        except ReadRefused as exc:
+            self.over_limit((source, imp.pos), f"cannot import {path}: {exc}")
         except (OSError, UnicodeDecodeError) as exc:
             reason = getattr(exc, "strerror", None) or str(exc)
             raise source.error(imp.pos, f"cannot import {path}: {reason}") from None
+        self.bytes_read += len(text.encode("utf-8", "surrogatepass"))
+        if self.bytes_read > self.limits.max_total_bytes:
+            self.over_limit((source, imp.pos), f"cannot import {path}: the diagram and its "
+                                               "imports pass the limit of "
+                                               f"{self.limits.max_total_bytes} bytes read")
         sub = Source(text, os.path.join(os.path.dirname(source.filename), path)
                      if source.filename != "<string>" else path, imported_at=(source, imp.pos))
         return Parser(sub).parse_file(), sub, os.path.dirname(full), full
@@ -317,16 +503,18 @@ class Compiler(GlobMixin):
     def _import_into(self, imp: Import, m: IRMap, source: Source, base_dir) -> None:
         tree, sub, sub_dir, full = self.read_import(imp, source, base_dir)
         self.import_stack.append(full)
+        self.file_roots.append(m)
         try:
             self.compile_map(tree, m, sub, sub_dir)
         finally:
+            self.file_roots.pop()
             self.import_stack.pop()
 
 
 def _declares_children(tree: Map) -> bool:
     """Whether a written map names objects or connections (d2's container test)."""
     for node in tree.nodes:
-        if isinstance(node, Import):
+        if isinstance(node, (Import, Spread)):
             return True
         if node.edges or (node.key and node.key[0].value not in RESERVED_KEYWORDS):
             return True

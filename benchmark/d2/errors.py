@@ -35,3 +35,8 @@ class D2UnsupportedError(D2SyntaxError):
         if "unsupported" not in message:
             message = f"unsupported: {message}"
         super().__init__(message, file=file, line=line, column=column)
+
+
+class D2LimitError(D2SyntaxError):
+    """Input refused because it passes a safety limit (file size, objects or connections
+    made, imports leaving the folder they are confined to), not because d2 rejects it."""

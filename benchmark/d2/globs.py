@@ -32,6 +32,7 @@ class Rule:
         self.signature: tuple = ()
         self.tree: int | None = None    # id of the written map it was declared in
         self.map: IRMap | None = None   # the map it applies in
+        self.home: IRMap | None = None  # the map its statement was written in
         # d2 suspends and unsuspends only what exists when the glob is read
         self.lazy = not any(isinstance(v, Scalar) and v.kind in ("suspend", "unsuspend")
                             for v in (stmt.primary, stmt.value))
@@ -56,6 +57,8 @@ class GlobMixin:
         rule.signature = sig
         rule.tree = id(self.ast_stack[-1]) if self.ast_stack else None
         rule.map = m
+        # a glob made while another applies (`*.*.label` in each `*`) belongs to that map
+        rule.home = m if self.applying else getattr(self, "stmt_map", None)
         m.rules.append(rule)
         self.rules.append(rule)
         return rule
@@ -75,11 +78,45 @@ class GlobMixin:
                 if f.map is not None:
                     stack[0:0] = f.map.objects()
             return
-        pattern = part.value.lower().replace("[", "[[]")
         for f in m.objects():
-            # d2 never lets "*" match a keyword's name, even a quoted one
-            if f.name not in RESERVED_KEYWORDS and fnmatch.fnmatchcase(f.name.lower(), pattern):
+            if segment_matches(part, f):
                 yield f
+
+    def reaches(self, m: IRMap, parts: list[KeyPart], f: Field, in_edge: bool) -> bool | None:
+        """Whether :meth:`expand` of ``parts`` from ``m`` would name field ``f``, found
+        from ``f``'s own path instead of listing every candidate; ``None`` when the path
+        holds ``_`` (then only :meth:`expand` can tell)."""
+        chain: list[Field] = []
+        x = f
+        while x.parent is not m:
+            if x.parent.owner is None:
+                return False
+            chain.append(x)
+            x = x.parent.owner
+        chain.append(x)
+        chain.reverse()
+        if any(p.value == "_" and not p.quoted for p in parts):
+            return None
+
+        def match(i: int, j: int) -> bool:
+            if i == len(parts) or j == len(chain):
+                return i == len(parts) and j == len(chain)
+            part, here, last = parts[i], chain[j], i == len(parts) - 1
+            if part.glob and part.value == "**":
+                for k in range(j, len(chain)):
+                    if chain[k].keyword:
+                        return False
+                    if last:
+                        if k == len(chain) - 1 and (not in_edge or chain[k].is_leaf()):
+                            return True
+                    elif match(i + 1, k + 1):
+                        return True
+                return False
+            if part.glob:
+                return not here.keyword and segment_matches(part, here) and match(i + 1, j + 1)
+            return here.parent.get(part.value, part.quoted) is here and match(i + 1, j + 1)
+
+        return match(0, 0)
 
     def expand(self, m: IRMap, parts: list[KeyPart], source, in_edge: bool) -> list[Field]:
         """All fields a (possibly glob) key path names from ``m``; no new globbed fields."""
@@ -121,20 +158,36 @@ class GlobMixin:
             else:
                 self.apply_field_value(f, rule.stmt, f.parent, rule.source, rule.base_dir)
 
-    def apply_edge_rule(self, rule: Rule, m: IRMap) -> None:
+    def apply_edge_rule(self, rule: Rule, m: IRMap, new: Field | None = None) -> None:
+        """Make the glob's connections that do not exist yet. With ``new`` (a field just
+        made), only pairs with that field can be new: the others are not looked at again,
+        so a glob over n objects costs O(n) per object added, not O(n^2)."""
+        as_src = as_dst = None
+        if new is not None:
+            as_src = self.reaches(m, rule.edge.src, new, True)
+            as_dst = self.reaches(m, rule.edge.dst, new, True)
+            if as_src is False and as_dst is False:
+                return
         with self.running(rule):
-            srcs = self.expand(m, rule.edge.src, rule.source, True)
-            dsts = self.expand(m, rule.edge.dst, rule.source, True)
+            srcs = ([new] if as_src and as_dst is False
+                    else self.expand(m, rule.edge.src, rule.source, True))
+            dsts = ([new] if as_dst and as_src is False
+                    else self.expand(m, rule.edge.dst, rule.source, True))
+            paths: dict[int, tuple] = {}
+            new_dst = new is not None and any(d is new for d in dsts)
             for s in srcs:
-                for d in dsts:
+                for d in (dsts if new is None or s is new else (new,) if new_dst else ()):
                     # by path as spelled: a deleted and re-declared key is not linked twice
-                    key = (tuple(s.path()), tuple(d.path()))
+                    for x in (s, d):
+                        if id(x) not in paths:
+                            paths[id(x)] = tuple(x.path())
+                    key = (paths[id(s)], paths[id(d)])
                     if s is d or key in rule.done:
                         continue
                     rule.done.add(key)
                     e = self.new_edge(s, d, rule.edge.arrow, (rule.source, rule.edge.src[0].pos))
                     self.apply_edge_value(e, rule.stmt, m, rule.source, rule.base_dir,
-                                          creating=True)
+                                          key=rule.stmt.edge_key, creating=True)
 
     def apply_ref_rule(self, rule: Rule, m: IRMap, e: IREdge) -> None:
         if id(e) in rule.done:
@@ -192,9 +245,9 @@ class GlobMixin:
                             or rule.tree not in self.open_trees or not rule.lazy):
                         continue
                     if kind == "edge":
-                        self.apply_edge_rule(rule, m)
+                        self.apply_edge_rule(rule, m, new=f)
                     elif (rule.parts[0].value == "**" and f.name not in RESERVED_KEYWORDS) or (
-                            depth == 0 and any(g is f for g in self.glob_fields(m, rule.parts[0]))):
+                            depth == 0 and segment_matches(rule.parts[0], f)):
                         self.apply_key_rule(rule, f)
 
     def edge_created(self, e: IREdge) -> None:
@@ -250,6 +303,14 @@ def same_edge(e: IREdge, src: Field, dst: Field, arrow: str) -> bool:
     if e.src is src and e.dst is dst and e.arrow == arrow:
         return True
     return e.src is dst and e.dst is src and e.arrow == REVERSED[arrow]
+
+
+def segment_matches(part: KeyPart, f: Field) -> bool:
+    """Whether glob segment ``part`` (not ``**``) names object ``f`` of its map. As in d2,
+    ``*`` never matches a keyword's name, even a quoted one."""
+    if f.keyword or f.name in RESERVED_KEYWORDS:
+        return False
+    return fnmatch.fnmatchcase(f.name.lower(), part.value.lower().replace("[", "[[]"))
 
 
 def has_glob(parts: list[KeyPart]) -> bool:

@@ -63,7 +63,7 @@ class Obj:
     """An object of the graph: a node of the output, or the root board (``parent`` None)."""
 
     __slots__ = ("name", "parent", "children", "label", "shape", "column", "origin",
-                 "shape_origin", "icon")
+                 "shape_origin", "icon", "style_3d", "scopes_message")
 
     def __init__(self, name: str, parent: "Obj | None") -> None:
         self.name = name
@@ -75,6 +75,16 @@ class Obj:
         self.origin = None     # (lexer.Source, offset) where it was first written
         self.shape_origin = None
         self.icon = False
+        self.style_3d = None   # (source, offset) of the key that set style.3d, if any
+        self.scopes_message = False  # a connection written in its map joins objects outside it
+
+    def within(self, other: "Obj") -> bool:
+        o = self
+        while o is not None:
+            if o is other:
+                return True
+            o = o.parent
+        return False
 
     def ident(self) -> str:
         parts = []
@@ -115,10 +125,47 @@ class GraphBuilder:
             return source.error(pos, message)
         return D2SyntaxError(message, file=self.filename)
 
+    def array_items(self, node: Array, scope: IRMap, source=None, depth: int = 0) -> list[tuple]:
+        """The items of an array as (item, scope), ``...${arr}`` items replaced by the
+        items of array variable ``arr`` (like d2)."""
+        out = []
+        for x in node.items:
+            sub = _spread_item(x)
+            if sub is None:
+                out.append((x, scope))
+                continue
+            var = self.find_var(sub, scope)
+            problem = None
+            if depth > 20 or var is None:
+                problem = f'could not resolve variable "{".".join(sub.path)}"'
+            elif var.array is None:
+                problem = ("cannot spread non-composite" if var.map is None
+                           else "cannot spread non-array into array")
+            if problem:
+                if source is not None:
+                    raise source.error(x.pos, problem)
+                raise D2SyntaxError(problem, file=self.filename)
+            out.extend(self.array_items(var.array.node, var.array.scope, var.array.source,
+                                        depth + 1))
+        return out
+
+    def find_var(self, sub: Subst, scope: IRMap) -> Field | None:
+        for m in scope.ancestors():
+            vars_field = m.get("vars")
+            if vars_field is None or vars_field.map is None:
+                continue
+            f: Field | None = vars_field
+            for name in sub.path:
+                f = f.map.get(name) if f is not None and f.map is not None else None
+            if f is not None:
+                return f
+        return None
+
     def text(self, value, scope: IRMap, depth: int = 0) -> str:
         node = value.node if hasattr(value, "node") else value
         if isinstance(node, Array):
-            return ", ".join(self.text(x, scope, depth) for x in node.items)
+            items = self.array_items(node, scope, getattr(value, "source", None))
+            return ", ".join(self.text(x, sc, depth) for x, sc in items)
         out = []
         for part in node.parts:
             if isinstance(part, Subst):
@@ -251,7 +298,7 @@ class GraphBuilder:
     def compile_keyword(self, obj: Obj, f: Field) -> None:
         """A keyword field of ``obj``'s map: set the attribute, or report d2's error."""
         low = f.name.lower()
-        if low == "classes" and obj is not self.root:
+        if low == "classes" and obj is not self.root and not f.at_file_root:
             raise self.error_at(f.origin, "classes must be declared at a board root scope")
         if low in STYLE_KEYWORDS:
             raise self.error_at(f.origin, f"{low} must be style.{low}")
@@ -270,6 +317,9 @@ class GraphBuilder:
                                               'or contain an additional keyword like '
                                               '"style.opacity: 0.4"')
             self.validate_style(f)
+            three_d = f.map.get("3d")
+            if three_d is not None:
+                obj.style_3d = three_d.last_key or three_d.origin
 
     def error_at(self, origin, message: str) -> D2SyntaxError:
         """An error at ``origin`` ((source, offset) of a key), or naming only the file."""
@@ -293,7 +343,8 @@ class GraphBuilder:
         if cls.primary is not None:
             return [self.text(cls.primary, cls.primary.scope)]
         if cls.array is not None:
-            return [self.text(x, cls.array.scope) for x in cls.array.node.items]
+            return [self.text(x, scope) for x, scope in
+                    self.array_items(cls.array.node, cls.array.scope, cls.array.source)]
         return []
 
     def class_map(self, name: str) -> IRMap | None:
@@ -335,6 +386,22 @@ class GraphBuilder:
                     raise self.error_at(f.origin,
                                         f"{f.name} is an invalid class field, must be reserved keyword")
 
+    def validate_shapes(self) -> None:
+        """d2's checks on shapes: ``style.3d`` only on rectangles, squares and hexagons; an
+        actor of a sequence diagram (a direct child that is not a group, i.e. no message
+        written in it reaches outside it) cannot itself be a sequence diagram."""
+        for o in self.objects:
+            if o.column:
+                continue
+            if o.style_3d is not None and o.shape not in ("rectangle", "square", "hexagon"):
+                raise self.error_at(o.style_3d, 'key "3d" can only be applied to squares, '
+                                                'rectangles, and hexagons')
+            if (o.shape == "sequence_diagram" and o.parent is not None
+                    and o.parent.shape == "sequence_diagram" and not o.scopes_message):
+                # d2 reports this from its layout, without a position
+                raise D2SyntaxError("actors in sequence diagrams cannot themselves be sequence "
+                                    f"diagrams: {format_segment(o.name)}", file=self.filename)
+
     def validate_images(self) -> None:
         """``shape: image`` needs an icon and cannot contain objects (d2's checks)."""
         for o in [self.root] + self.objects:
@@ -363,6 +430,8 @@ class GraphBuilder:
                                     "edge map keys must be reserved keywords")
         src = self.ensure_path(obj, e.rel(e.src))
         dst = self.ensure_path(obj, e.rel(e.dst))
+        if not (src.within(obj) and dst.within(obj)):
+            obj.scopes_message = True   # in a sequence diagram this makes obj a group
         label = None
         if e.primary is not None:
             label = self.text(e.primary, e.primary.scope)
@@ -386,6 +455,7 @@ class GraphBuilder:
         self.validate_config()
         self.compile_map(self.root, self.ir_root)
         self.validate_images()
+        self.validate_shapes()
         # like d2, objects and connections are ordered by where they first appear in the text
         nodes = []
         for o in sorted(self.objects, key=lambda o: _text_position(o.origin)):
@@ -398,3 +468,11 @@ class GraphBuilder:
             edges.append({"src": e["src"].ident(), "dst": e["dst"].ident(), "label": e["label"],
                           "directed": e["arrow"] in ("->", "<-"), "arrow": e["arrow"]})
         return {"nodes": nodes, "edges": edges}
+
+
+def _spread_item(node) -> Subst | None:
+    """The variable of an array item written ``...${name}``, else ``None``."""
+    if (isinstance(node, Scalar) and node.kind == "unquoted" and len(node.parts) == 2
+            and node.parts[0] == "..." and isinstance(node.parts[1], Subst)):
+        return node.parts[1]
+    return None

@@ -70,7 +70,7 @@ class IRMap:
 
 class Field:
     __slots__ = ("name", "parent", "primary", "array", "map", "suspended", "seq", "created_by",
-                 "keyword", "declared_container", "origin", "refs")
+                 "keyword", "declared_container", "origin", "refs", "at_file_root", "last_key")
 
     def __init__(self, name: str, parent: IRMap, seq: int, quoted: bool = False) -> None:
         self.name = name
@@ -85,6 +85,10 @@ class Field:
         self.declared_container = False  # a map written for it names objects or connections
         self.origin = None               # (lexer.Source, offset) of its first mention
         self.refs: set[int] = set()      # statements whose key paths named it
+        # written at the top level of a file (an imported one too): d2 compiles an imported
+        # file as a board of its own, so its `classes` / `layers` are allowed there
+        self.at_file_root = False
+        self.last_key = None             # (lexer.Source, offset) of the last key that set it
 
     def ensure_map(self) -> IRMap:
         if self.map is None:
@@ -100,6 +104,10 @@ class Field:
         if self.map is None:
             return True
         return not (self.map.objects() or self.map.edges or self.declared_container)
+
+    def within_map(self, m: "IRMap") -> bool:
+        """True when this field lies somewhere inside map ``m``."""
+        return any(x is m for x in self.parent.ancestors())
 
     def within(self, other: "Field") -> bool:
         """True when this field is ``other`` or lies inside it."""

@@ -48,6 +48,7 @@ class Scanner:
         self.i = 0
         self.depth = 0            # map nesting, for the implicit indent of block strings
         self.in_edge_group = False
+        self.star = False         # the last unquoted string held an unescaped '*'
 
     # -- cursor helpers -------------------------------------------------------------
     def fail(self, pos: int, message: str, expected: str | None = None):
@@ -112,6 +113,7 @@ class Scanner:
 
     def read_unquoted(self, in_key: bool) -> Scalar | None:
         start = self.i
+        self.star = False
         if self.text.startswith("...@", start):
             self.fail(start, "unquoted strings cannot begin with ...@ as that's import spread "
                              "syntax")
@@ -153,6 +155,8 @@ class Scanner:
                 continue
             if c != "\\":
                 buf.append(c)
+                if c == "*":
+                    self.star = True   # an escaped '\\*' is a plain character, not a glob
                 continue
             if self.i >= n:
                 self.fail(self.i - 1, "unfinished escape sequence")
@@ -263,7 +267,7 @@ class Scanner:
             if self.i >= n or end < 0:
                 self.fail(start, f"expected '{quote}|' to close the block string opened here",
                           expected=quote + "|")
-            body = prefix + text[self.i:end]
+            body = prefix + text[self.i:end].replace("\r\n", "\n")   # CRLF lines end at \n
             self.i = end + len(closer)
         finally:
             self.depth -= 1
@@ -283,7 +287,7 @@ class Scanner:
             value = s.parts[0] if s.parts else ""
             if s.kind == "unquoted" and value.startswith("@"):
                 self.fail(s.pos, f"{value} is not a valid import, did you mean ...{value}?")
-            glob = s.kind == "unquoted" and "*" in value
+            glob = s.kind == "unquoted" and self.star
             parts.append(KeyPart(value, s.kind != "unquoted", s.pos, glob))
             if len(parts) > MAX_KEY_PARTS:
                 self.unsupported(parts[0].pos, f"key paths longer than {MAX_KEY_PARTS} segments "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from benchmark.d2.lexer import Scanner, Source
-from benchmark.d2.syntax import Array, Edge, Import, Key, Map, Scalar
+from benchmark.d2.syntax import Array, Edge, Import, Key, Map, Scalar, Spread
 
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$|[+-]?\d+/\d+$")
 _KEYWORD_VALUES = {"null": "null", "suspend": "suspend", "unsuspend": "unsuspend",
@@ -89,7 +89,12 @@ class Parser(Scanner):
             self.i = i + 4
             return self.parse_import(spread=True, start=i), "import"
         if text.startswith("...$", i):
-            self.unsupported(i, "spread substitutions (...${var}) are unsupported")
+            self.i = i + 4
+            sub = self.read_substitution(i + 3)
+            if sub is None:
+                self.fail(i + 3, "expected '{' after '$' (substitutions are written ${name})",
+                          expected="{")
+            return Spread(sub.path, i), "spread"
         key = self.parse_map_key()
         if key is None:
             return None, "nothing"

@@ -74,6 +74,14 @@ class Import:
 
 
 @dataclass
+class Spread:
+    """``...${a.b}`` as a statement: the fields and connections of variable ``a.b`` are
+    spread into the map (d2 does this once the whole board is read)."""
+    path: list[str]
+    pos: int
+
+
+@dataclass
 class Array:
     items: list
     pos: int
