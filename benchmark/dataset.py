@@ -337,8 +337,12 @@ def load_dataset(root: Path | str | None = None, *, strict: bool = True,
         problems.extend(errs)
         if diagram is None:
             continue
-        if not diagram.d2_path.is_file():
+        if not diagram.d2_path.exists():
             problems.append(InputError(f"diagram file {diagram.d2_path.name} is missing", file=str(path), line=1))
+            continue
+        if not diagram.d2_path.is_file():  # e.g. a link to /dev/zero: never read it
+            problems.append(InputError(f"diagram file {diagram.d2_path.name}: cannot read: not a regular file",
+                                       file=str(path), line=1))
             continue
         diagram.import_root = None if allow_outside_imports else root
         diagrams[diagram.id] = diagram
