@@ -128,10 +128,11 @@ def answers_match(qtype: str, args: dict[str, str], predicted: Any, gold: Any, g
 
 
 def _closure(g: nx.MultiDiGraph, source: str, avoid: str | None = None) -> Subgraph:
-    """``source``, every node reachable from it (not entering ``avoid``) and every edge leaving those."""
+    """``source``, every node reachable from it (not entering ``avoid``) and every edge leaving those within
+    the graph without ``avoid`` (edges into ``avoid`` are not part of it)."""
     reached = _bfs(g, source, avoid) if source != avoid else {}
     nodes = set(reached) | {source}
-    edges = {e for n in reached for _, e in out_edges(g, n)}
+    edges = {e for n in reached for v, e in out_edges(g, n) if avoid is None or v != avoid}
     return Subgraph.from_edges(edges, nodes)
 
 

@@ -201,10 +201,11 @@ def test_certificate_not_proving(ds):
 
 
 def test_negative_certificate_not_closed(ds):
-    # mini_b-q1 is negative: the closed set is user, auth and the edge user -> auth
+    # mini_b-q1 is negative: avoiding auth the user reaches nothing, so the closed set is the user alone
+    # (edges into the avoided node are not part of it); a certificate without the user is not closed
     path = ds / "annotations" / "mini_b.yaml"
     start, _ = question_block(path, "mini_b-q1")
-    set_in_question(path, "mini_b-q1", "nodes", "[user]")
+    set_in_question(path, "mini_b-q1", "nodes", "[auth]")
     set_in_question(path, "mini_b-q1", "edges", "[]")
     assert the_error(ds) == (f"error: {path}:{start} [mini_b-q1]: certificate is not closed (negative/universal "
                              "questions need every reached node and its out-edges)")
@@ -344,7 +345,11 @@ def test_propose_positive_question():
 def test_propose_negative_question_gives_the_closed_set():
     got = propose(FIXTURE, "mini_b", "reachable_avoiding", "source=user", "target=db", "avoid=auth")
     assert got["answer"] is False
-    assert got["certificate"] == {"nodes": ["auth", "user"], "edges": [["user", "auth", "login"]]}
+    # avoiding auth the user reaches nothing: the closed set is the user alone (the edge into auth is not part of it)
+    assert got["certificate"] == {"nodes": ["user"], "edges": []}
+    got = propose(FIXTURE, "mini_b", "reachable_avoiding", "source=auth", "target=user", "avoid=valid")
+    assert got["answer"] is False
+    assert got["certificate"] == {"nodes": ["auth", "cache", "db"], "edges": [["auth", "cache", "read"], ["cache", "db"]]}
 
 
 def test_propose_output_pastes_into_an_annotation_that_validates(ds):
