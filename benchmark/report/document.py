@@ -162,28 +162,34 @@ def _claim_section(a: Analysis) -> Section:
 
 
 def _headline(a: Analysis) -> list[str]:
-    """A few sentences computed from the main table: the floor, the most inflated and the best grounded cells."""
-    s = a.summary[~a.summary["control"].astype(bool)] if len(a.summary) else a.summary  # never a control
-    if not len(s):
+    """A few sentences computed from the main table: the floor, then -- among the candidates only, never
+    a control -- the most inflated and the best grounded cells, and the lucky guesses over the grid."""
+    if not len(a.summary):
         return []
+    s = a.summary[~a.summary["control"].astype(bool)]
     lines = []
     if a.floor and a.floor.get("accuracy") is not None:
         lines.append(f"A guesser with no context (`blind`) is right on **{fmt(a.floor['accuracy'])}** of the questions.")
+    if not len(s):
+        lines.append("This run has only controls (selectors none, full, oracle): no candidate retriever to single out.")
     infl = s[s["accuracy_inflation"].notna()]
     if len(infl):
         r = infl.loc[infl["accuracy_inflation"].astype(float).idxmax()]
-        lines.append(f"The most inflated accuracy: `{r['variant']}` × `{r['answerer']}` scores {fmt(r['accuracy'])} "
-                     f"but only {fmt(r['grounded_accuracy'])} grounded — {fmt(r['accuracy_inflation'])} of its "
-                     f"answers are right without the structure that proves them.")
+        lines.append(f"The most inflated accuracy among the candidates: `{r['variant']}` × `{r['answerer']}` scores "
+                     f"{fmt(r['accuracy'])} but only {fmt(r['grounded_accuracy'])} grounded — "
+                     f"{fmt(r['accuracy_inflation'])} of its answers are right without the structure that proves them.")
     grounded = s[s["grounded_accuracy"].notna()]
     if len(grounded):
         r = grounded.loc[grounded["grounded_accuracy"].astype(float).idxmax()]
-        lines.append(f"The best grounded accuracy: `{r['variant']}` × `{r['answerer']}`, {fmt(r['grounded_accuracy'])} "
-                     f"(accuracy {fmt(r['accuracy'])}, SRR {fmt(r['srr'])}, sufficiency {fmt(r['sufficiency'])}).")
-    lucky = int(s["lucky_guess"].sum()) if "lucky_guess" in s else 0
-    right = lucky + (int(s["grounded"].sum()) if "grounded" in s else 0)
+        lines.append(f"The best grounded accuracy among the candidates: `{r['variant']}` × `{r['answerer']}`, "
+                     f"{fmt(r['grounded_accuracy'])} (accuracy {fmt(r['accuracy'])}, SRR {fmt(r['srr'])}, "
+                     f"sufficiency {fmt(r['sufficiency'])}); see the paired ranking for whether it is ahead.")
+    whole = a.summary
+    lucky = int(whole["lucky_guess"].sum()) if "lucky_guess" in whole else 0
+    right = lucky + (int(whole["grounded"].sum()) if "grounded" in whole else 0)
     if right:
-        lines.append(f"Over the whole grid, {lucky} of {right} right answers ({fmt(lucky / right)}) were lucky guesses.")
+        lines.append(f"Over the whole grid (candidates and controls), {lucky} of {right} right answers "
+                     f"({fmt(lucky / right)}) were lucky guesses.")
     return [" ".join(lines)] if lines else []
 
 
