@@ -9,7 +9,6 @@ many samples changed).
 from __future__ import annotations
 
 import datetime as _dt
-import gc
 import json
 import os
 import shutil
@@ -217,30 +216,22 @@ def _score_lines(lines: list[tuple[int, bytes]], graphs: dict[str, Any]) -> tupl
     scoring error) changed: the record with them and its new score time."""
     out, new_lines = _Scored(), {}
     records = []
-    # scoring makes many short-lived objects and few cycles: the cyclic collector would only walk
-    # the parsed records again and again, so it is paused (and runs once after)
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        for offset, line in lines:
-            try:
-                records.append(SampleRecord.from_json(loads_line(line)))
-            except (ValueError, TypeError, KeyError) as exc:
-                out.bad = (offset, f"not a sample record: {exc}")
-                return out, new_lines
-        for (offset, _), r, (metrics, error, seconds) in zip(lines, records, _score_all(records, graphs)):
-            out.seconds.append(seconds)
-            if seconds is None:
-                out.rows.append(frame_row(r))
-                continue
-            if (r.metrics, r.error) != (metrics, error):
-                out.changed.append(offset)
-                new_lines[offset] = replace(r, metrics=metrics, error=error,
-                                            timings=dict(r.timings, score_s=round(seconds, 6))).dumps()
-            out.rows.append(frame_row(r, metrics, error))
-    finally:
-        if collecting:
-            gc.enable()
+    for offset, line in lines:
+        try:
+            records.append(SampleRecord.from_json(loads_line(line)))
+        except (ValueError, TypeError, KeyError) as exc:
+            out.bad = (offset, f"not a sample record: {exc}")
+            return out, new_lines
+    for (offset, _), r, (metrics, error, seconds) in zip(lines, records, _score_all(records, graphs)):
+        out.seconds.append(seconds)
+        if seconds is None:
+            out.rows.append(frame_row(r))
+            continue
+        if (r.metrics, r.error) != (metrics, error):
+            out.changed.append(offset)
+            new_lines[offset] = replace(r, metrics=metrics, error=error,
+                                        timings=dict(r.timings, score_s=round(seconds, 6))).dumps()
+        out.rows.append(frame_row(r, metrics, error))
     return out, new_lines
 
 
