@@ -32,9 +32,9 @@ def test_missing_the_only_gold_edge_scores_zero_whatever_nodes_were_retrieved():
 
 def test_nothing_retrieved_is_f1_zero_and_precision_unmeasured_with_a_reason():
     o = overlap(Subgraph(), Subgraph.from_edges([Edge("a", "b")]))
-    assert o.srr == 0.0 and o.f1 == 0.0 and o.precision is None and o.precision_reason == "nothing retrieved"
+    assert o.srr == 0.0 and o.f1 == 0.0 and o.precision is None and o.precision_reason == "empty context"
     o = overlap(Subgraph(frozenset({"a"})), Subgraph.from_edges([Edge("a", "b")]))
-    assert o.f1 == 0.0 and o.precision is None and o.precision_reason == "no edge retrieved"
+    assert o.f1 == 0.0 and o.precision is None and o.precision_reason == "no edge in the context"
 
 
 def test_edgeless_certificate_is_scored_on_its_nodes():

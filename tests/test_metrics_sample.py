@@ -86,7 +86,7 @@ def test_lucky_guess_from_an_empty_context():
     blind = Answer("blind", "yes", explanation="User → Firewall → DB")
     s = score_sample(BYPASS, G, Subgraph(), ctx, blind)
     assert s["correct"] and not s["sufficient"] and s["guess_class"] == "lucky_guess"
-    assert s["precision"] is None and s["precision_reason"] == "nothing retrieved"
+    assert s["precision"] is None and s["precision_reason"] == "empty context"
     assert s["faithfulness"] == 0.0 and s["claims_fabricated"] == 2
 
 

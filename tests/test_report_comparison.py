@@ -93,3 +93,36 @@ def test_paired_statistics_by_hand():
     assert holm([0.04, 0.01]) == [0.04, 0.02]
     with pytest.raises(ValueError):
         paired_bootstrap([1, 0], [1], seed=0)
+
+
+def test_compare_command_table_and_json(tmp_path, capsys):
+    """Two real runs of the tiny dataset; B's stored answers of one variant are made wrong (as a worse model's
+    would be): compare reports the paired difference as a table and as JSON."""
+    import json
+
+    from benchmark.cli import main
+    from benchmark.runner import run
+    from test_runner import tiny_spec
+
+    a = run(tiny_spec(tmp_path, variants=("oracle+d2+full", "oracle+d2+khop1"), answerers=("solver",)),
+            progress=False, quiet=True)
+    b = run(tiny_spec(tmp_path, variants=("oracle+d2+full", "oracle+d2+khop1"), answerers=("solver",), run_id="r2"),
+            progress=False, quiet=True)
+    path = b.run_dir / "samples.jsonl"
+    lines = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        if rec["variant"] == "oracle+d2+full":
+            rec["metrics"]["correct"] = False
+            rec["metrics"]["guess_class"] = "misread"
+        lines.append(json.dumps(rec))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out_json = tmp_path / "cmp.json"
+    assert main(["compare", str(a.run_dir), str(b.run_dir), "--json", str(out_json), "--bootstrap", "200"]) == 0
+    table = capsys.readouterr().out
+    assert "| oracle+d2+full | solver | 4 |" in table and "1.00/0.00 +1.00" in table
+    doc = json.loads(out_json.read_text())
+    rows = {r["variant"]: r for r in doc["rows"]}
+    assert rows["oracle+d2+full"]["accuracy_diff"] == 1.0 and rows["oracle+d2+full"]["accuracy_p"] == 0.125
+    assert rows["oracle+d2+khop1"]["accuracy_diff"] == 0.0 and doc["tests"]["srr"] == "paired cluster bootstrap"
+    assert main(["compare", str(a.run_dir), str(b.run_dir), "--bootstrap", "0"]) == 2

@@ -159,7 +159,7 @@ def test_hand_checked_samples(tiny_run):
     assert lucky.metrics["correct"] is True and lucky.metrics["sufficient"] is False
     assert lucky.metrics["guess_class"] == "lucky_guess" and lucky.metrics["srr"] == 0.0
     assert lucky.metrics["f1"] == 0.0 and lucky.metrics["precision"] is None
-    assert lucky.metrics["precision_reason"] == "nothing retrieved"
+    assert lucky.metrics["precision_reason"] == "empty context"
     assert lucky.context["text"] == "" and lucky.answer["raw"] == "no"
     # the oracle context is the certificate itself
     assert rec[("b-q2", "oracle+d2+oracle", "solver")].metrics["precision"] == 1.0

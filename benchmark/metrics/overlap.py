@@ -95,7 +95,7 @@ def overlap(retrieved: Subgraph, gold: Subgraph, with_label: bool = False) -> Ov
     (1.0, 0.0)
     >>> o = overlap(Subgraph(), g)
     >>> o.srr, o.precision, o.f1, o.precision_reason
-    (0.0, None, 0.0, 'nothing retrieved')
+    (0.0, None, 0.0, 'empty context')
 
     A certificate with no edge is scored on its nodes:
 
@@ -108,12 +108,12 @@ def overlap(retrieved: Subgraph, gold: Subgraph, with_label: bool = False) -> Ov
     n_srr, n_prec = recall(node_hits, len(gn)), precision(node_hits, len(rn))
     reason = None
     if retrieved.is_empty():
-        reason = "nothing retrieved"
+        reason = "empty context"
     if gold.edges:
         g_hit, r_hit = edge_hits(retrieved.edges, gold.edges, with_label)
         srr, prec = recall(g_hit, len(gold.edges)), precision(r_hit, len(retrieved.edges))
         if prec is None and reason is None:
-            reason = "no edge retrieved"
+            reason = "no edge in the context"
     else:  # an edge-less certificate: its nodes are all there is to retrieve
         srr, prec = n_srr, n_prec
     return Overlap(srr, prec, f1(srr, prec), n_srr, n_prec, reason if prec is None else None)

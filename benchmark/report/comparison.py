@@ -87,8 +87,8 @@ def ranking(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000) -> pd.DataFrame
     rows = []
     for answerer, ga in s.groupby("answerer", sort=False):
         per = {v: _per_question(g) for v, g in ga.groupby("variant", sort=False) if not is_control(v)}
-        if not per:
-            continue
+        if not per or _receives_nothing(ga, list(per)):
+            continue  # no candidate, or an answerer that receives no context: every retriever is the same to it
         groups = {v: g for v, g in ga.groupby("variant", sort=False)}
         stats = {}
         for v, vals in per.items():
@@ -122,10 +122,11 @@ def costs(df: pd.DataFrame) -> pd.DataFrame:
     """Per variant (controls and candidates), over the answerers that received a context: mean context
     size in tokens and the median and 95th-percentile seconds spent finding and selecting it."""
     s = scored(df)
+    blind = {a for a, ga in s.groupby("answerer", sort=False) if _receives_nothing(ga, list(dict.fromkeys(ga["variant"])))}
+    s = s[~s["answerer"].isin(blind)] if blind else s
     rows = []
     for v, g in s.groupby("variant", sort=False):
-        got = g[[t is not None and t > 0 for t in g["context_tokens"]]] if len(g) else g
-        rows.append({"variant": v, "control": is_control(v), **_cost(got if len(got) else g)})
+        rows.append({"variant": v, "control": is_control(v), **_cost(g)})
     return _objects(pd.DataFrame(rows))
 
 

@@ -44,13 +44,15 @@ def _p(row: Any, metric: str) -> str:
 def ranking_section(ranking: pd.DataFrame) -> list[Any]:
     """Per answerer, the candidates ranked, each compared with the best on the same questions."""
     if not len(ranking):
-        return ["No candidate retriever in this run (only controls): nothing to rank."]
+        return ["No candidate retriever in this run (only controls), or no answerer that receives a context: "
+                "nothing to rank."]
     blocks: list[Any] = [
         "Candidates only, ranked per answerer by grounded accuracy. Each is compared with the first on the same "
         "questions: the difference (this − best) with a 95 % interval that resamples whole diagrams (cluster "
         "bootstrap), and Holm-corrected p-values per answerer and metric — McNemar's exact test for accuracy, "
         "grounded accuracy and sufficiency, a paired bootstrap for SRR and F1. Context size is the mean number "
-        "of tokens of the context text (words and punctuation marks); latency is the time to find and select it."]
+        "of tokens of the context text (words and punctuation marks); latency is the time to find and select it. "
+        "Answerers that receive no context (`blind`) are not ranked: every retriever is the same to them."]
     for answerer, g in ranking.groupby("answerer", sort=False):
         rows = []
         for _, r in g.iterrows():
@@ -81,8 +83,8 @@ def sensitivity_section(claim: dict[str, Any]) -> list[Any]:
     """Part 1 of the claim under test, computed over candidates and answerers whose accuracy can vary."""
     blocks: list[Any] = [
         "Part 1 is tested on candidate retrievers only (controls would inflate the spread) and only for answerers "
-        "whose answers change with the context (an answerer that ignores the context has an accuracy spread of 0 "
-        "by construction and is no evidence). For every pair of candidates, the paired tests of the ranking say "
+        "that receive a context (one that receives none has an accuracy spread of 0 by construction and is no "
+        "evidence). For every pair of candidates, the paired tests of the ranking say "
         f"whether accuracy (McNemar) and SRR (paired cluster bootstrap) tell them apart (Holm, α = {claim['alpha']})."]
     per = claim["per_answerer"]
     if per:
@@ -127,9 +129,10 @@ def unmeasured_section(df: pd.DataFrame) -> list[Any]:
         blocks.append("No answerer error: every answer was measured.")
     reasons = s[s["precision"].isna() & s["precision_reason"].notna()] if len(s) else s
     if len(reasons):
-        counts = reasons.groupby(["variant", "precision_reason"], sort=False).size().reset_index(name="n")
-        blocks.append(Table("Why precision is unmeasured (F1 counts these as 0)", ["variant", "reason", "samples"],
-                            [[r["variant"], r["precision_reason"], fmt(int(r["n"]))] for _, r in counts.iterrows()]))
+        counts = reasons.groupby(["variant", "answerer", "precision_reason"], sort=False).size().reset_index(name="n")
+        blocks.append(Table("Why precision is unmeasured (F1 counts these as 0)", ["variant", "answerer", "reason", "samples"],
+                            [[r["variant"], r["answerer"], r["precision_reason"], fmt(int(r["n"]))]
+                             for _, r in counts.iterrows()]))
     faith = int(s["faithfulness"].isna().sum()) if len(s) else 0
     if faith:
         blocks.append(f"Faithfulness is unmeasured for {faith} answers: they state no claims.")
