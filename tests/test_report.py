@@ -171,3 +171,12 @@ def test_bootstrap_of_equal_values_under_one_key_is_computed_once():
     assert agg.bootstrap([1.0, 0.4, None, 0.2, 0.4], 0, "once") == first  # order and None do not matter
     assert agg._interval.cache_info().hits == 1
     assert agg.bootstrap([0.2, 0.4, 0.4, 0.9], 0, "once") != first
+
+
+def test_grounded_accuracy_against_context_size_plot(frame):
+    from benchmark.report import comparison, tradeoff
+
+    s, costs = agg.summary_table(frame, n_boot=100), comparison.costs(frame)
+    png = tradeoff.grounded_vs_tokens(s, costs)
+    assert png.startswith(b"\x89PNG") and png == tradeoff.grounded_vs_tokens(s, costs)
+    assert tradeoff.grounded_vs_tokens(s, costs.iloc[0:0]) is None

@@ -65,11 +65,12 @@ def analyse(records: list[Any], seed: int = 0, n_boot: int = 1000,
     floor = made("floor", agg.blind_floor(df, seed, n_boot))
     made("summary", summary)
     buckets = made("buckets", agg.srr_buckets(df))
+    costs = made("costs", comparison.costs(df))
     return Analysis(df, summary, guess, agg.lucky_guesses(df), agg.breakdown(df, "qtype"),
                     agg.breakdown(df, "counter_prior"), agg.twin_consistency(df),
                     agg.faithfulness_table(df, seed, n_boot), buckets, agg.claim_check(df, summary),
                     floor, agg.finding(df), agg.source_comparison(summary), comparison.ranking(df, seed, n_boot),
-                    comparison.costs(df), comparison.sensitivity(df, seed, n_boot))
+                    costs, comparison.sensitivity(df, seed, n_boot))
 
 
 HOW_TO_READ = [
@@ -217,6 +218,9 @@ def build_sections(a: Analysis, card: dict[str, Any], plots: dict[str, bytes]) -
     rank = Section("Choosing a retriever: paired ranking of the candidates", sections.ranking_section(a.ranking))
     if len(a.costs):
         rank.blocks.append(sections.cost_table(a.costs))
+    if "grounded_tokens.png" in plots:
+        rank.blocks.append(Plot("grounded_tokens.png", "Grounded accuracy against context size: filled points are "
+                                                       "candidates, hollow ones controls (95 % intervals)."))
     out.append(rank)
 
     if len(a.finding):
