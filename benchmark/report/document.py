@@ -254,8 +254,10 @@ def build_sections(a: Analysis, card: dict[str, Any], plots: dict[str, bytes]) -
     if a.floor:
         f = a.floor
         floor.blocks.append(f"The `blind` answerer sees no context; its accuracy over the {f['questions']} questions "
-                            f"is **{fmt_ci(f, 'accuracy')}** — the share of the dataset a guesser gets right by "
-                            f"priors alone. Counter-prior questions: {fmt(f['counter_prior'].get('True'))}; "
+                            f"is **{fmt_ci(f, 'accuracy')}** — what one fixed set of priors gets right with no "
+                            f"context. It is one prior baseline: how guessable the dataset is, is the accuracy of the "
+                            f"strongest one (majority per type, text cues, a text-only model), which this only bounds "
+                            f"from below. Counter-prior questions: {fmt(f['counter_prior'].get('True'))}; "
                             f"others: {fmt(f['counter_prior'].get('False'))}.")
         floor.blocks.append(Table("Blind accuracy by question type", ["type", "accuracy"],
                                   [[t, fmt(v)] for t, v in f["by_type"].items()], align=["l", "r"]))
