@@ -116,7 +116,8 @@ def overlap(retrieved: Subgraph, gold: Subgraph, with_label: bool = False) -> Ov
             reason = "no edge in the context"
     else:  # an edge-less certificate: its nodes are all there is to retrieve
         srr, prec = n_srr, n_prec
-    return Overlap(srr, prec, f1(srr, prec), n_srr, n_prec, reason if prec is None else None)
+    score = 0.0 if retrieved.is_empty() else f1(srr, prec)  # nothing retrieved is a miss, never unmeasured
+    return Overlap(srr, prec, score, n_srr, n_prec, reason if prec is None else None)
 
 
 def best_overlap(retrieved: Subgraph, certificates: list[Subgraph], with_label: bool = False) -> tuple[Overlap, int]:
