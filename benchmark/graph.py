@@ -85,6 +85,51 @@ class Subgraph:
         return cls(frozenset(nodes) | {e.src for e in edges} | {e.dst for e in edges}, edges)
 
 
+def _label_key(text: str) -> str:
+    return " ".join(str(text).split()).casefold()
+
+
+def edges_match(retrieved: Edge, gold: Edge, with_label: bool = False) -> bool:
+    """Does ``retrieved`` name the edge ``gold``? Directed against directed: same (src, dst);
+    when either is undirected: the same two nodes in either order. Symmetric in the node ids.
+
+    >>> edges_match(Edge("a", "b", directed=False), Edge("a", "b")), edges_match(Edge("b", "a", directed=False), Edge("b", "a"))
+    (True, True)
+    >>> edges_match(Edge("b", "a"), Edge("a", "b")), edges_match(Edge("b", "a"), Edge("a", "b", directed=False))
+    (False, True)
+    >>> edges_match(Edge("a", "b", "errors"), Edge("a", "b", "errors > 1%")), edges_match(Edge("a", "b", "x"), Edge("a", "b", " X"), True)
+    (True, True)
+    """
+    if retrieved.directed and gold.directed:
+        same = (retrieved.src, retrieved.dst) == (gold.src, gold.dst)
+    else:
+        same = {retrieved.src, retrieved.dst} == {gold.src, gold.dst}
+    return same and (not with_label or _label_key(retrieved.label) == _label_key(gold.label))
+
+
+def _pair(e: Edge) -> frozenset[str]:
+    return frozenset((e.src, e.dst))
+
+
+def edge_hits(retrieved: frozenset[Edge], gold: frozenset[Edge], with_label: bool = False) -> tuple[int, int]:
+    """(gold edges that some retrieved edge matches, retrieved edges that match some gold edge).
+
+    >>> edge_hits(frozenset({Edge("a", "b"), Edge("b", "c")}), frozenset({Edge("a", "b")}))
+    (1, 1)
+    """
+    by_pair: dict[frozenset[str], list[Edge]] = {}
+    for g in gold:
+        by_pair.setdefault(_pair(g), []).append(g)
+    gold_hit: set[Edge] = set()
+    ret_hit = 0
+    for r in retrieved:
+        found = [g for g in by_pair.get(_pair(r), ()) if edges_match(r, g, with_label)]
+        if found:
+            ret_hit += 1
+            gold_hit.update(found)
+    return len(gold_hit), ret_hit
+
+
 def build_graph(parsed: dict[str, Any]) -> nx.MultiDiGraph:
     """Flow-view graph from the parser's (or the extractor's) public JSON form."""
     g = nx.MultiDiGraph()

@@ -15,7 +15,6 @@ True
 """
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 from dataclasses import dataclass, field, fields
@@ -244,18 +243,12 @@ def read_samples(path: Any) -> list[SampleRecord]:
     from benchmark.errors import InputError
 
     out = []
-    collecting = gc.isenabled()
-    gc.disable()  # parsed records hold no cycles: the cyclic collector would walk them again and again
-    try:
-        with Path(path).open(encoding="utf-8") as fh:
-            for i, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    out.append(SampleRecord.from_json(loads_line(line)))
-                except (ValueError, TypeError, KeyError) as exc:
-                    raise InputError(f"not a sample record: {exc}", file=str(path), line=i) from exc
-    finally:
-        if collecting:
-            gc.enable()
+    with Path(path).open(encoding="utf-8") as fh:
+        for i, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                out.append(SampleRecord.from_json(loads_line(line)))
+            except (ValueError, TypeError, KeyError) as exc:
+                raise InputError(f"not a sample record: {exc}", file=str(path), line=i) from exc
     return out

@@ -9,7 +9,6 @@ many samples changed).
 from __future__ import annotations
 
 import datetime as _dt
-import gc
 import json
 import os
 import shutil
@@ -86,7 +85,7 @@ def _score_all(records: list[SampleRecord], graphs: dict[str, Any]) -> list[tupl
                                         r.found_diagram, r.diagram_id)
                 q = question_from_json(r.question)
                 view = views[key] = _View(r, q, sub, ctx,
-                                          _context_metrics(contexts, r.diagram_id, q, built[r.diagram_id], sub))
+                                          _context_metrics(contexts, r.diagram_id, q, built[r.diagram_id], ctx.subgraph))
             given = _as_given(r.answer)
             same = done.get((key, r.hashes.get("answer")))
             if same is not None and same[0] is view and same[1] == given:
@@ -124,15 +123,19 @@ class _View:
 
 
 def _context_metrics(cache: dict[Any, Any], diagram_id: str, q: Any, g: Any, sub: Any) -> dict[str, Any]:
-    """``score_context`` of the question on ``sub``, computed once per diagram, question structure and subgraph
-    (variants that retrieved the same subgraph share it); the gold subgraph once per diagram and certificate."""
+    """``score_context`` of the question on the received subgraph ``sub``, computed once per diagram, question
+    structure and subgraph (variants that retrieved the same subgraph share it); the valid certificates once per
+    diagram, question structure and annotated certificate."""
     from benchmark.metrics import score_context
-    from benchmark.metrics.sample import gold_subgraph
+    from benchmark.metrics.sample import gold_certificates
 
-    gkey = ("gold", diagram_id, q.certificate)
+    gkey = ("gold", diagram_id, q.type, q.args, q.certificate)
     gold = cache.get(gkey)
     if gold is None:
-        gold = cache[gkey] = gold_subgraph(q, g)
+        try:
+            gold = cache[gkey] = gold_certificates(q, g)
+        except TypeError:  # an unhashable answer: not cached
+            gold = gold_certificates(q, g)
     key = (diagram_id, q.type, q.args, q.answer, q.certificate, sub)
     try:
         return cache[key]
@@ -213,30 +216,22 @@ def _score_lines(lines: list[tuple[int, bytes]], graphs: dict[str, Any]) -> tupl
     scoring error) changed: the record with them and its new score time."""
     out, new_lines = _Scored(), {}
     records = []
-    # scoring makes many short-lived objects and few cycles: the cyclic collector would only walk
-    # the parsed records again and again, so it is paused (and runs once after)
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        for offset, line in lines:
-            try:
-                records.append(SampleRecord.from_json(loads_line(line)))
-            except (ValueError, TypeError, KeyError) as exc:
-                out.bad = (offset, f"not a sample record: {exc}")
-                return out, new_lines
-        for (offset, _), r, (metrics, error, seconds) in zip(lines, records, _score_all(records, graphs)):
-            out.seconds.append(seconds)
-            if seconds is None:
-                out.rows.append(frame_row(r))
-                continue
-            if (r.metrics, r.error) != (metrics, error):
-                out.changed.append(offset)
-                new_lines[offset] = replace(r, metrics=metrics, error=error,
-                                            timings=dict(r.timings, score_s=round(seconds, 6))).dumps()
-            out.rows.append(frame_row(r, metrics, error))
-    finally:
-        if collecting:
-            gc.enable()
+    for offset, line in lines:
+        try:
+            records.append(SampleRecord.from_json(loads_line(line)))
+        except (ValueError, TypeError, KeyError) as exc:
+            out.bad = (offset, f"not a sample record: {exc}")
+            return out, new_lines
+    for (offset, _), r, (metrics, error, seconds) in zip(lines, records, _score_all(records, graphs)):
+        out.seconds.append(seconds)
+        if seconds is None:
+            out.rows.append(frame_row(r))
+            continue
+        if (r.metrics, r.error) != (metrics, error):
+            out.changed.append(offset)
+            new_lines[offset] = replace(r, metrics=metrics, error=error,
+                                        timings=dict(r.timings, score_s=round(seconds, 6))).dumps()
+        out.rows.append(frame_row(r, metrics, error))
     return out, new_lines
 
 

@@ -80,13 +80,16 @@ def score_stored(question: dict[str, Any] | Question, diagram_graph: nx.MultiDiG
     sub = subgraph_from_json(retrieved) if isinstance(retrieved, dict) else retrieved
     ctx = context_from_json(context) if isinstance(context, dict) else context
     ans = answer_from_json_record(answer)
+    kind = answer.get("error_kind")
     answer_metrics = None
     if answer_cache is not None:
         key = (q.id, q.diagram, repr((answer.get("raw"), answer.get("evidence"), answer.get("explanation"),
-                                      answer.get("error"))))
+                                      answer.get("error"), kind, bool((answer.get("meta") or {}).get("abstained")))))
         if key not in answer_cache:
-            answer_cache[key] = score_answer(q, diagram_graph, ans)
+            answer_cache[key] = score_answer(q, diagram_graph, ans, kind)
         answer_metrics = answer_cache[key]
+    elif kind:
+        answer_metrics = score_answer(q, diagram_graph, ans, kind)
     return score_sample(q, diagram_graph, sub, ctx, ans, context_metrics, answer_metrics)
 
 
@@ -282,6 +285,12 @@ class _Work:
         return self.gold_graphs[diagram_id]
 
 
+def reads_context(answerer: Any) -> bool:
+    """Whether ``answerer`` is given the context (``reads_context = False``: it answers from the question alone,
+    receives nothing, and its record stores the empty context it received)."""
+    return bool(getattr(answerer, "reads_context", True))
+
+
 def _redacted(q: Question) -> Question:
     """The question as a finder or an answerer may see it: no gold answer, certificate or rationale.
 
@@ -301,6 +310,7 @@ def run_diagram(work: _Work, diagram_id: str) -> list[SampleRecord]:
         qstored = question_from_json(qjson)   # what a re-score will rebuild
         qhash = question_hash(qjson)
         gold = work.gold(q.diagram)
+        certs = None
         for v in work.variants:
             base = dict(question_id=q.id, diagram_id=q.diagram, variant=v.name, finder=v.finder, source=v.source,
                         selector=v.selector, question=qjson)
@@ -308,7 +318,7 @@ def run_diagram(work: _Work, diagram_id: str) -> list[SampleRecord]:
             found = work.found[v.finder][q.id]
             timings["find_s"] = found["time"]
             err = found["error"]
-            retrieved = ctx_json = ctx = sub_scored = ctx_scored = context_metrics = None
+            retrieved = ctx_json = ctx = sub_scored = ctx_scored = none_json = none_ctx = None
             hashes = {"question": qhash}
             if err is None:
                 try:
@@ -324,17 +334,24 @@ def run_diagram(work: _Work, diagram_id: str) -> list[SampleRecord]:
                     ctx = context_from_json(ctx_json)
                     sub_scored, ctx_scored = foreign_view(subgraph_from_json(retrieved), ctx, found["diagram"], q.diagram)
                     hashes["context"] = context_hash(ctx_json)
+                    # what an answerer that reads no context receives: nothing
+                    none_json = context_to_json(make_context(found["diagram"], Subgraph(), graph))
+                    none_ctx = context_from_json(none_json)
                 except Exception as exc:
                     err = _error("select", exc)
                 timings["select_s"] = time.perf_counter() - t
+            received_metrics: dict[bool, dict[str, Any]] = {}  # score_context of each received context
             for a in work.answerers:
                 rec_t = dict(timings)
                 answer = metrics = None
                 rec_err = err
+                reads = reads_context(work.stages.answerers[a])
+                rec_ctx_json = ctx_json if reads else (none_json if err is None else None)
+                rec_hashes = hashes if reads or err is not None else dict(hashes, context=context_hash(none_json))
                 if rec_err is None:
                     t = time.perf_counter()
                     try:
-                        ans = work.stages.answerers[a].answer(_redacted(q), ctx)
+                        ans = work.stages.answerers[a].answer(_redacted(q), ctx if reads else None)
                         answer = answer_to_json_record(ans)
                     except Exception as exc:
                         rec_err = _error("answer", exc)
@@ -342,10 +359,14 @@ def run_diagram(work: _Work, diagram_id: str) -> list[SampleRecord]:
                 if answer is not None:
                     t = time.perf_counter()
                     try:
-                        if context_metrics is None:  # the same for every answerer of this context
+                        got = ctx_scored if reads else none_ctx
+                        if reads not in received_metrics:  # the same for every answerer of this context
                             from benchmark.metrics import score_context
-                            context_metrics = score_context(qstored, gold, sub_scored)
-                        metrics = score_stored(qstored, gold, sub_scored, ctx_scored, answer, context_metrics,
+                            if certs is None:  # the question's valid certificates, once per question
+                                from benchmark.metrics.sample import gold_certificates
+                                certs = gold_certificates(qstored, gold)
+                            received_metrics[reads] = score_context(qstored, gold, got.subgraph, certs)
+                        metrics = score_stored(qstored, gold, sub_scored, got, answer, received_metrics[reads],
                                                answer_cache)
                     except Exception as exc:
                         rec_err = _error("score", exc)
@@ -353,9 +374,9 @@ def run_diagram(work: _Work, diagram_id: str) -> list[SampleRecord]:
                 out.append(SampleRecord(
                     sample_id=sample_id(q.id, v.name, a), answerer=a, **base,
                     found_diagram=found["diagram"], finder_rank=found["rank"], retrieved=retrieved,
-                    context=ctx_json, answer=answer, metrics=metrics, error=rec_err,
+                    context=rec_ctx_json, answer=answer, metrics=metrics, error=rec_err,
                     timings={k: round(x, 6) for k, x in rec_t.items()},
-                    hashes=dict(hashes, answer=answer_hash(answer)) if answer is not None else dict(hashes)))
+                    hashes=dict(rec_hashes, answer=answer_hash(answer)) if answer is not None else dict(rec_hashes)))
     return out
 
 

@@ -4,7 +4,7 @@ Everything here is a pure function of a question's structured form and a flow-vi
 (:func:`benchmark.graph.build_graph`). The same function that checks that a gold certificate
 proves its answer decides whether a retrieved context is *sufficient* (DESIGN.md §5):
 
->>> from benchmark.graph import build_graph, Edge, Subgraph
+>>> from benchmark.graph import Edge, Subgraph
 >>> g = build_graph({"nodes": [{"id": n} for n in "abc"],
 ...                  "edges": [{"src": "a", "dst": "b"}, {"src": "b", "dst": "c"}]})
 >>> solve("reachable", {"source": "a", "target": "c"}, g)
@@ -19,7 +19,7 @@ from typing import Any, Iterable
 
 import networkx as nx
 
-from benchmark.graph import Edge, Subgraph, edges_between, in_edges, out_edges, restrict
+from benchmark.graph import Edge, Subgraph, build_graph, edge_hits, edges_between, in_edges, out_edges, restrict  # noqa: F401
 from benchmark.questions import QUESTION_TYPES, Question
 
 
@@ -171,9 +171,14 @@ def closures(qtype: str, args: dict[str, str], answer: Any, g: nx.MultiDiGraph) 
     raise ValueError(f"no closure defined for {qtype!r}")  # pragma: no cover
 
 
-def _contains(outer: Subgraph, inner: Subgraph) -> bool:
-    outer_keys = {e.key(with_label=True) for e in outer.edges}
-    return inner.all_nodes <= outer.all_nodes and all(e.key(with_label=True) in outer_keys for e in inner.edges)
+#: question types whose answer depends on an edge label: only there do labels count
+LABEL_TYPES = frozenset({"edge_label", "decision_outcome"})
+
+
+def _contains(outer: Subgraph, inner: Subgraph, with_label: bool = False) -> bool:
+    """Every node and edge of ``inner`` is in ``outer`` (edges by :func:`benchmark.graph.edges_match`)."""
+    return (inner.all_nodes <= outer.all_nodes
+            and edge_hits(outer.edges, inner.edges, with_label)[0] == len(inner.edges))
 
 
 def proves(qtype: str, args: dict[str, str], answer: Any, sub: Subgraph, g: nx.MultiDiGraph) -> bool:
@@ -188,7 +193,7 @@ def proves(qtype: str, args: dict[str, str], answer: Any, sub: Subgraph, g: nx.M
     if QUESTION_TYPES[qtype].kind == "path" and not answers_match(qtype, args, answer, solve(qtype, args, g), g):
         return False  # a witness proves a path, but only a shortest one of the diagram is the answer
     needed = closures(qtype, args, answer, g)
-    return not needed or any(_contains(sub, c) for c in needed)
+    return not needed or any(_contains(sub, c, qtype in LABEL_TYPES) for c in needed)
 
 
 def droppable(qtype: str, args: dict[str, str], answer: Any, cert: Subgraph, g: nx.MultiDiGraph) -> list[str]:
@@ -249,6 +254,82 @@ def propose_certificate(qtype: str, args: dict[str, str], g: nx.MultiDiGraph) ->
     else:  # pragma: no cover - every type is handled above
         raise ValueError(qtype)
     return answer, _minimise(qtype, args, answer, cert, g)
+
+
+def shortest_paths(g: nx.MultiDiGraph, source: str, target: str, avoid: str | None = None,
+                   limit: int = 64) -> list[Subgraph]:
+    """Every shortest walkable path from ``source`` to ``target`` (not entering ``avoid``), each as a
+    certificate (parallel edges give one path each); at most ``limit``, in a sorted, stable order.
+
+    >>> g = build_graph({"edges": [{"src": "a", "dst": "b"}, {"src": "b", "dst": "d"},
+    ...                            {"src": "a", "dst": "c"}, {"src": "c", "dst": "d", "arrow": "--"}]})
+    >>> [sorted((e.src, e.dst) for e in p.edges) for p in shortest_paths(g, "a", "d")]
+    [[('a', 'b'), ('b', 'd')], [('a', 'c'), ('c', 'd')]]
+    """
+    if source not in g or source == avoid:
+        return []
+    dist = {source: 0}
+    order = deque([source])
+    while order:  # breadth-first distances over walkable edges
+        u = order.popleft()
+        for v, _ in out_edges(g, u):
+            if v != avoid and v not in dist:
+                dist[v] = dist[u] + 1
+                order.append(v)
+    if target not in dist or target == avoid:
+        return []
+    found: list[Subgraph] = []
+
+    def back(node: str, tail: list[Edge]) -> None:
+        if len(found) >= limit:
+            return
+        if node == source:
+            found.append(Subgraph.from_edges(tail, [source, target]))
+            return
+        for u, e in in_edges(g, node):
+            if u != avoid and dist.get(u) == dist[node] - 1:
+                back(u, [e] + tail)
+
+    back(target, [])
+    return found
+
+
+#: how many alternative certificates are compared at most (several shortest paths)
+MAX_CERTIFICATES = 64
+
+
+def valid_certificates(qtype: str, args: dict[str, str], answer: Any, annotated: Subgraph, g: nx.MultiDiGraph,
+                       limit: int = MAX_CERTIFICATES) -> list[Subgraph]:
+    """The annotated certificate first, then the other certificates as valid as it: the other
+    shortest witness paths of a positive reachability or path question, the other edges of an
+    existing edge. Closed sets (negative and universal answers) have no alternative.
+
+    >>> g = build_graph({"edges": [{"src": "a", "dst": "b"}, {"src": "b", "dst": "d"},
+    ...                            {"src": "a", "dst": "c"}, {"src": "c", "dst": "d"}]})
+    >>> top = Subgraph.from_edges([Edge("a", "b"), Edge("b", "d")])
+    >>> [sorted(e.src + e.dst for e in c.edges) for c in valid_certificates("reachable", {"source": "a", "target": "d"}, True, top, g)]
+    [['ab', 'bd'], ['ac', 'cd']]
+    """
+    out = [annotated]
+    a = args
+    alternatives: list[Subgraph] = []
+    if closures(qtype, args, answer, g):
+        return out
+    if qtype in ("reachable", "path") and answer not in (False, None):
+        alternatives = shortest_paths(g, a["source"], a["target"], limit=limit)
+    elif qtype == "reachable_avoiding" and answer is True:
+        alternatives = shortest_paths(g, a["source"], a["target"], a["avoid"], limit=limit)
+    elif qtype == "common_downstream" and answer is True:
+        firsts = shortest_paths(g, a["first"], a["target"], limit=limit)
+        seconds = shortest_paths(g, a["second"], a["target"], limit=limit)
+        alternatives = [f.union(s) for f in firsts for s in seconds][:limit]
+    elif qtype == "edge_exists" and answer is True:
+        alternatives = [Subgraph.from_edges([e]) for e in sorted(edges_between(g, a["source"], a["target"]))]
+    size = len(annotated.edges)
+    for c in alternatives:
+        if c != annotated and len(c.edges) <= size and proves(qtype, args, answer, c, g):
+            out.append(c)
+    return out
 
 
 def resolve_certificate(cert: Subgraph, g: nx.MultiDiGraph) -> tuple[Subgraph, list[str]]:

@@ -7,7 +7,7 @@ from benchmark.answerers.llm import LLMAnswerer, build_messages, parse_reply
 from benchmark.context import make_context
 from benchmark.errors import StageUnavailable
 from benchmark.graph import build_graph, whole
-from benchmark.metrics import score_sample
+from benchmark.metrics import error_kind, score_sample
 from benchmark.questions import Question
 from llm_server import LLMServer
 
@@ -121,7 +121,9 @@ def test_bad_replies_are_recorded_as_errors_not_raised(answerer_for, step, needl
         a = answerer_for(server, max_attempts=1).answer(Q, CTX)
     assert a.raw is None and needle in a.error
     s = score_sample(Q, G, whole(G), CTX, a)
-    assert s["correct"] is False and s["answer_reason"].startswith("answerer error")
+    # a failed call is unmeasured (never a wrong answer), with its kind
+    assert s["correct"] is None and s["guess_class"] == "error" and s["answer_reason"].startswith("answerer error")
+    assert s["error"] == "unparsable" and error_kind(a.error) == "unparsable"   # a reply that is no JSON answer
 
 
 def test_unreachable_endpoint_is_an_error(answerer_for):

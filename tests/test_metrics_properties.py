@@ -20,14 +20,41 @@ def graph_of(es):
                         "edges": [{"src": s, "dst": d, "arrow": a, "label": lab} for s, d, a, lab in es]})
 
 
-@given(subgraphs, subgraphs, st.booleans())
+undirected_subgraphs = st.builds(
+    lambda ns, es: Subgraph.from_edges([Edge(s, d, lab, directed) for s, d, lab, directed in es], ns),
+    st.frozensets(st.sampled_from(NODES), max_size=3),
+    st.lists(st.tuples(st.sampled_from(NODES), st.sampled_from(NODES), st.sampled_from(["", "x"]), st.booleans()),
+             max_size=5))
+
+
+@given(undirected_subgraphs, undirected_subgraphs, st.booleans())
 def test_overlap_values_are_shares_and_f1_lies_between(r, g, with_label):
     o = overlap(r, g, with_label)
-    for v in (o.srr, o.precision, o.node_srr, o.edge_srr, o.node_precision, o.edge_precision):
+    for v in (o.srr, o.precision, o.node_srr, o.node_precision, o.f1):
         assert v is None or 0.0 <= v <= 1.0
-    if o.f1 is not None:
+    if o.precision is not None:
         assert min(o.srr, o.precision) - 1e-12 <= o.f1 <= max(o.srr, o.precision) + 1e-12
-    assert (o.precision is None) == r.normalized().is_empty()
+    if o.srr == 0.0 or r.normalized().is_empty():
+        assert o.f1 == 0.0
+    assert o.f1 is not None   # F1 is always measured: 0 when nothing (or nothing of G) was retrieved
+    if g.edges:
+        assert (o.precision is None) == (not r.edges)
+    else:
+        assert o.srr == o.node_srr and (o.precision is None) == r.normalized().is_empty()
+
+
+#: renames the nodes so that their ids sort the other way round
+REVERSED = {n: m for n, m in zip(NODES, reversed(NODES))}
+
+
+def _renamed(sub):
+    return Subgraph(frozenset(REVERSED[n] for n in sub.nodes),
+                    frozenset(Edge(REVERSED[e.src], REVERSED[e.dst], e.label, e.directed) for e in sub.edges))
+
+
+@given(undirected_subgraphs, undirected_subgraphs, st.booleans())
+def test_overlap_does_not_depend_on_how_node_ids_sort(r, g, with_label):
+    assert overlap(r, g, with_label) == overlap(_renamed(r), _renamed(g), with_label)
 
 
 @given(subgraphs)

@@ -16,14 +16,17 @@ def sample(variant, answerer, correct, sufficient, srr, qid="q", faith=None, cla
            qtype="reachable", twin=None, value=None, prior=False):
     cls = {(True, True): "grounded", (True, False): "lucky_guess", (False, True): "misread",
            (False, False): "retrieval_miss"}[(correct, sufficient)]
-    return {"sample_id": f"{qid}|{variant}|{answerer}", "question_id": qid, "diagram_id": "d", "variant": variant,
+    return {"sample_id": f"{qid}|{variant}|{answerer}", "question_id": qid, "diagram_id": f"d{qid}",
+            "found_diagram": f"d{qid}", "variant": variant,
             "answerer": answerer, "selector": variant.split("+")[-1], "qtype": qtype, "counter_prior": prior,
             "twin_question": twin, "question_text": f"text of {qid}", "gold": True, "answer_raw": str(value),
             "answer_error": None, "context_text": "A -> B", "error_stage": None, "error_message": None,
             "correct": correct, "sufficient": sufficient, "guess_class": cls, "srr": srr, "precision": 0.5, "f1": 0.5,
-            "node_srr": srr, "edge_srr": srr, "label_srr": srr, "faithfulness": faith, "n_claims": claims,
+            "node_srr": srr, "faithfulness": faith, "n_claims": claims,
             "claims_supported": claims - unsupported - fabricated, "claims_unsupported": unsupported,
-            "claims_fabricated": fabricated, "answer_value": value}
+            "claims_fabricated": fabricated, "answer_value": value, "abstained": False, "error": None,
+            "precision_reason": None, "sufficient_if_aligned": None, "context_tokens": 4, "retrieval_s": 0.001,
+            "answer_s": 0.001}
 
 
 @pytest.fixture()
@@ -82,6 +85,18 @@ def test_twin_consistency(frame):
     # full answers the twins differently (True / False); none answers both alike (True / True)
     assert t.loc["o+d2+full", "pairs"] == 1 and t.loc["o+d2+full", "answered_differently"] == 1.0
     assert t.loc["o+d2+none", "answered_differently"] == 0.0 and t.loc["o+d2+none", "both_correct"] == 0
+    assert t.loc["o+d2+full", "finder_same"] == 0 and t.loc["o+d2+full", "own_pairs"] == 1
+
+
+def test_twin_consistency_separates_the_finders_confusion_from_the_answerers(frame):
+    # a finder that returned q1's diagram for both twins: the answerer cannot tell them apart
+    confused = frame[frame["variant"] == "o+d2+full"].copy()
+    confused["variant"] = "f+d2+full"
+    confused.loc[confused["question_id"] == "q2", "found_diagram"] = "dq1"
+    t = agg.twin_consistency(pd.concat([frame, confused])).set_index("variant")
+    row = t.loc["f+d2+full"]
+    assert row["finder_same"] == 1 and row["own_pairs"] == 0 and row["answered_differently"] is None
+    assert row["answered_differently_all"] == 1.0
 
 
 def test_faithfulness_table_counts_unsupported_and_fabricated(frame):
@@ -156,3 +171,12 @@ def test_bootstrap_of_equal_values_under_one_key_is_computed_once():
     assert agg.bootstrap([1.0, 0.4, None, 0.2, 0.4], 0, "once") == first  # order and None do not matter
     assert agg._interval.cache_info().hits == 1
     assert agg.bootstrap([0.2, 0.4, 0.4, 0.9], 0, "once") != first
+
+
+def test_grounded_accuracy_against_context_size_plot(frame):
+    from benchmark.report import comparison, tradeoff
+
+    s, costs = agg.summary_table(frame, n_boot=100), comparison.costs(frame)
+    png = tradeoff.grounded_vs_tokens(s, costs)
+    assert png.startswith(b"\x89PNG") and png == tradeoff.grounded_vs_tokens(s, costs)
+    assert tradeoff.grounded_vs_tokens(s, costs.iloc[0:0]) is None

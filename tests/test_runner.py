@@ -68,8 +68,8 @@ questions:
     args: {source: user, target: db, avoid: auth}
     answer: no
     certificate:
-      nodes: [auth, cache, user]
-      edges: [[user, auth], [user, cache]]
+      nodes: [cache, user]
+      edges: [[user, cache]]
     counter_prior: false
     rationale: Every way to the DB passes Auth.
     twin_question: a-q1
@@ -146,21 +146,35 @@ def test_run_writes_every_output(tiny_run):
 
 def test_hand_checked_samples(tiny_run):
     rec = by_id(tiny_run.records)
-    # full context of auth_a: 4 nodes + 4 edges; a-q1's certificate is 3 nodes + 2 edges
+    # full context of auth_a: 4 edges; a-q1's certificate is 2 edges (3 nodes), both in it
     m = rec[("a-q1", "oracle+d2+full", "solver")].metrics
-    assert m["srr"] == 1.0 and m["precision"] == pytest.approx(5 / 8) and m["guess_class"] == "grounded"
-    assert rec[("a-q2", "oracle+d2+full", "solver")].metrics["precision"] == pytest.approx(3 / 8)
+    assert m["srr"] == 1.0 and m["precision"] == pytest.approx(2 / 4) and m["guess_class"] == "grounded"
+    assert m["node_srr"] == 1.0 and m["f1"] == pytest.approx(2 / 3)
+    assert rec[("a-q2", "oracle+d2+full", "solver")].metrics["precision"] == pytest.approx(1 / 4)
+    # auth_b has 3 edges; b-q1's closed set is the one edge user -> cache (the edge into Auth is not part of it)
+    assert rec[("b-q1", "oracle+d2+full", "solver")].metrics["precision"] == pytest.approx(1 / 3)
     # no context: the solver finds no way avoiding Auth -- wrong on auth_a, right (by luck) on auth_b
     assert rec[("a-q1", "oracle+d2+none", "solver")].metrics["guess_class"] == "retrieval_miss"
     lucky = rec[("b-q1", "oracle+d2+none", "solver")]
     assert lucky.metrics["correct"] is True and lucky.metrics["sufficient"] is False
     assert lucky.metrics["guess_class"] == "lucky_guess" and lucky.metrics["srr"] == 0.0
+    assert lucky.metrics["f1"] == 0.0 and lucky.metrics["precision"] is None
+    assert lucky.metrics["precision_reason"] == "empty context"
     assert lucky.context["text"] == "" and lucky.answer["raw"] == "no"
     # the oracle context is the certificate itself
     assert rec[("b-q2", "oracle+d2+oracle", "solver")].metrics["precision"] == 1.0
     # each record carries hashes of its question, context and answer
     assert set(lucky.hashes) == {"question", "context", "answer"}
     assert lucky.hashes["question"] == rec[("b-q1", "oracle+d2+full", "blind")].hashes["question"]
+    # blind receives nothing whatever was selected: its record stores the empty context, never grounded
+    blind = rec[("a-q2", "oracle+d2+full", "blind")]
+    assert blind.context["text"] == "" and blind.context["edges"] == [] and blind.retrieved["edges"]
+    assert blind.metrics["correct"] is True and blind.metrics["sufficient"] is False
+    assert blind.metrics["guess_class"] == "lucky_guess" and blind.metrics["srr"] == 0.0
+    assert blind.hashes["context"] == lucky.hashes["context"] != rec[("a-q2", "oracle+d2+full", "solver")].hashes["context"]
+    assert not any(r.metrics["guess_class"] == "grounded" for r in tiny_run.records if r.answerer == "blind")
+    # the solver abstains where the empty context does not determine a path: not an error
+    assert all(r.metrics["error"] is None for r in tiny_run.records)
 
 
 def _summary(run_dir: Path) -> dict[tuple[str, str], dict[str, str]]:
@@ -178,10 +192,17 @@ def test_hand_checked_summary(tiny_run):
     assert float(none["guess_rate"]) == 1.0 and float(none["accuracy_inflation"]) == 0.25
     assert float(none["sufficiency"]) == 0.0 and float(none["srr"]) == 0.0
     assert none["precision"] == "" and none["precision_missing"] == "4"  # nothing retrieved: unmeasured
+    assert float(none["f1"]) == 0.0 and none["f1_missing"] == "0"         # ... and F1 is 0, not unmeasured
+    assert none["errors"] == "0" and none["abstained"] == "0" and float(none["coverage"]) == 1.0
     full = s[("oracle+d2+full", "solver")]
     assert float(full["accuracy"]) == 1.0 and float(full["guess_rate"]) == 0.0
-    # precision: (5/8 + 3/8 + 5/7 + 5/7) / 4 = 17/28
-    assert float(full["precision"]) == pytest.approx(17 / 28)
+    # precision (edges): (2/4 + 1/4 + 1/3 + 2/3) / 4 = 7/16; node SRR 1 everywhere
+    assert float(full["precision"]) == pytest.approx(7 / 16) and float(full["node_srr"]) == 1.0
+    assert float(full["accuracy_attempted"]) == 1.0 and full["control"] == "True"
+    # blind: right on b-q1 ("no") and a-q2 ("yes") under every variant, never grounded
+    blind = s[("oracle+d2+full", "blind")]
+    assert float(blind["accuracy"]) == 0.5 and float(blind["grounded_accuracy"]) == 0.0
+    assert float(blind["sufficiency"]) == 0.0 and float(blind["srr"]) == 0.0
     assert float(full["accuracy_low"]) == 1.0 and float(full["accuracy_high"]) == 1.0
     assert int(full["grounded"]) == 4 and int(full["lucky_guess"]) == 0
 
@@ -189,11 +210,16 @@ def test_hand_checked_summary(tiny_run):
 def test_report_has_every_section_and_no_nan(tiny_run):
     md = (tiny_run.run_dir / "report.md").read_text()
     for heading in ("How to read this", "Headline", "Accuracy against grounded accuracy", "Guessability floor", "Guess tables",
-                    "Lucky guesses", "By question type", "Faithfulness", "Accuracy vs SRR", "The claim under test"):
+                    "Lucky guesses", "By question type", "Faithfulness", "Accuracy vs SRR", "The claim under test",
+                    "Choosing a retriever: paired ranking of the candidates", "Unmeasured values and why"):
         assert f"## {heading}" in md
     assert "b-q1" in md.split("## Lucky guesses")[1]  # the lucky guess is listed with its question
-    # right without context: b-q1 (solver, blind) and a-q2 (blind); right with it: 4 + 2 per context variant
-    assert "3 of 15 right answers (0.20) were lucky guesses" in md.split("## Headline")[1]
+    # right answers: solver 4 (full) + 4 (oracle) grounded + 1 lucky (none); blind 2 lucky per variant, 6 in all
+    assert "7 of 15 right answers (0.47) were lucky guesses" in md.split("## Headline")[1]
+    # only controls ran: nothing is ranked and the headline names no variant as best
+    assert "only controls" in md.split("## Choosing a retriever")[1].split("##")[0]
+    assert "best grounded" not in md.split("## Headline")[1].split("##")[0]
+    assert "Controls (none, full, oracle selectors)" in md
     page = (tiny_run.run_dir / "report.html").read_text()
     assert not re.search(r"""(src|href)=["'](?!data:|#)""", page) and "<script" not in page and "<link" not in page
     assert page.count('src="data:image/png;base64,') == len(list((tiny_run.run_dir / "plots").glob("*.png"))) >= 4
@@ -270,7 +296,7 @@ def test_exploding_stage_is_recorded_and_the_run_completes(tmp_path):
     assert rec[("a-q1", "oracle+d2+test-explode", "solver")].error is None
     assert len(result.records) == 16 and result.card["sample_errors"] == 2
     s = _summary(result.run_dir)[("oracle+d2+test-explode", "solver")]
-    assert s["n"] == "4" and s["errors"] == "1"
+    assert s["n"] == "4" and s["stage_errors"] == "1" and s["errors"] == "0"
     assert "select" in (result.run_dir / "report.md").read_text().split("## Errors and skipped stages")[1]
 
 

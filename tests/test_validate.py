@@ -375,6 +375,9 @@ def test_propose_negative_question_gives_the_closed_set():
     got = propose(FIXTURE, "mini_b", "reachable", "source=cache", "target=auth")
     assert got["answer"] is False
     assert got["certificate"] == {"nodes": ["cache", "db"], "edges": [["cache", "db"]]}
+    got = propose(FIXTURE, "mini_b", "reachable_avoiding", "source=auth", "target=user", "avoid=valid")
+    assert got["answer"] is False
+    assert got["certificate"] == {"nodes": ["auth", "cache", "db"], "edges": [["auth", "cache", "read"], ["cache", "db"]]}
 
 
 def test_propose_output_pastes_into_an_annotation_that_validates(ds):

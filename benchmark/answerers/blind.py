@@ -70,6 +70,8 @@ class BlindAnswerer:
     """No context: fixed priors from the question text and type."""
 
     name = "blind"
+    #: it is given no context (the run passes ``None`` and records the empty context it received)
+    reads_context = False
 
     def __init__(self) -> None:
         self.config: dict[str, Any] = {}

@@ -123,8 +123,10 @@ class KeywordAnswerer:
         assumed = self._assumed(question, raw, mentioned)
         if assumed:
             explanation += " The names go together: " + "; ".join(f"{a} → {b}" for a, b in assumed) + "."
-        error = "no name in the context to answer with" if raw is None else None
-        return Answer(self.name, raw, error=error, evidence=tuple(_in_question_order(ln.names, mentioned) for ln in best),
+        if raw is None:  # an abstention, flagged as one (not an error)
+            meta["abstained"] = True
+            explanation = "No name in the context to answer with. " + explanation
+        return Answer(self.name, raw, evidence=tuple(_in_question_order(ln.names, mentioned) for ln in best),
                       explanation=explanation, meta=meta)
 
     @staticmethod

@@ -28,6 +28,8 @@ from benchmark.solver import propose_certificate
 from benchmark.stages import ANSWERERS
 
 YES_NO = {"en": ("yes", "no"), "ru": ("да", "нет")}
+#: what the solver says when the context does not determine the answer (it abstains)
+ABSTAIN = "the context does not determine the answer"
 
 
 def display_name(g: nx.MultiDiGraph, node: str) -> str:
@@ -65,8 +67,8 @@ class SolverAnswerer:
         g = context.graph
         value, cert = propose_certificate(question.type, question.arg, g)
         meta = {"latency_s": round(time.perf_counter() - start, 6)}
-        if value is None:
-            return Answer(self.name, None, error="the context does not determine the answer", meta=meta)
+        if value is None:  # an abstention, flagged as one (not an error)
+            return Answer(self.name, None, explanation=ABSTAIN, meta=dict(meta, abstained=True))
         evidence = tuple(sorted((display_name(g, e.src), display_name(g, e.dst)) for e in cert.edges))
         if question.kind == "path":
             evidence = tuple((display_name(g, a), display_name(g, b)) for a, b in zip(value, value[1:]))

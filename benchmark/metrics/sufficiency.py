@@ -1,8 +1,13 @@
-"""Sufficiency: does the retrieved context contain a certificate of the gold answer? (DESIGN.md §5)
+"""Sufficiency: does the context, as the answerer received it, contain a certificate of the gold
+answer? (DESIGN.md §5)
 
-Exact, not a threshold on SRR: the reference solver, run on the retrieved subgraph alone, must
-return the gold answer, and for negative or universal questions the retrieved subgraph must hold
-a closed set of the diagram (:func:`benchmark.solver.proves`).
+Exact, not a threshold on SRR: the reference solver, run on the context alone, must return the
+gold answer, and for negative or universal questions the context must hold a closed set of the
+diagram (:func:`benchmark.solver.proves`; labels count only for the questions that ask about one,
+and an undirected edge stands for the edge between its two nodes either way). The context is
+judged as given: an extracted context whose edges lack their labels or point the wrong way is not
+repaired against the D2 first (:func:`align_edges` only tells an extraction error apart). An empty
+context is never sufficient.
 
 >>> from benchmark.graph import Edge, Subgraph, build_graph
 >>> from benchmark.questions import Question
@@ -42,6 +47,14 @@ def align_edges(retrieved: Subgraph, diagram_graph: nx.MultiDiGraph) -> Subgraph
 
 
 def is_sufficient(question: Question, retrieved: Subgraph, diagram_graph: nx.MultiDiGraph) -> bool:
-    """True when ``retrieved`` proves ``question``'s gold answer about ``diagram_graph``."""
-    sub = align_edges(retrieved, diagram_graph)
-    return proves(question.type, question.arg, question.answer, sub, diagram_graph)
+    """True when ``retrieved``, as given, proves ``question``'s gold answer about ``diagram_graph``.
+
+    >>> from benchmark.graph import Edge, Subgraph, build_graph
+    >>> g = build_graph({"edges": [{"src": "a", "dst": "b", "label": "errors > 1%"}]})
+    >>> q = Question("q", "d", "After a?", "successors", (("node", "a"),), frozenset({"b"}), Subgraph())
+    >>> is_sufficient(q, Subgraph.from_edges([Edge("a", "b", "errors")]), g)   # the label does not matter here
+    True
+    """
+    if retrieved.is_empty():
+        return False
+    return proves(question.type, question.arg, question.answer, retrieved, diagram_graph)

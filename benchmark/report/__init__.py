@@ -32,13 +32,13 @@ def write_summary(path: Path, summary: pd.DataFrame) -> None:
 
 
 #: the tables the plots are drawn from (attributes of :class:`~benchmark.report.document.Analysis`)
-PLOT_TABLES = ("samples", "guess", "summary", "floor", "buckets")
+PLOT_TABLES = ("samples", "guess", "summary", "floor", "buckets", "costs")
 
 
 def _plot_specs() -> list[tuple[str, Callable[..., bytes], tuple[str, ...], Callable[..., Any]]]:
     """(file name, plot function, tables it needs, its arguments from them or ``None`` for no plot),
     in the order of the report."""
-    from benchmark.report import plots
+    from benchmark.report import plots, tradeoff
 
     return [
         ("accuracy_grounded.png", plots.accuracy_vs_grounded, ("summary", "floor"),
@@ -48,6 +48,8 @@ def _plot_specs() -> list[tuple[str, Callable[..., bytes], tuple[str, ...], Call
         ("srr_accuracy_variants.png", plots.srr_vs_accuracy, ("summary",), lambda summary: (summary,)),
         ("faithfulness_srr.png", plots.faithfulness_vs_srr, ("samples",),
          lambda samples: (samples,) if samples["faithfulness"].notna().any() else None),
+        ("grounded_tokens.png", tradeoff.grounded_vs_tokens, ("summary", "costs"),
+         lambda summary, costs: (summary, costs) if len(costs) and costs["context_tokens"].notna().any() else None),
     ]
 
 
@@ -114,8 +116,10 @@ class Plotting:
     def result(self) -> dict[str, bytes]:
         order = [name for name, *_ in _plot_specs() if name in self._jobs]
         if self.parallel:
-            return {name: self._pending[name].get() for name in order}
-        return {name: self._jobs[name][0](*self._jobs[name][1]) for name in order}
+            drawn = {name: self._pending[name].get() for name in order}
+        else:
+            drawn = {name: self._jobs[name][0](*self._jobs[name][1]) for name in order}
+        return {name: png for name, png in drawn.items() if png is not None}  # a plot with nothing to show
 
     def close(self) -> None:
         if self._pool is not None:

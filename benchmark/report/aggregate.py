@@ -9,14 +9,20 @@ out of a mean and counted in a ``*_missing`` column, never averaged as NaN.
 * guess rate          mean of ``lucky_guess`` over the correct samples (= lucky / correct)
 * accuracy inflation  accuracy - grounded accuracy (= mean of ``lucky_guess`` over all)
 
->>> rows = [{"variant": "v", "answerer": "a", "correct": c, "guess_class": g, "srr": s, "precision": None,
-...          "f1": None, "sufficient": g in ("grounded", "misread"), "faithfulness": None, "error_stage": None}
-...         for c, g, s in [(True, "grounded", 1.0), (True, "lucky_guess", 0.5), (False, "retrieval_miss", 0.0)]]
+* accuracy (attempted) mean of ``correct`` over the answers that did not abstain; coverage = their share
+* errors              answerer failures: unmeasured (left out of every rate), counted
+
+>>> rows = [{"variant": "v", "answerer": "a", "correct": c, "guess_class": g, "srr": s, "node_srr": s,
+...          "precision": None, "f1": None, "sufficient": g in ("grounded", "misread"), "faithfulness": None,
+...          "error_stage": None, "abstained": g == "abstained_appropriate"}
+...         for c, g, s in [(True, "grounded", 1.0), (True, "lucky_guess", 0.5), (False, "retrieval_miss", 0.0),
+...                         (False, "abstained_appropriate", 0.0), (None, "error", 0.0)]]
 >>> t = summary_table(pd.DataFrame(rows), seed=0, n_boot=200)
->>> [round(t.loc[0, k], 3) for k in ("accuracy", "grounded_accuracy", "guess_rate", "accuracy_inflation", "srr")]
-[0.667, 0.333, 0.5, 0.333, 0.5]
->>> int(t.loc[0, "precision_missing"]), t.loc[0, "precision"] is None
-(3, True)
+>>> [round(t.loc[0, k], 3) for k in ("accuracy", "accuracy_attempted", "coverage", "grounded_accuracy", "guess_rate",
+...                                  "accuracy_inflation")]
+[0.5, 0.667, 0.75, 0.25, 0.5, 0.25]
+>>> int(t.loc[0, "errors"]), int(t.loc[0, "abstained"]), int(t.loc[0, "accuracy_missing"]), t.loc[0, "precision"] is None
+(1, 1, 1, True)
 """
 from __future__ import annotations
 
@@ -32,7 +38,23 @@ from benchmark.report.rows import FRAME_COLUMNS, frame_row
 
 GROUP = ["variant", "answerer"]
 CORRECT_CLASSES = ("grounded", "lucky_guess")
+#: every class a sample can have (as benchmark.metrics.guess.GUESS_CLASSES; not imported: no graph modules here)
+ALL_CLASSES = ("grounded", "lucky_guess", "misread", "retrieval_miss", "extraction_error", "abstained_appropriate",
+               "abstained_miss", "error")
+#: the four cells of the guess table
 GUESS_CLASSES = ("grounded", "lucky_guess", "misread", "retrieval_miss")
+#: selectors that are controls, not candidates: nothing, everything, the gold certificate itself
+CONTROL_SELECTORS = ("none", "full", "oracle")
+
+
+def is_control(variant: str) -> bool:
+    """Whether a variant (``finder+source+selector``) is a control: its selector gives nothing, the whole
+    diagram or the gold certificate. Controls bound the candidates; a headline never picks one.
+
+    >>> is_control("oracle+d2+full"), is_control("oracle+d2+oracle"), is_control("oracle+d2+khop2")
+    (True, True, False)
+    """
+    return str(variant).rsplit("+", 1)[-1] in CONTROL_SELECTORS
 #: SRR buckets: [low, high) except the last, which holds 1.0
 SRR_BUCKETS = ((0.0, 0.25), (0.25, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 1.0))
 #: the claim under test: faithfulness at or above this ...
@@ -181,26 +203,38 @@ def group_metrics(g: pd.DataFrame | dict[str, list[Any]], seed: int, key: str, n
     if isinstance(g, pd.DataFrame):
         g = _columns(g, _MAIN_COLUMNS)
     ckey = context_key or key
-    out: dict[str, Any] = {"n": len(g["error_stage"]), "errors": sum(1 for e in g["error_stage"] if e is not None)}
+    out: dict[str, Any] = {"n": len(g["error_stage"]),
+                           "stage_errors": sum(1 for e in g["error_stage"] if e is not None)}
     rows = [i for i, (c, ok) in enumerate(zip(g["guess_class"], g["correct"])) if c is not None or ok is not None]
     classes = _pick(g["guess_class"], rows)
-    _with_ci(out, "accuracy", _pick(g["correct"], rows), seed, key, n_boot)
-    _with_ci(out, "grounded_accuracy", [_is(c, "grounded") for c in classes], seed, key, n_boot)
-    for col in ("srr", "precision", "f1"):
+    correct = _pick(g["correct"], rows)
+    abstained = [bool(a) for a in _pick(g["abstained"], rows)]
+    out["errors"] = sum(1 for c in classes if c == "error")       # answerer failed: unmeasured, not wrong
+    out["abstained"] = sum(abstained)
+    measured = [ok for ok in correct if ok is not None]
+    attempted = [ok for ok, a in zip(correct, abstained) if ok is not None and not a]
+    out["attempted"] = len(attempted)
+    out["coverage"] = len(attempted) / len(measured) if measured else None
+    _with_ci(out, "accuracy", correct, seed, key, n_boot)
+    _with_ci(out, "accuracy_attempted", attempted, seed, key, n_boot)
+    measured_classes = [None if c == "error" else c for c in classes]
+    _with_ci(out, "grounded_accuracy", [_is(c, "grounded") for c in measured_classes], seed, key, n_boot)
+    for col in ("srr", "node_srr", "precision", "f1"):
         _with_ci(out, col, _pick(g[col], rows), seed, ckey, n_boot)
     _with_ci(out, "sufficiency", _pick(g["sufficient"], rows), seed, ckey, n_boot)
     # over the correct answers only: a wrong answer is outside its denominator, not unmeasured
-    _with_ci(out, "guess_rate", [None if c is None else c == "lucky_guess" for c in classes
+    _with_ci(out, "guess_rate", [None if c is None else c == "lucky_guess" for c in measured_classes
                                  if c is None or c in CORRECT_CLASSES], seed, key, n_boot)
-    _with_ci(out, "accuracy_inflation", [_is(c, "lucky_guess") for c in classes], seed, key, n_boot)
+    _with_ci(out, "accuracy_inflation", [_is(c, "lucky_guess") for c in measured_classes], seed, key, n_boot)
     _with_ci(out, "faithfulness", _pick(g["faithfulness"], rows), seed, key, n_boot)
-    for c in GUESS_CLASSES:
+    for c in ALL_CLASSES:
         out[c] = sum(1 for x in classes if x == c)
     return out
 
 
 #: the columns :func:`group_metrics` reads
-_MAIN_COLUMNS = ("error_stage", "guess_class", "correct", "srr", "precision", "f1", "sufficient", "faithfulness")
+_MAIN_COLUMNS = ("error_stage", "guess_class", "correct", "srr", "node_srr", "precision", "f1", "sufficient",
+                 "faithfulness", "abstained")
 
 
 def summary_table(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000) -> pd.DataFrame:
@@ -209,7 +243,7 @@ def summary_table(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000) -> pd.Dat
     rows = []
     for (variant, answerer), idx in _groups(cols, GROUP, sort=False).items():
         g = {c: _pick(cols[c], idx) for c in _MAIN_COLUMNS}
-        rows.append({"variant": variant, "answerer": answerer,
+        rows.append({"variant": variant, "answerer": answerer, "control": is_control(variant),
                      **group_metrics(g, seed, f"{variant}|{answerer}", n_boot, context_key=variant)})
     return _objects(pd.DataFrame(rows))
 
@@ -262,27 +296,41 @@ def _answer_key(row: dict[str, Any]) -> Any:
 
 
 def twin_consistency(df: pd.DataFrame) -> pd.DataFrame:
-    """Per variant x answerer: twin pairs asked, and the share answered differently (as they should be).
+    """Per variant x answerer: twin pairs asked, and whether they were told apart -- the finder's part and
+    the answerer's part separately.
+
+    * ``finder_same``: pairs for which the finder returned one and the same diagram for both twins (the
+      answerer then *cannot* tell them apart: that is the finder's confusion);
+    * ``answered_differently``: among the pairs whose twins reached the answerer as their own two diagrams,
+      the share answered differently (as they should be) -- the answerer's part;
+    * ``answered_differently_all``: the same share over every pair (what a user of the pipeline sees).
 
     A pair where either answer is missing is counted in ``unmeasured``.
     """
     s = scored(df)
     rows = []
     for (variant, answerer), g in s.groupby(GROUP, sort=False):
-        cols = ("twin_question", "answer_value", "answer_raw", "correct")
+        cols = ("twin_question", "answer_value", "answer_raw", "correct", "found_diagram", "diagram_id")
         by_q = {q: dict(zip(cols, vals)) for q, *vals in zip(g["question_id"], *(g[c] for c in cols))}
         pairs = sorted({tuple(sorted((q, r["twin_question"]))) for q, r in by_q.items()
                         if r["twin_question"] and r["twin_question"] in by_q})
-        differ, unmeasured = [], 0
+        differ, differ_own, unmeasured, finder_same = [], [], 0, 0
         for a, b in pairs:
-            ka, kb = _answer_key(by_q[a]), _answer_key(by_q[b])
+            ra, rb = by_q[a], by_q[b]
+            same_found = ra["found_diagram"] is not None and ra["found_diagram"] == rb["found_diagram"]
+            finder_same += same_found
+            ka, kb = _answer_key(ra), _answer_key(rb)
             if ka is None or kb is None:
                 unmeasured += 1
-            else:
-                differ.append(ka != kb)
+                continue
+            differ.append(ka != kb)
+            if not same_found and ra["found_diagram"] == ra["diagram_id"] and rb["found_diagram"] == rb["diagram_id"]:
+                differ_own.append(ka != kb)
         both_right = sum(1 for a, b in pairs if by_q[a]["correct"] and by_q[b]["correct"])
-        rows.append({"variant": variant, "answerer": answerer, "pairs": len(pairs),
-                     "answered_differently": mean_of(differ), "both_correct": both_right, "unmeasured": unmeasured})
+        rows.append({"variant": variant, "answerer": answerer, "pairs": len(pairs), "finder_same": finder_same,
+                     "own_pairs": len(differ_own), "answered_differently": mean_of(differ_own),
+                     "answered_differently_all": mean_of(differ), "both_correct": both_right,
+                     "unmeasured": unmeasured})
     return _objects(pd.DataFrame(rows))
 
 

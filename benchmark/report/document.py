@@ -9,6 +9,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from benchmark.report import aggregate as agg
+from benchmark.report import comparison, sections
 from benchmark.report.tables import Table, fmt, fmt_ci, short
 
 #: lucky guesses listed per answerer (all are counted)
@@ -44,6 +45,9 @@ class Analysis:
     floor: dict[str, Any] | None
     finding: pd.DataFrame = field(default_factory=pd.DataFrame)
     sources: pd.DataFrame = field(default_factory=pd.DataFrame)
+    ranking: pd.DataFrame = field(default_factory=pd.DataFrame)
+    costs: pd.DataFrame = field(default_factory=pd.DataFrame)
+    sensitivity: dict[str, Any] = field(default_factory=dict)
 
 
 def analyse(records: list[Any], seed: int = 0, n_boot: int = 1000,
@@ -61,25 +65,44 @@ def analyse(records: list[Any], seed: int = 0, n_boot: int = 1000,
     floor = made("floor", agg.blind_floor(df, seed, n_boot))
     made("summary", summary)
     buckets = made("buckets", agg.srr_buckets(df))
+    costs = made("costs", comparison.costs(df))
     return Analysis(df, summary, guess, agg.lucky_guesses(df), agg.breakdown(df, "qtype"),
                     agg.breakdown(df, "counter_prior"), agg.twin_consistency(df),
                     agg.faithfulness_table(df, seed, n_boot), buckets, agg.claim_check(df, summary),
-                    floor, agg.finding(df), agg.source_comparison(summary))
+                    floor, agg.finding(df), agg.source_comparison(summary), comparison.ranking(df, seed, n_boot),
+                    costs, comparison.sensitivity(df, seed, n_boot))
 
 
 HOW_TO_READ = [
     "Each **sample** is one question answered by one answerer from the context one retriever variant "
-    "(`finder+source+selector`) gave it. **SRR** is the share of the question's gold certificate (the smallest "
-    "part of the diagram that proves the answer) that reached the answerer; **precision** the share of what "
-    "reached it that belongs to the certificate. A context is **sufficient** when the reference solver, run on it "
-    "alone, proves the gold answer — exact, not a threshold on SRR.",
+    "(`finder+source+selector`) gave it. The question's **gold certificate** is the smallest part of the diagram "
+    "that proves its answer. **SRR** is the share of the certificate's *edges* that reached the answerer (edges "
+    "compared in flow direction; an undirected edge matches its two nodes either way; labels count only for "
+    "questions about a label); **node SRR**, reported beside it, the share of its nodes. A certificate without "
+    "edges is scored on its nodes. Where several certificates are valid (several shortest paths) the one that best "
+    "matches the context is used. **Precision** is the share of the retrieved edges that are in that certificate "
+    "(unmeasured when no edge was retrieved, with the reason given); **F1** their harmonic mean, 0 when nothing "
+    "was retrieved.",
+    "A context is **sufficient** when the reference solver, run on it *as the answerer received it*, proves the gold "
+    "answer — exact, not a threshold on SRR. An answerer that receives no context (`blind`) never has a sufficient "
+    "one; an extracted context is judged as extracted.",
     "A correct answer from a sufficient context is **grounded**; from an insufficient one it is a **lucky guess**. "
-    "**Guess rate** = lucky guesses / correct answers; **accuracy inflation** = accuracy − grounded accuracy. "
-    "**Faithfulness** is the share of the claims an answer rests on (cited edges, stated relations) that hold in "
-    "its context; an answer without claims has no faithfulness (unmeasured, shown as –).",
-    "Intervals are 95 % percentile-bootstrap intervals over samples (seeded). `–` is an unmeasured value; where "
-    "some samples of a group are unmeasured their number is given. Read accuracy next to grounded accuracy: "
-    "the gap is what the answerer got right without the structure that proves it.",
+    "A wrong answer from a sufficient context is a **misread**; from an insufficient one a **retrieval miss**, or an "
+    "**extraction error** when the context proves the answer once its edges are aligned to the D2 (the image was "
+    "misread, not the context). An **abstention** (\"the context does not determine the answer\") is its own "
+    "outcome: *appropriate* on an insufficient context, a *miss* on a sufficient one; it is not correct. An answerer "
+    "**error** (timeout, HTTP error, unparsable reply) is unmeasured: counted and listed, never wrong.",
+    "**Accuracy** is over every measured answer (abstentions count as not correct); **accuracy attempted** over the "
+    "answers that did not abstain; **coverage** the share that did not abstain — read them together, so that an "
+    "answerer that abstains when it cannot know is not ranked below one that guesses. **Guess rate** = lucky "
+    "guesses / correct answers; **accuracy inflation** = accuracy − grounded accuracy. **Faithfulness** is the share "
+    "of the claims an answer rests on (cited edges, stated relations) that hold in its context; an answer without "
+    "claims has no faithfulness (unmeasured, shown as –).",
+    "**Controls** (selectors `none`, `full`, `oracle`) bound what retrieval can do; they are shown apart and never "
+    "picked by a headline. **Candidates** are ranked per answerer with paired tests on the same questions.",
+    "Intervals are 95 % percentile-bootstrap intervals over samples (seeded) in the main tables, and over whole "
+    "diagrams (cluster bootstrap) in the ranking. `–` is an unmeasured value; where some samples of a group are "
+    "unmeasured their number is given.",
 ]
 
 
@@ -90,16 +113,6 @@ def _answer_text(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(str(v) for v in value)
     return fmt(value)
-
-
-def _main_table(a: Analysis) -> Table:
-    headers = ["variant", "answerer", "n", "accuracy", "grounded acc.", "SRR", "precision", "F1", "sufficiency",
-               "guess rate (of correct)", "inflation"]
-    rows = [[r["variant"], r["answerer"], fmt(r["n"]) + (f" ({r['errors']} errors)" if r["errors"] else "")]
-            + [fmt_ci(r, k) for k in ("accuracy", "grounded_accuracy", "srr", "precision", "f1", "sufficiency",
-                                      "guess_rate", "accuracy_inflation")]
-            for _, r in a.summary.iterrows()]
-    return Table("Per variant × answerer (95 % CI)", headers, rows, align=["l", "l"] + ["r"] * 9)
 
 
 def _simple(df: pd.DataFrame, caption: str, columns: list[tuple[str, str]]) -> Table:
@@ -115,25 +128,17 @@ def _claim_section(a: Analysis) -> Section:
     sec.blocks.append("Claim: *answer accuracy is a less sensitive signal of retrieval quality than SRR, and "
                       f"faithfulness is nearly always ≥ {agg.FAITHFUL} above SRR {agg.SRR_HIGH}, while right answers "
                       "below it are often unfaithful.*")
+    if a.sensitivity:
+        sec.blocks.extend(sections.sensitivity_section(a.sensitivity))
+    sec.blocks.append("Per-sample separation of sufficient from insufficient contexts (all variants; descriptive: "
+                      "an SRR of 1 is close to what sufficiency means, so the AUC of SRR is high almost by "
+                      "construction):")
     sens = c["sensitivity"]
     sec.blocks.append(Table(
-        "Sensitivity: separating sufficient from insufficient contexts (AUC) and spread across variants (max − min)",
-        ["answerer", "samples", "AUC of accuracy", "AUC of SRR", "spread of accuracy", "spread of SRR",
-         "SRR more sensitive"],
-        [[r["answerer"], fmt(r["n"]), fmt(r["auc_accuracy"]), fmt(r["auc_srr"]), fmt(r["spread_accuracy"]),
-          fmt(r["spread_srr"]), fmt(r["srr_more_sensitive"])] for r in sens], align=["l"] + ["r"] * 6))
-    verdicts = [r["srr_more_sensitive"] for r in sens if r["srr_more_sensitive"] is not None]
-    if verdicts:
-        held = sum(verdicts)
-        sec.blocks.append(f"**Part 1 {'holds' if held == len(verdicts) else 'holds only in part' if held else 'does not hold'}**: "
-                          f"SRR separates sufficient from insufficient contexts better than accuracy *and* spreads "
-                          f"wider across variants for {held} of {len(verdicts)} answerers.")
-    else:
-        sec.blocks.append("**Part 1 is unmeasured**: no answerer has both sufficient and insufficient contexts "
-                          "over at least two variants.")
-    sec.blocks.append("An SRR of 1 is close to what sufficiency means (a sufficient context holds a certificate, "
-                      "usually the gold one), so the AUC of SRR is high almost by construction; the spread across "
-                      "variants is the less circular half of part 1.")
+        "Separating sufficient from insufficient contexts (AUC over samples; descriptive)",
+        ["answerer", "samples", "AUC of accuracy", "AUC of SRR"],
+        [[r["answerer"], fmt(r["n"]), fmt(r["auc_accuracy"]), fmt(r["auc_srr"])] for r in sens],
+        align=["l"] + ["r"] * 3))
     hi, lo = c["faithful_above"], c["unfaithful_right_below"]
     sec.blocks.append(
         f"Above SRR {agg.SRR_HIGH}: {fmt(hi['share_faithful'])} of {hi['n']} answers with claims have faithfulness ≥ "
@@ -158,28 +163,34 @@ def _claim_section(a: Analysis) -> Section:
 
 
 def _headline(a: Analysis) -> list[str]:
-    """A few sentences computed from the main table: the floor, the most inflated and the best grounded cells."""
-    s = a.summary
-    if not len(s):
+    """A few sentences computed from the main table: the floor, then -- among the candidates only, never
+    a control -- the most inflated and the best grounded cells, and the lucky guesses over the grid."""
+    if not len(a.summary):
         return []
+    s = a.summary[~a.summary["control"].astype(bool)]
     lines = []
     if a.floor and a.floor.get("accuracy") is not None:
         lines.append(f"A guesser with no context (`blind`) is right on **{fmt(a.floor['accuracy'])}** of the questions.")
+    if not len(s):
+        lines.append("This run has only controls (selectors none, full, oracle): no candidate retriever to single out.")
     infl = s[s["accuracy_inflation"].notna()]
     if len(infl):
         r = infl.loc[infl["accuracy_inflation"].astype(float).idxmax()]
-        lines.append(f"The most inflated accuracy: `{r['variant']}` × `{r['answerer']}` scores {fmt(r['accuracy'])} "
-                     f"but only {fmt(r['grounded_accuracy'])} grounded — {fmt(r['accuracy_inflation'])} of its "
-                     f"answers are right without the structure that proves them.")
+        lines.append(f"The most inflated accuracy among the candidates: `{r['variant']}` × `{r['answerer']}` scores "
+                     f"{fmt(r['accuracy'])} but only {fmt(r['grounded_accuracy'])} grounded — "
+                     f"{fmt(r['accuracy_inflation'])} of its answers are right without the structure that proves them.")
     grounded = s[s["grounded_accuracy"].notna()]
     if len(grounded):
         r = grounded.loc[grounded["grounded_accuracy"].astype(float).idxmax()]
-        lines.append(f"The best grounded accuracy: `{r['variant']}` × `{r['answerer']}`, {fmt(r['grounded_accuracy'])} "
-                     f"(accuracy {fmt(r['accuracy'])}, SRR {fmt(r['srr'])}, sufficiency {fmt(r['sufficiency'])}).")
-    lucky = int(s["lucky_guess"].sum()) if "lucky_guess" in s else 0
-    right = lucky + (int(s["grounded"].sum()) if "grounded" in s else 0)
+        lines.append(f"The best grounded accuracy among the candidates: `{r['variant']}` × `{r['answerer']}`, "
+                     f"{fmt(r['grounded_accuracy'])} (accuracy {fmt(r['accuracy'])}, SRR {fmt(r['srr'])}, "
+                     f"sufficiency {fmt(r['sufficiency'])}); see the paired ranking for whether it is ahead.")
+    whole = a.summary
+    lucky = int(whole["lucky_guess"].sum()) if "lucky_guess" in whole else 0
+    right = lucky + (int(whole["grounded"].sum()) if "grounded" in whole else 0)
     if right:
-        lines.append(f"Over the whole grid, {lucky} of {right} right answers ({fmt(lucky / right)}) were lucky guesses.")
+        lines.append(f"Over the whole grid (candidates and controls), {lucky} of {right} right answers "
+                     f"({fmt(lucky / right)}) were lucky guesses.")
     return [" ".join(lines)] if lines else []
 
 
@@ -198,11 +209,19 @@ def build_sections(a: Analysis, card: dict[str, Any], plots: dict[str, bytes]) -
     if headline:
         out.append(Section("Headline", headline))
 
-    main = Section("Accuracy against grounded accuracy", [_main_table(a)])
+    main = Section("Accuracy against grounded accuracy", list(sections.main_tables(a.summary)))
     if "accuracy_grounded.png" in plots:
         main.blocks.append(Plot("accuracy_grounded.png", "Green: grounded answers; orange: lucky guesses; "
                                                          "dashed: the blind answerer's accuracy."))
     out.append(main)
+
+    rank = Section("Choosing a retriever: paired ranking of the candidates", sections.ranking_section(a.ranking))
+    if len(a.costs):
+        rank.blocks.append(sections.cost_table(a.costs))
+    if "grounded_tokens.png" in plots:
+        rank.blocks.append(Plot("grounded_tokens.png", "Grounded accuracy against context size: filled points are "
+                                                       "candidates, hollow ones controls (95 % intervals)."))
+    out.append(rank)
 
     if len(a.finding):
         find = Section("Finding the diagram")
@@ -235,8 +254,10 @@ def build_sections(a: Analysis, card: dict[str, Any], plots: dict[str, bytes]) -
     if a.floor:
         f = a.floor
         floor.blocks.append(f"The `blind` answerer sees no context; its accuracy over the {f['questions']} questions "
-                            f"is **{fmt_ci(f, 'accuracy')}** — the share of the dataset a guesser gets right by "
-                            f"priors alone. Counter-prior questions: {fmt(f['counter_prior'].get('True'))}; "
+                            f"is **{fmt_ci(f, 'accuracy')}** — what one fixed set of priors gets right with no "
+                            f"context. It is one prior baseline: how guessable the dataset is, is the accuracy of the "
+                            f"strongest one (majority per type, text cues, a text-only model), which this only bounds "
+                            f"from below. Counter-prior questions: {fmt(f['counter_prior'].get('True'))}; "
                             f"others: {fmt(f['counter_prior'].get('False'))}.")
         floor.blocks.append(Table("Blind accuracy by question type", ["type", "accuracy"],
                                   [[t, fmt(v)] for t, v in f["by_type"].items()], align=["l", "r"]))
@@ -253,6 +274,10 @@ def build_sections(a: Analysis, card: dict[str, Any], plots: dict[str, bytes]) -
                                   align=["l", "r", "r"]))
     if "guess_tables.png" in plots:
         guess.blocks.append(Plot("guess_tables.png", "Guess tables as shares of each answerer's samples."))
+    guess.blocks.append("Extraction errors, abstentions and answerer errors are outside the four cells; every class "
+                        "is counted below.")
+    if len(a.summary):
+        guess.blocks.append(sections.outcomes_table(a.summary))
     out.append(guess)
 
     lucky = Section("Lucky guesses")
@@ -279,11 +304,16 @@ def build_sections(a: Analysis, card: dict[str, Any], plots: dict[str, bytes]) -
                                   ("accuracy", "accuracy"), ("grounded_accuracy", "grounded acc."),
                                   ("sufficiency", "sufficiency"), ("lucky_guesses", "lucky guesses")]))
     slices.blocks.append("Twin questions have opposite gold answers on two diagrams that differ only in the "
-                         "structure they turn on; answering both alike is guessing.")
+                         "structure they turn on; answering both alike is guessing. The finder's part and the "
+                         "answerer's are apart: *finder gave one diagram* counts the pairs for which the finder "
+                         "returned the same diagram for both twins (no answerer can tell those apart); *answered "
+                         "differently* is over the pairs whose twins each reached the answerer as their own diagram.")
     slices.blocks.append(_simple(a.twins, "Twin-pair consistency",
                                  [("variant", "variant"), ("answerer", "answerer"), ("pairs", "pairs"),
-                                  ("answered_differently", "answered differently"), ("both_correct", "both correct"),
-                                  ("unmeasured", "unmeasured")]))
+                                  ("finder_same", "finder gave one diagram"), ("own_pairs", "pairs on own diagrams"),
+                                  ("answered_differently", "answered differently (own diagrams)"),
+                                  ("answered_differently_all", "answered differently (all)"),
+                                  ("both_correct", "both correct"), ("unmeasured", "unmeasured")]))
     out.append(slices)
 
     faith = Section("Faithfulness")
@@ -308,6 +338,9 @@ def build_sections(a: Analysis, card: dict[str, Any], plots: dict[str, bytes]) -
             srr.blocks.append(Plot(name, cap))
     out.append(srr)
     out.append(_claim_section(a))
+
+    unmeasured = Section("Unmeasured values and why", sections.unmeasured_section(a.samples))
+    out.append(unmeasured)
 
     health = Section("Errors and skipped stages")
     skipped = card.get("skipped") or []

@@ -10,18 +10,37 @@ lucky guesses); elsewhere ``context_text`` is ``None``.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
-#: the per-sample columns the tables read from ``metrics`` (see benchmark.metrics.sample)
-METRIC_COLUMNS = ("correct", "sufficient", "guess_class", "srr", "precision", "f1", "node_srr", "edge_srr",
-                  "label_srr", "faithfulness", "n_claims", "claims_supported", "claims_unsupported",
-                  "claims_fabricated", "answer_value")
+#: the per-sample columns the tables read from ``metrics`` (see benchmark.metrics.sample); ``error`` is the
+#: kind of the answerer's failure (the sample is then unmeasured), ``precision_reason`` why precision is
+#: unmeasured, ``sufficient_if_aligned`` whether an extracted context would prove the answer once aligned
+METRIC_COLUMNS = ("correct", "sufficient", "guess_class", "srr", "precision", "f1", "node_srr", "faithfulness",
+                  "n_claims", "claims_supported", "claims_unsupported", "claims_fabricated", "answer_value",
+                  "abstained", "error", "precision_reason", "sufficient_if_aligned")
+
+#: per-sample cost columns: the received context's size in tokens (:func:`count_tokens`), the seconds spent
+#: finding, loading and selecting it, and the seconds the answerer took
+COST_COLUMNS = ("context_tokens", "retrieval_s", "answer_s")
 
 #: every column of the samples frame, in order
 FRAME_COLUMNS = ("sample_id", "question_id", "diagram_id", "variant", "answerer", "selector", "qtype",
                  "counter_prior", "twin_question", "question_text", "gold", "answer_raw", "answer_error",
                  "context_text", "finder", "finder_rank", "source", "found_diagram", "twin_of", "error_stage",
-                 "error_message", *METRIC_COLUMNS)
+                 "error_message", *METRIC_COLUMNS, *COST_COLUMNS)
+
+_TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+
+
+def count_tokens(text: str | None) -> int:
+    """Tokens of a context text: each run of word characters and each other non-space character
+    (a fixed, tokenizer-free count, the same for every model).
+
+    >>> count_tokens("Auth Service -> Orders DB [reads]"), count_tokens(""), count_tokens(None)
+    (9, 0, 0)
+    """
+    return len(_TOKEN.findall(text)) if text else 0
 
 _EMPTY: dict[str, Any] = {}
 
@@ -45,10 +64,14 @@ def frame_row(rec: Any, metrics: Any = _SAME, error: Any = _SAME) -> tuple[Any, 
     m = (r.get("metrics") if metrics is _SAME else metrics) or _EMPTY
     error = (r.get("error") if error is _SAME else error) or _EMPTY
     answer, context = r.get("answer") or _EMPTY, r.get("context") or _EMPTY
+    timings = r.get("timings") or _EMPTY
+    parts = [timings[k] for k in ("find_s", "source_s", "select_s") if timings.get(k) is not None]
     return (r["sample_id"], r["question_id"], r["diagram_id"], r["variant"], r["answerer"], r["selector"],
             q["type"], bool(q.get("counter_prior")), (q.get("extra") or _EMPTY).get("twin_question"), q["text"],
             q["answer"], answer.get("raw"), answer.get("error"),
             context.get("text") if m.get("guess_class") == "lucky_guess" else None,
             r.get("finder"), r.get("finder_rank"), r.get("source"), r.get("found_diagram"), q.get("twin_of"),
             error.get("stage"), error.get("message"),
-            *(None if v != v else v for v in (m.get(k) for k in METRIC_COLUMNS)))  # v != v: NaN
+            *(None if v != v else v for v in (m.get(k) for k in METRIC_COLUMNS)),  # v != v: NaN
+            count_tokens(context.get("text")) if context else None, round(sum(parts), 6) if parts else None,
+            timings.get("answer_s"))
