@@ -53,6 +53,7 @@ def grounded_vs_tokens(summary: pd.DataFrame, costs: pd.DataFrame) -> bytes | No
     ax.set_xlabel("context size (mean tokens)")
     ax.set_ylabel("grounded accuracy")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    if ax.get_legend_handles_labels()[0]:  # a run whose every point is unmeasured has nothing to name
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     ax.set_title("Grounded accuracy against context size")
     return _png(fig)
