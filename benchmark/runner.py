@@ -20,6 +20,7 @@ card and does not move ``results/LATEST``.
 from __future__ import annotations
 
 import datetime as _dt
+import gc
 import json
 import multiprocessing
 import os
@@ -485,6 +486,10 @@ def _iter_emitted(spec: RunSpec, work: _Work, order: list[str], n_workers: int, 
     finally:
         pool.terminate()
         pool.join()
+        # the pool's queues hold named semaphores and sit in reference cycles: free them now, not at some
+        # later collection (an interrupted command exits before one, and the semaphores would be reported leaked)
+        del pool
+        gc.collect()
 
 
 # -- the run ---------------------------------------------------------------------------------------
@@ -612,16 +617,17 @@ def run(spec: RunSpec, *, progress: bool = True, quiet: bool = False, report: bo
             _say(f"{run_dir}: took over the lock left by process {lock.stale_pid}, which is no longer running", quiet)
         existing = _existing_outputs(run_dir)
         if existing and not overwrite:
-            what = _describe_existing(run_dir)
-            raise DiagQAError(f"{run_dir} already holds a run ({what}); finish it with --resume {spec.run_id}, "
-                              "replace it with --overwrite, or choose another --run-id")
+            what, status = _describe_existing(run_dir)
+            finish = "" if status == "complete" else f"finish it with --resume {spec.run_id}, "
+            raise DiagQAError(f"{run_dir} already holds a run ({what}); {finish}replace it with --overwrite, "
+                              "or choose another --run-id")
         for name in existing:
             path = run_dir / name
             shutil.rmtree(path) if path.is_dir() else path.unlink()
         return _execute(spec, run_dir, started, progress=progress, quiet=quiet, report=report)
 
 
-def _describe_existing(run_dir: Path) -> str:
+def _describe_existing(run_dir: Path) -> tuple[str, str | None]:
     lines = 0
     if (run_dir / SAMPLES).exists():
         with (run_dir / SAMPLES).open("rb") as fh:
@@ -631,7 +637,7 @@ def _describe_existing(run_dir: Path) -> str:
         status = json.loads((run_dir / CARD).read_text(encoding="utf-8")).get("status")
     except (OSError, ValueError):
         pass
-    return f"{lines} samples" + (f", {status}" if status else "")
+    return f"{lines} samples" + (f", {status}" if status else ""), status
 
 
 def resume(run_dir: Path | str, *, workers: int | None = None, progress: bool = True, quiet: bool = False,
@@ -762,6 +768,7 @@ def _execute(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: b
 
     log = SampleLog(run_dir / SAMPLES)
     batches = _iter_emitted(spec, work, order, n_workers, report)
+    interrupted = False
     try:
         with tqdm(total=total, initial=tally.samples, desc=f"diagqa run {spec.run_id}", unit="sample",
                   file=sys.stderr, disable=not progress or quiet, dynamic_ncols=True) as bar:
@@ -773,15 +780,16 @@ def _execute(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: b
                         rows.append(row)
                 bar.update(len(batch))
     except KeyboardInterrupt:
-        batches.close()  # ends the worker pool before anything else
-        log.close()
-        card.update(status="interrupted", samples=tally.samples, sample_errors=tally.stage_errors)
-        write_atomic(run_dir / CARD, _card_text(card))
-        raise RunInterrupted(f"{tally.samples} of {total} samples kept in {run_dir}; "
-                             f"finish with: diagqa run --resume {spec.run_id}") from None
+        interrupted = True  # handled below, once this exception (and the worker pool its traceback holds) is gone
     finally:
         batches.close()
         log.close()
+    if interrupted:
+        gc.collect()  # the pool's semaphores are released now, before the command exits
+        card.update(status="interrupted", samples=tally.samples, sample_errors=tally.stage_errors)
+        write_atomic(run_dir / CARD, _card_text(card))
+        raise RunInterrupted(f"{tally.samples} of {total} samples kept in {run_dir}; "
+                             f"finish with: diagqa run --resume {spec.run_id}")
     t_samples = time.perf_counter()
 
     runtime_down = tally.runtime_unavailable()
