@@ -312,3 +312,27 @@ def test_doctests_of_the_run_directory_module():
 
     result = doctest.testmod(benchmark.rundir)
     assert result.attempted >= 3 and result.failed == 0
+
+
+def test_bootstrap_by_blocks_draws_the_same_resamples_as_one_block(monkeypatch):
+    """The report's intervals of many-valued metrics resample in blocks (flat memory); same numbers."""
+    import numpy as np
+
+    import benchmark.report.aggregate as agg
+
+    values = np.sort(np.random.default_rng(3).random(4999)).tobytes()  # > COUNTED_VALUES levels: by index
+    monkeypatch.setattr(agg, "RESAMPLE_BLOCK", 10**9)  # every resample in one (1000, 4999) draw
+    whole = agg._interval.__wrapped__(values, 0, "g|srr", 1000, 0.95)
+    monkeypatch.setattr(agg, "RESAMPLE_BLOCK", 4999 * 7 + 3)  # blocks of 7 resamples, the last one shorter
+    assert agg._interval.__wrapped__(values, 0, "g|srr", 1000, 0.95) == whole
+    monkeypatch.setattr(agg, "RESAMPLE_BLOCK", 1)
+    assert agg._interval.__wrapped__(values, 0, "g|srr", 1000, 0.95) == whole
+
+
+def test_report_rows_share_repeated_values():
+    from benchmark.runner import RowStore
+
+    rows = RowStore()
+    rows.add(("s1", "v" + "x" * 20, 0.25, None, [1]))
+    rows.add(("s2", "v" + "x" * 20, 0.25, None, [1]))
+    assert rows[0] == ("s1", "v" + "x" * 20, 0.25, None, [1]) and rows[1][1] is rows[0][1] and rows[1][2] is rows[0][2]
