@@ -747,9 +747,9 @@ def _execute(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: b
     todo_diagrams = {q.diagram for q in questions
                      if any(sample_id(q.id, v.name, a) not in done for v in variants for a in answerers)}
     order = sorted(todo_diagrams)
+    todo_questions = {q.id for d in order for q in by_diagram[d]}
     work = _Work(dataset, {d: qs for d, qs in by_diagram.items() if d in todo_diagrams}, variants, answerers, stages,
-                 found, done=frozenset(s for s in done if s.split("|", 1)[0] in
-                                       {q.id for d in order for q in by_diagram[d]}))
+                 found, done=frozenset(s for s in done if s.rsplit("|", 2)[0] in todo_questions))
     n_workers = max(1, min(spec.workers, len(order)))
     t_ranked = time.perf_counter()
 
