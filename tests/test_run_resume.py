@@ -86,7 +86,7 @@ def _comparable(path: Path) -> dict[str, dict]:
 
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_a_killed_run_keeps_its_samples_and_resume_adds_exactly_the_missing_ones(tmp_path, workers):
-    with LLMServer(responder=_slow_model, script=[{"delay": 0.08, "content": _slow_model(None)}] * 200) as server:
+    with LLMServer(responder=_slow_model, script=[{"delay": 0.12, "content": _slow_model(None)}] * 200) as server:
         config = _llm_config(tmp_path, server.base_url)
         out = tmp_path / "results"
         proc = _start(_cli("--config", str(config), "--workers", workers, "--out", str(out), "--run-id", "k",
@@ -126,7 +126,7 @@ def test_a_killed_run_keeps_its_samples_and_resume_adds_exactly_the_missing_ones
 
 
 def test_ctrl_c_prints_one_line_and_the_run_resumes(tmp_path):
-    with LLMServer(responder=_slow_model, script=[{"delay": 0.08, "content": _slow_model(None)}] * 200) as server:
+    with LLMServer(responder=_slow_model, script=[{"delay": 0.12, "content": _slow_model(None)}] * 200) as server:
         config = _llm_config(tmp_path, server.base_url)
         out = tmp_path / "results"
         proc = _start(_cli("--config", str(config), "--workers", "2", "--out", str(out), "--run-id", "c",
