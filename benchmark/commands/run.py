@@ -24,6 +24,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, help="run at most this many questions")
     p.add_argument("--run-id", help="name of the run directory (default: <UTC time>-<config hash>)")
     p.add_argument("--out", type=Path, help="results directory (default: results/)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the run already in results/<run-id> (without it such a run is refused)")
+    p.add_argument("--resume", metavar="RUN",
+                   help="finish a stopped run: a run id in the results directory, or a path with a '/' to a run directory; only its "
+                        "missing samples are run (its own configuration is used; --workers may differ)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--allow-outside-imports", action="store_true",
                    help="let D2 imports read files outside the dataset folder (refused by default)")
@@ -42,20 +47,51 @@ def _list() -> int:
     return 0
 
 
+def _resume_dir(args: argparse.Namespace) -> Path:
+    """``--resume RUN``: a path when it has a ``/`` (``results/x``), else a run id in ``--out`` (default results/)."""
+    from benchmark.dataset import DEFAULT_ROOT
+    from benchmark.errors import DiagQAError
+    from benchmark.rundir import run_dir_for
+
+    text = str(args.resume)
+    path = Path(text) if "/" in text else run_dir_for(args.out or DEFAULT_ROOT / "results", text)
+    if not path.is_dir():
+        raise DiagQAError(f"no run to resume at {path}")
+    return path
+
+
 def main(args: argparse.Namespace) -> int:
     if args.list:
         return _list()
-    from benchmark.runner import run
+    from benchmark.errors import DiagQAError
+    from benchmark.runner import RunInterrupted, resume, run
     from benchmark.spec import build_spec
 
-    spec = build_spec(args.config, data=str(args.data) if args.data else None, variants=args.variants,
-                      answerers=args.answerers, seed=args.seed, workers=args.workers, limit=args.limit,
-                      run_id=args.run_id, out=str(args.out) if args.out else None,
-                      allow_outside_imports=True if args.allow_outside_imports else None)
-    result = run(spec, progress=not args.no_progress)
+    try:
+        if args.resume:
+            fixed = [f"--{n.replace('_', '-')}" for n in ("data", "config", "variants", "answerers", "seed", "limit",
+                                                           "run_id") if getattr(args, n) is not None]
+            if fixed or args.overwrite:
+                raise DiagQAError(f"--resume runs the stopped run as it was configured: {', '.join(fixed or ['--overwrite'])} "
+                                  "cannot be given with it")
+            result = resume(_resume_dir(args), workers=args.workers, progress=not args.no_progress)
+        else:
+            spec = build_spec(args.config, data=str(args.data) if args.data else None, variants=args.variants,
+                              answerers=args.answerers, seed=args.seed, workers=args.workers, limit=args.limit,
+                              run_id=args.run_id, out=str(args.out) if args.out else None,
+                              allow_outside_imports=True if args.allow_outside_imports else None)
+            result = run(spec, progress=not args.no_progress, overwrite=args.overwrite)
+    except RunInterrupted as exc:
+        print(f"diagqa run: interrupted: {exc}", file=sys.stderr)
+        return 130
     card = result.card
     print(f"run {result.run_id}: {card['samples']} samples ({card['sample_errors']} with a stage error, "
           f"{len(result.skipped)} skipped stage(s), {len(result.problems)} dataset problem(s)) "
           f"in {card['wall_s']['total']:.1f} s", file=sys.stderr)
+    if result.failures:
+        for why in result.failures:
+            print(f"diagqa run: failed: {why}", file=sys.stderr)
+        print(f"diagqa run: results/LATEST not moved; the failed run is in {result.run_dir}", file=sys.stderr)
+        return 1
     print(result.run_dir / "report.html")
     return 0

@@ -123,6 +123,8 @@ def mean_of(series: Iterable[Any]) -> float | None:
 
 #: at most this many distinct values are resampled as counts (a multinomial draw per resample)
 COUNTED_VALUES = 32
+#: values drawn at once when resampling by index (a block of resamples of 2**18 values: 3 MB)
+RESAMPLE_BLOCK = 1 << 18
 
 
 def bootstrap(series: Iterable[Any], seed: int, key: str, n_boot: int = 1000, level: float = 0.95) -> tuple[float | None, float | None]:
@@ -168,7 +170,14 @@ def _interval(sorted_values: bytes, seed: int, key: str, n_boot: int, level: flo
     elif levels.size <= COUNTED_VALUES:
         means = rng.multinomial(n, counts / n, size=n_boot) @ levels / n
     else:
-        means = kept[rng.integers(0, n, size=(n_boot, n), dtype=np.int32 if n < 2**31 else np.int64)].mean(axis=1)
+        # resampled by index, a block of resamples at a time: memory stays flat however many samples a group
+        # holds, and the draws are the same stream as one (n_boot, n) draw would be
+        means = np.empty(n_boot)
+        per = max(1, RESAMPLE_BLOCK // n)
+        for start in range(0, n_boot, per):
+            k = min(per, n_boot - start)
+            idx = rng.integers(0, n, size=(k, n), dtype=np.int32 if n < 2**31 else np.int64)
+            means[start:start + k] = kept[idx].mean(axis=1)
     tail = (1 - level) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
     return float(low), float(high)

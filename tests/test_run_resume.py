@@ -1,0 +1,338 @@
+"""Runs that survive a kill and can be resumed, refuse to clobber, lock their directory and fail loudly.
+
+The crash tests run ``diagqa run`` as a real subprocess whose ``llm`` answerer asks a real local HTTP
+server (tests/llm_server.py) that takes a moment per reply, so the run can be killed half-way.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from benchmark.errors import DiagQAError, InputError
+from benchmark.rundir import RunLock, check_run_id, scan_samples, write_atomic
+from benchmark.records import loads_line
+from benchmark.runner import SAMPLES, resume, run
+from benchmark.spec import RunSpec
+from tests.llm_server import LLMServer
+from tests.test_runner import make_dataset, samples_without_timings, tiny_spec
+
+ROOT = Path(__file__).resolve().parents[1]
+GRID = ("oracle+d2+khop2", "oracle+d2+none")
+LIMIT = 24  # questions of the bundled dataset: 24 x 2 variants x 2 answerers = 96 samples
+
+
+def _llm_config(tmp: Path, base_url: str, **llm) -> Path:
+    options = {"llm": dict({"base_url": base_url, "model": "test-model", "api_key_env": "DIAGQA_TEST_KEY",
+                            "cache_path": None, "max_attempts": 1, "backoff_s": 0}, **llm)}
+    path = tmp / "llm.yaml"
+    path.write_text(yaml.safe_dump({"options": options, "variants": list(GRID), "answerers": ["llm", "solver"],
+                                    "limit": LIMIT}), encoding="utf-8")
+    return path
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "benchmark.cli", "run", *args]
+
+
+def _env() -> dict[str, str]:
+    return dict(os.environ, PYTHONPATH=str(ROOT), DIAGQA_TEST_KEY="k")
+
+
+def _start(args: list[str]) -> subprocess.Popen:
+    return subprocess.Popen(args, cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)  # its own process group: a signal reaches the workers too
+
+
+def _lines(path: Path) -> int:
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
+def _wait_for_lines(proc: subprocess.Popen, path: Path, at_least: int, timeout: float = 120) -> int:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        n = _lines(path)
+        if n >= at_least:
+            return n
+        if proc.poll() is not None:
+            raise AssertionError(f"the run ended before writing {at_least} samples:\n{proc.stderr.read()}")
+        time.sleep(0.02)
+    raise AssertionError("no samples appeared in time")
+
+
+def _slow_model(request) -> str:
+    return json.dumps({"answer": "yes", "evidence": [], "explanation": ""})
+
+
+def _sample_ids(path: Path) -> list[str]:
+    return [json.loads(line)["sample_id"] for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _comparable(path: Path) -> dict[str, dict]:
+    out = {}
+    for d in samples_without_timings(path):
+        if d.get("answer"):
+            d["answer"].pop("meta", None)
+        out[d["sample_id"]] = d
+    return out
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_killed_run_keeps_its_samples_and_resume_adds_exactly_the_missing_ones(tmp_path, workers):
+    with LLMServer(responder=_slow_model, script=[{"delay": 0.12, "content": _slow_model(None)}] * 200) as server:
+        config = _llm_config(tmp_path, server.base_url)
+        out = tmp_path / "results"
+        proc = _start(_cli("--config", str(config), "--workers", workers, "--out", str(out), "--run-id", "k",
+                           "--no-progress"))
+        samples = out / "k" / SAMPLES
+        _wait_for_lines(proc, samples, 10)
+        os.killpg(proc.pid, signal.SIGKILL)  # the run and its workers, with no chance to clean up
+        proc.wait(timeout=30)
+        proc.stdout.close(), proc.stderr.close()
+        kept = _sample_ids(samples)
+        assert 10 <= len(kept) < 96, "the kill must land half-way"
+        card = json.loads((out / "k" / "run.json").read_text())
+        assert card["status"] == "running" and card["samples_planned"] == 96
+        assert not (out / "LATEST").exists()
+        calls_before = server.calls
+
+        again = subprocess.run(_cli("--resume", "k", "--out", str(out), "--workers", workers, "--no-progress"),
+                               cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
+        assert again.returncode == 0, again.stderr
+        assert "took over the lock left by process" in again.stderr
+        assert f"{len(kept)} of 96 samples done, {96 - len(kept)} to run" in again.stderr
+        ids = _sample_ids(samples)
+        assert len(ids) == len(set(ids)) == 96  # nothing lost, nothing twice
+        assert ids[:len(kept)] == kept           # what the killed run wrote is kept as it was
+        # only the missing llm samples asked the server again
+        assert server.calls - calls_before == sum(1 for i in ids[len(kept):] if i.endswith("|llm"))
+
+        reference = run(RunSpec(data_dir=ROOT, variants=GRID, answerers=("llm", "solver"), out_dir=tmp_path / "ref",
+                                run_id="ref", workers=1, limit=LIMIT,
+                                options=yaml.safe_load(config.read_text())["options"]), progress=False, quiet=True)
+    assert _comparable(samples) == _comparable(reference.run_dir / SAMPLES)
+    card = json.loads((out / "k" / "run.json").read_text())
+    assert card["status"] == "complete" and card["samples"] == 96 and card["resumes"][0]["samples_before"] == len(kept)
+    assert (out / "LATEST").read_text().strip() == "k" and (out / "k" / "report.html").is_file()
+    assert (out / "k" / "summary.csv").read_bytes() == (reference.run_dir / "summary.csv").read_bytes()
+    assert not list((out / "k").glob(".*")), "no lock or scratch file is left behind"
+
+
+def test_ctrl_c_prints_one_line_and_the_run_resumes(tmp_path):
+    with LLMServer(responder=_slow_model, script=[{"delay": 0.12, "content": _slow_model(None)}] * 200) as server:
+        config = _llm_config(tmp_path, server.base_url)
+        out = tmp_path / "results"
+        proc = _start(_cli("--config", str(config), "--workers", "2", "--out", str(out), "--run-id", "c",
+                           "--no-progress"))
+        _wait_for_lines(proc, out / "c" / SAMPLES, 10)
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole foreground group
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert len(lines) == 1, err
+        assert lines[0].startswith("diagqa run: interrupted: ") and "diagqa run --resume c" in lines[0]
+        assert "Traceback" not in err and "leaked" not in err and "KeyboardInterrupt" not in err
+        card = json.loads((out / "c" / "run.json").read_text())
+        assert card["status"] == "interrupted" and card["samples"] == _lines(out / "c" / SAMPLES) < 96
+        result = resume(out / "c", progress=False, quiet=True)
+    ids = _sample_ids(out / "c" / SAMPLES)
+    assert len(ids) == len(set(ids)) == 96 and result.card["status"] == "complete"
+
+
+def test_rerunning_a_run_id_is_refused_unless_overwrite(tmp_path):
+    out = tmp_path / "results"
+    args = ["--data", str(make_dataset(tmp_path / "data")), "--variants", "oracle+d2+full", "--answerers", "solver",
+            "--workers", "1", "--out", str(out), "--run-id", "r", "--no-progress"]
+    first = subprocess.run(_cli(*args), cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    before = {p.name: p.read_bytes() for p in (out / "r").iterdir() if p.is_file()}
+    again = subprocess.run(_cli(*args[:3], "oracle+d2+none", *args[4:]), cwd=ROOT, env=_env(), capture_output=True,
+                           text=True, timeout=120)
+    assert again.returncode == 2
+    assert "already holds a run (4 samples, complete)" in again.stderr and "--overwrite" in again.stderr
+    assert {p.name: p.read_bytes() for p in (out / "r").iterdir() if p.is_file()} == before  # not touched
+    forced = subprocess.run(_cli(*args[:3], "oracle+d2+none", *args[4:], "--overwrite"), cwd=ROOT, env=_env(),
+                            capture_output=True, text=True, timeout=120)
+    assert forced.returncode == 0, forced.stderr
+    assert {json.loads(x)["variant"] for x in (out / "r" / SAMPLES).read_text().splitlines()} == {"oracle+d2+none"}
+
+
+@pytest.mark.parametrize("run_id", ["../x", "/tmp/x", "a/b", "..", ".hidden", "LATEST", "latest", "a\\b", " x"])
+def test_run_ids_that_leave_the_results_directory_are_refused(tmp_path, run_id):
+    with pytest.raises(DiagQAError, match="run id"):
+        check_run_id(run_id)
+    with pytest.raises(DiagQAError, match="run id"):
+        run(tiny_spec(tmp_path, run_id=run_id, out_dir=tmp_path / "out" / "results"), progress=False, quiet=True)
+    assert [p.name for p in tmp_path.iterdir()] == ["data"]  # nothing was written anywhere
+
+
+def test_path_escape_is_refused_by_the_command(tmp_path):
+    proc = subprocess.run(_cli("--data", str(make_dataset(tmp_path / "data")), "--variants", "oracle+d2+full",
+                               "--answerers", "solver", "--out", str(tmp_path / "results"), "--run-id", "../x"),
+                          cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "run id '../x' is not a plain directory name" in proc.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_live_lock_refuses_a_second_writer_and_a_dead_ones_is_taken_over(tmp_path):
+    run_dir = tmp_path / "results" / "r1"
+    run_dir.mkdir(parents=True)
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path; "
+                               "from benchmark.rundir import RunLock; "
+                               f"lock = RunLock(Path({str(run_dir)!r})).acquire(); print('locked', flush=True); "
+                               "sys.stdin.read()"],
+                              cwd=ROOT, env=_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(DiagQAError, match=f"being written by process {holder.pid}"):
+            run(tiny_spec(tmp_path), progress=False, quiet=True)
+        assert not (run_dir / SAMPLES).exists()
+    finally:
+        holder.communicate("", timeout=30)
+    # the holder is gone but its lock file (with its PID) is still there
+    assert (run_dir / ".lock").read_text().split()[0] == str(holder.pid)
+    lock = RunLock(run_dir).acquire()
+    assert lock.stale_pid == holder.pid and (run_dir / ".lock").read_text().split()[0] == str(os.getpid())
+    lock.release()
+    assert not (run_dir / ".lock").exists()
+    assert run(tiny_spec(tmp_path), progress=False, quiet=True).card["status"] == "complete"
+
+
+def test_a_run_with_no_samples_fails_and_leaves_latest_alone(tmp_path):
+    data = make_dataset(tmp_path / "data")
+    out = tmp_path / "results"
+    base = ["--data", str(data), "--variants", "oracle+d2+full", "--workers", "1", "--out", str(out), "--no-progress"]
+    ok = subprocess.run(_cli(*base, "--answerers", "solver", "--run-id", "good"), cwd=ROOT, env=_env(),
+                        capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0, ok.stderr
+    env = {k: v for k, v in _env().items() if not k.startswith("DIAGQA_LLM")}
+    none = subprocess.run(_cli(*base, "--answerers", "llm", "--run-id", "nomodel"), cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert none.returncode == 1
+    assert "no model configured" in none.stderr and "the run produced no samples" in none.stderr
+    assert (out / "LATEST").read_text().strip() == "good" and os.readlink(out / "latest") == "good"
+    assert json.loads((out / "nomodel" / "run.json").read_text())["status"] == "failed"
+
+
+def test_a_run_whose_every_llm_call_failed_exits_non_zero(tmp_path):
+    data = make_dataset(tmp_path / "data")
+    out = tmp_path / "results"
+    with LLMServer(responder=_slow_model, script=[{"status": 500}] * 50) as server:
+        config = tmp_path / "down.yaml"
+        config.write_text(yaml.safe_dump({"options": {"llm": {"base_url": server.base_url, "model": "m",
+                                                              "cache_path": None, "max_attempts": 1,
+                                                              "backoff_s": 0}}}), encoding="utf-8")
+        proc = subprocess.run(_cli("--config", str(config), "--data", str(data), "--variants", "oracle+d2+full",
+                                   "--answerers", "llm,solver", "--workers", "1", "--out", str(out), "--run-id", "down",
+                                   "--no-progress"), cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120)
+        assert server.calls == 4
+    assert proc.returncode == 1, proc.stderr
+    assert "every sample of answerer llm failed (4 of 4)" in proc.stderr and "LATEST not moved" in proc.stderr
+    assert not (out / "LATEST").exists()
+    card = json.loads((out / "down" / "run.json").read_text())
+    assert card["status"] == "failed" and card["answerer_failures"] == {"llm": {"samples": 4, "failed": 4},
+                                                                       "solver": {"samples": 4, "failed": 0}}
+
+
+def test_a_cut_off_last_line_is_dropped_and_that_sample_is_run_again(tmp_path):
+    first = run(tiny_spec(tmp_path), progress=False, quiet=True)
+    path = first.run_dir / SAMPLES
+    whole = path.read_bytes()
+    lines = whole.splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:-3]) + lines[-3][:40])  # two samples lost, the third cut mid-line
+    assert [n for n, _ in scan_samples(path, loads_line)] == list(range(1, len(lines) - 2))
+    again = resume(first.run_dir, progress=False, quiet=True)
+    assert again.card["resumes"][0]["samples_before"] == len(lines) - 3
+    assert samples_without_timings(path) == samples_without_timings_bytes(whole, tmp_path)
+
+
+def samples_without_timings_bytes(data: bytes, tmp: Path) -> list[dict]:
+    p = tmp / "copy.jsonl"
+    p.write_bytes(data)
+    return samples_without_timings(p)
+
+
+def test_a_bad_line_in_the_middle_or_a_duplicate_is_an_error_naming_the_line(tmp_path):
+    first = run(tiny_spec(tmp_path), progress=False, quiet=True)
+    path = first.run_dir / SAMPLES
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:2] + [lines[0]] + lines[3:]))
+    with pytest.raises(InputError, match=r"samples.jsonl:3: .* is in the file twice"):
+        resume(first.run_dir, progress=False, quiet=True)
+    path.write_text("".join(lines[:4] + ["{not json\n"] + lines[5:]))
+    with pytest.raises(InputError, match=r"samples.jsonl:5: not a sample record"):
+        resume(first.run_dir, progress=False, quiet=True)
+
+
+def test_resume_refuses_a_changed_dataset(tmp_path):
+    first = run(tiny_spec(tmp_path), progress=False, quiet=True)
+    question = tmp_path / "data" / "annotations" / "auth_b.yaml"
+    question.write_text(question.read_text().replace("How many nodes", "How many boxes"))
+    with pytest.raises(DiagQAError, match="changed since run r1 started"):
+        resume(first.run_dir, progress=False, quiet=True)
+
+
+def test_a_report_that_fails_half_way_leaves_the_old_files_whole(tmp_path, monkeypatch):
+    import benchmark.report as report
+
+    first = run(tiny_spec(tmp_path), progress=False, quiet=True)
+    before = {n: (first.run_dir / n).read_bytes() for n in ("summary.csv", "report.md", "report.html", "run.json")}
+    real = report.write_summary
+
+    def summary_then_crash(path, summary):
+        real(path, summary)
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(report, "write_summary", summary_then_crash)
+    with pytest.raises(RuntimeError, match="disk full"):
+        resume(first.run_dir, progress=False, quiet=True)
+    assert {n: (first.run_dir / n).read_bytes() for n in before if n != "run.json"} == \
+        {n: b for n, b in before.items() if n != "run.json"}
+    assert not [p for p in first.run_dir.iterdir() if p.name.startswith(".")]
+
+
+def test_write_atomic_replaces_whole_files(tmp_path):
+    target = tmp_path / "run.json"
+    write_atomic(target, "old\n")
+    write_atomic(target, "new\n")
+    assert target.read_text() == "new\n" and [p.name for p in tmp_path.iterdir()] == ["run.json"]
+
+
+def test_doctests_of_the_run_directory_module():
+    import doctest
+
+    import benchmark.rundir
+
+    result = doctest.testmod(benchmark.rundir)
+    assert result.attempted >= 3 and result.failed == 0
+
+
+def test_bootstrap_by_blocks_draws_the_same_resamples_as_one_block(monkeypatch):
+    """The report's intervals of many-valued metrics resample in blocks (flat memory); same numbers."""
+    import numpy as np
+
+    import benchmark.report.aggregate as agg
+
+    values = np.sort(np.random.default_rng(3).random(4999)).tobytes()  # > COUNTED_VALUES levels: by index
+    monkeypatch.setattr(agg, "RESAMPLE_BLOCK", 10**9)  # every resample in one (1000, 4999) draw
+    whole = agg._interval.__wrapped__(values, 0, "g|srr", 1000, 0.95)
+    monkeypatch.setattr(agg, "RESAMPLE_BLOCK", 4999 * 7 + 3)  # blocks of 7 resamples, the last one shorter
+    assert agg._interval.__wrapped__(values, 0, "g|srr", 1000, 0.95) == whole
+    monkeypatch.setattr(agg, "RESAMPLE_BLOCK", 1)
+    assert agg._interval.__wrapped__(values, 0, "g|srr", 1000, 0.95) == whole
+
+
+def test_report_rows_share_repeated_values():
+    from benchmark.runner import RowStore
+
+    rows = RowStore()
+    rows.add(("s1", "v" + "x" * 20, 0.25, None, [1]))
+    rows.add(("s2", "v" + "x" * 20, 0.25, None, [1]))
+    assert rows[0] == ("s1", "v" + "x" * 20, 0.25, None, [1]) and rows[1][1] is rows[0][1] and rows[1][2] is rows[0][2]
