@@ -815,6 +815,11 @@ def _execute(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: b
         log.close()
     if interrupted:
         gc.collect()  # the pool's semaphores are released now, before the command exits
+        # Ctrl-C can land while a batch is being written, before it is counted: the card counts what the
+        # file holds (a line cut off by the interrupt is dropped, as a resume drops it)
+        tally = Tally()
+        for _, rec in scan_samples(run_dir / SAMPLES, loads_line):
+            tally.add(_outcome(rec))
         card.update(status="interrupted", samples=tally.samples, sample_errors=tally.stage_errors)
         write_atomic(run_dir / CARD, _card_text(card))
         raise RunInterrupted(f"{tally.samples} of {total} samples kept in {run_dir}; "
