@@ -112,8 +112,8 @@ class Registry(Generic[T]):
         if name in self._entries:  # a parametrised name written without its parameter
             example = self.example(name)
             form = self.forms()[name]
-            raise UnknownNameError(f"{self.kind} {name!r} needs a size, e.g. {example} (written {form})" if example
-                                   else f"{self.kind} {name!r} needs its parameter, written {form}")
+            raise UnknownNameError(f"{self.kind} {name} needs a size, e.g. {example} (written {form})" if example
+                                   else f"{self.kind} {name} needs its parameter, written {form}")
         for entry in self._entries.values():
             if entry.pattern is not None:
                 m = entry.pattern.match(name)
