@@ -20,6 +20,8 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from benchmark.records import dumps_line
+
 #: guess classes whose samples get their diagram drawn with certificate, retrieval and misses
 DRAWN = ("lucky_guess", "misread", "extraction_error")
 #: the explorer's columns, in this order, where the run's samples have them (every field is in the drill-down)
@@ -54,7 +56,9 @@ def _cell(value: Any) -> Any:
     if isinstance(value, float):
         return None if value != value else round(value, 4)
     if isinstance(value, (list, tuple, dict)):
-        text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+        if not value:
+            return "[]" if isinstance(value, (list, tuple)) else "{}"
+        text = dumps_line(value)
         return text if len(text) <= 400 else text[:399] + "…"
     return value
 
@@ -167,8 +171,7 @@ def explorer_data(run_dir: Path, records: list[Any], card: dict[str, Any],
         ctx = rec.get("context")
         cref = None
         if ctx is not None or rec.get("retrieved") is not None:
-            ckey = json.dumps([rec["diagram_id"], rec.get("found_diagram"), (ctx or {}).get("text"),
-                               rec.get("retrieved")], sort_keys=True, default=str)
+            ckey = dumps_line([rec["diagram_id"], rec.get("found_diagram"), (ctx or {}).get("text"), rec.get("retrieved")])
             cref = c_index.get(ckey)
             if cref is None:
                 cref = c_index[ckey] = len(contexts)

@@ -140,33 +140,72 @@ def accuracy_by_srr(buckets: pd.DataFrame) -> bytes:
     return _png(fig)
 
 
-def srr_vs_accuracy(summary: pd.DataFrame) -> bytes:
-    """Each variant x answerer as a point: mean SRR (x) against accuracy (y), with 95 % intervals.
+def _place_labels(points: list[tuple[float, float, str]], width: float, height: float,
+                  per_char: float, obstacles: list[tuple[float, float, float, float]] = ()) -> list[tuple[float, float]]:
+    """Where to write each point's label (data coordinates) so that no two labels overlap: right of
+    its point, moved up or down by whole label heights until it is clear of the labels placed before
+    (points taken left to right, bottom to top), and of the ``obstacles`` (boxes: the markers).
+    ``per_char`` and ``height`` are one character's width and one line's height in data units;
+    ``width`` bounds how far right a label may start.
 
-    Every point is labelled with its full variant name (answerers differ by colour and marker); the
-    labels of one variant's points are placed once per answerer so none hides behind another's point.
+    >>> _place_labels([(0.5, 0.2, "ab"), (0.5, 0.2, "cd")], 1.0, 0.05, 0.01)
+    [(0.52, 0.2), (0.52, 0.25)]
     """
-    fig = Figure(figsize=(9.0, 6.5))
-    ax = fig.subplots()
-    for i, (answerer, g) in enumerate(summary.groupby("answerer", sort=False)):
+    placed: list[tuple[float, float, float, float]] = list(obstacles)
+    out: list[tuple[float, float]] = [(0.0, 0.0)] * len(points)
+    order = sorted(range(len(points)), key=lambda i: (points[i][0], points[i][1]))
+    for i in order:
+        x, y, text = points[i]
+        lx = min(x + 2 * per_char, width)
+        w = per_char * len(text)
+        for step in range(0, 60):
+            ly = y + height * ((step + 1) // 2) * (1 if step % 2 else -1) if step else y
+            box = (lx, ly - height / 2, lx + w, ly + height / 2)
+            if all(box[2] <= b[0] or box[0] >= b[2] or box[3] <= b[1] or box[1] >= b[3] for b in placed):
+                break
+        placed.append(box)
+        out[i] = (lx, ly)
+    return out
+
+
+def srr_vs_accuracy(summary: pd.DataFrame) -> bytes:
+    """Each variant x answerer as a point: mean SRR (x) against accuracy (y), with 95 % intervals, one
+    panel per answerer. Every point is labelled with its full variant name; labels that would overlap
+    are moved apart and joined to their point by a thin line."""
+    answerers = list(dict.fromkeys(summary["answerer"]))
+    n = max(1, len(answerers))
+    fig = Figure(figsize=(5.2 * n, 5.6))
+    axes = fig.subplots(1, n, sharey=True, squeeze=False)[0]
+    size = 6.0
+    left, right, bottom, top = 0.6, 0.15, 0.55, 0.7
+    fig.subplots_adjust(wspace=0.08)
+    ax_w = (5.2 * n - left - right) / (n + 0.08 * (n - 1))  # inches per panel
+    x_range, y_range = (-0.05, 1.45), (-0.05, 1.05)
+    per_char = size * 0.58 / 72 * (x_range[1] - x_range[0]) / ax_w  # data units
+    height = size * 1.35 / 72 * (y_range[1] - y_range[0]) / (5.6 - bottom - top)
+    for i, (ax, answerer) in enumerate(zip(axes, answerers)):
+        g = summary[summary["answerer"] == answerer]
         color = PALETTE[i % len(PALETTE)]
         xs, ys = np.array([_num(v) for v in g["srr"]]), np.array([_num(v) for v in g["accuracy"]])
         yerr = np.array([[_num(a) - _num(lo), _num(hi) - _num(a)] for a, lo, hi in
                          zip(g["accuracy"], g["accuracy_low"], g["accuracy_high"])]).T
-        ax.errorbar(xs, ys, yerr=np.nan_to_num(yerr), fmt=MARKERS[i % len(MARKERS)], color=color, label=answerer,
-                    capsize=2, alpha=0.85, markersize=5)
-        for j, (x, y, v) in enumerate(zip(xs, ys, g["variant"])):
-            if not (np.isnan(x) or np.isnan(y)):
-                ax.annotate(str(v), (x, y), fontsize=6, color=color, alpha=0.9,
-                            xytext=(4, 3 if j % 2 else -8), textcoords="offset points")
-    ax.set_xlim(-0.05, 1.15)
-    ax.set_ylim(-0.05, 1.05)
-    ax.set_xlabel("mean SRR")
-    ax.set_ylabel("accuracy")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, title="answerer", **OUTSIDE)  # low SRR with high accuracy: the corner a reader hopes empty
-    ax.set_title("Variants: what reached the answerer vs what it got right")
-    return _png(fig)
+        ax.errorbar(xs, ys, yerr=np.nan_to_num(yerr).reshape(2, -1), fmt=MARKERS[i % len(MARKERS)], color=color,
+                    capsize=2, markersize=5, label=answerer)
+        points = [(float(x), float(y), str(v)) for x, y, v in zip(xs, ys, g["variant"])
+                  if not (np.isnan(x) or np.isnan(y))]
+        marks = [(x - per_char, y - height / 2, x + per_char, y + height / 2) for x, y, _ in points]
+        for (x, y, text), (lx, ly) in zip(points, _place_labels(points, 1.12, height, per_char, marks)):
+            ax.annotate(text, (x, y), xytext=(lx, ly), textcoords="data", fontsize=size, va="center",
+                        arrowprops={"arrowstyle": "-", "color": "#888888", "linewidth": 0.5}
+                        if abs(ly - y) > height / 2 else None)
+        ax.set_xlim(*x_range)
+        ax.set_ylim(*y_range)
+        ax.set_xlabel("mean SRR")
+        ax.set_title(answerer)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("accuracy")
+    fig.suptitle("Variants: what reached the answerer vs what it got right (95 % intervals)")
+    return _png(fig, margins=(left, right, bottom, top))
 
 
 def faithfulness_vs_srr(df: pd.DataFrame) -> bytes:
