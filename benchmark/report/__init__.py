@@ -73,7 +73,7 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
     """
     from benchmark.errors import DiagQAError
     from benchmark.report.document import analyse, build_sections
-    from benchmark.report.explorer import explorer_data
+    from benchmark.report.explorer import explorer_data, node_labels
     from benchmark.report.html import render_html
     from benchmark.report.markdown import render_markdown
 
@@ -86,7 +86,7 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
     (run_dir / "plots").mkdir(exist_ok=True)
     for name, data in figs.items():
         (run_dir / "plots" / name).write_bytes(data)
-    sections = build_sections(a, card, figs)
+    sections = build_sections(a, card, figs, node_labels(run_dir))
     title = f"diagqa report — {card.get('run_id', run_dir.name)}"
     (run_dir / "report.md").write_text(render_markdown(sections, title), encoding="utf-8")
     explorer = explorer_data(run_dir, records, card)

@@ -114,6 +114,12 @@ def _graphs(run_dir: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
+def node_labels(run_dir: Path) -> dict[str, dict[str, str]]:
+    """Per diagram of the run (its ``graphs.json``), node id -> label; empty when the run has no graphs."""
+    return {did: {n["id"]: n.get("label") or n["id"] for n in g.get("nodes", [])}
+            for did, g in _graphs(Path(run_dir)).items()}
+
+
 def _mapped(sub: dict[str, Any] | None, diagram: dict[str, Any] | None) -> dict[str, Any]:
     """A subgraph as indices into the drawn diagram: ``n`` node ids drawn, ``e`` edge indices, ``u`` what
     the diagram has no element for (as text)."""
