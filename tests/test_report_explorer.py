@@ -168,3 +168,14 @@ def test_faithfulness_plot_bins_instead_of_overplotting(monkeypatch):
     hexes = [c for ax in fig.axes for c in ax.collections if isinstance(c, PolyCollection)]
     assert len(hexes) == 2 and not [c for ax in fig.axes for c in ax.collections if isinstance(c, PathCollection)]
     assert sorted(int(v) for v in hexes[0].get_array() if v) == [10, 500]  # counts, not 510 dots on 2 places
+
+
+def test_frame_rows_are_read_back_from_the_run(tiny):
+    """A re-score hands the report frame rows only; the explorer reads the samples from samples.jsonl."""
+    from benchmark.report.rows import frame_row
+
+    run_dir, records, card = tiny
+    data = explorer.explorer_data(run_dir, [frame_row(r) for r in records], card, render=False)
+    assert data["columns"]["sample_id"] == [r["sample_id"] for r in records]
+    assert data["columns"]["srr"] == [r["metrics"]["srr"] for r in records]
+    assert not data["diagrams"] and set(data["missing_diagrams"].values()) == {"not rendered"}
