@@ -10,7 +10,7 @@ writing report.md and report.html; then the sizes of report.html and of its part
     .venv/bin/python scripts/bench_report.py results/<run-id> --runs 5 --cold   # renders not cached
 
 ``--cold`` renders every diagram again (an empty render cache per run), as the first report of a
-dataset does.
+dataset does; d2 runs in its own process, so its CPU time is not counted.
 """
 from __future__ import annotations
 
