@@ -179,3 +179,19 @@ def test_frame_rows_are_read_back_from_the_run(tiny):
     assert data["columns"]["sample_id"] == [r["sample_id"] for r in records]
     assert data["columns"]["srr"] == [r["metrics"]["srr"] for r in records]
     assert not data["diagrams"] and set(data["missing_diagrams"].values()) == {"not rendered"}
+
+
+def test_the_drawn_context_is_the_one_received(tiny, tmp_path, monkeypatch):
+    """An answerer that receives an empty context (while the selector retrieved edges) is drawn with nothing
+    in its context, and the page says how much was retrieved."""
+    run_dir, records, card = tiny
+    monkeypatch.setenv("DIAGQA_CACHE", str(tmp_path / "cache"))
+    i, rec = next((i, r) for i, r in enumerate(records) if r["variant"] == "oracle+d2+full" and r["answerer"] == "blind")
+    changed = list(records)
+    changed[i] = dict(rec, context=dict(rec["context"], nodes=[], edges=[], text=""))
+    data = explorer.explorer_data(run_dir, changed, card)
+    blind = data["contexts"][data["c"][i]]
+    assert blind["map"] == {"n": [], "e": [], "u": []}
+    assert blind["retrieved"] == {"nodes": len(rec["retrieved"]["nodes"]), "edges": len(rec["retrieved"]["edges"])}
+    solver = data["contexts"][data["c"][i - 2]]  # the solver's sample of the same question and variant
+    assert "retrieved" not in solver and len(solver["map"]["e"]) == len(rec["context"]["edges"])

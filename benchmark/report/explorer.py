@@ -5,9 +5,10 @@ page without a change here: every scalar of ``metrics`` under its own name (list
 short JSON text), every scalar of ``answer`` as ``answer.<key>`` (one level of a mapping such as
 ``usage`` as ``answer.usage.<key>``), the stage error as ``stage_error``. Questions (with the gold
 answer written with the diagram's node labels, as answers are) and contexts are stored once and
-referred to by index; diagrams are d2's SVG with the map from graph elements to SVG elements
-(:mod:`benchmark.report.diagrams`), for the diagram of every sample whose class is drawn
-(:data:`DRAWN`).
+referred to by index; a context is the subgraph and text the answerer received (which may be less
+than the selector retrieved: an answerer that reads no context receives an empty one). Diagrams
+are d2's SVG with the map from graph elements to SVG elements (:mod:`benchmark.report.diagrams`),
+for the diagram of every sample whose class is drawn (:data:`DRAWN`).
 
 >>> gold_text(["start", "found"], "path", {"start": "Start", "found": "Return mid"})
 'Start → Return mid'
@@ -120,6 +121,11 @@ def node_labels(run_dir: Path) -> dict[str, dict[str, str]]:
             for did, g in _graphs(Path(run_dir)).items()}
 
 
+def _as_sets(sub: dict[str, Any] | None) -> tuple[frozenset[str], frozenset[str]]:
+    sub = sub or {}
+    return frozenset(map(str, sub.get("nodes") or [])), frozenset(dumps_line(e) for e in sub.get("edges") or [])
+
+
 def _mapped(sub: dict[str, Any] | None, diagram: dict[str, Any] | None) -> dict[str, Any]:
     """A subgraph as indices into the drawn diagram: ``n`` node ids drawn, ``e`` edge indices, ``u`` what
     the diagram has no element for (as text)."""
@@ -182,7 +188,8 @@ def explorer_data(run_dir: Path, records: list[Any], card: dict[str, Any],
             if cref is None:
                 cref = c_index[ckey] = len(contexts)
                 contexts.append({"text": (ctx or {}).get("text"), "found": rec.get("found_diagram")})
-                raw_subgraphs.append((rec.get("retrieved"), rec.get("found_diagram"), rec["diagram_id"]))
+                received = {"nodes": ctx.get("nodes") or [], "edges": ctx.get("edges") or []} if ctx else None
+                raw_subgraphs.append((received, rec.get("retrieved"), rec.get("found_diagram"), rec["diagram_id"]))
         f = sample_fields(rec)
         for k in f:
             fields.setdefault(k, None)
@@ -194,10 +201,13 @@ def explorer_data(run_dir: Path, records: list[Any], card: dict[str, Any],
     diagrams, missing = _diagrams(card, graphs, draw, render)
     for q in questions:
         q["gold_map"] = _mapped(q.pop("certificate"), diagrams.get(q["diagram"]))
-    for c, (retrieved, found, did) in zip(contexts, raw_subgraphs):
+    for c, (received, retrieved, found, did) in zip(contexts, raw_subgraphs):
         on_diagram = found in (None, did)
-        c["map"] = _mapped(retrieved, diagrams.get(did) if on_diagram else None)
+        c["map"] = _mapped(received, diagrams.get(did) if on_diagram else None)
         c["other_diagram"] = None if on_diagram else found
+        if retrieved is not None and _as_sets(retrieved) != _as_sets(received):
+            # the answerer received less than the selector retrieved (e.g. an answerer that reads no context)
+            c["retrieved"] = {"nodes": len(retrieved.get("nodes") or []), "edges": len(retrieved.get("edges") or [])}
     names = list(fields)
     return {
         "fields": names,

@@ -254,16 +254,19 @@ function openSample(i) {
   var drawn = D.diagrams[q.diagram];
   if (drawn) {
     var fig = el("figure", { cls: "drill-diagram", id: "drill-diagram" });
-    var box = el("div", { cls: "svgbox" });
+    var box = el("div", { cls: "svgbox overlay" });
     fig.appendChild(box);
     var got = c ? c.map : { n: [], e: [], u: [] };
     var counts = paint(box, drawn, q.gold_map, got);
     var n = function (k) { return " (" + counts[k][0] + " edges, " + counts[k][1] + " nodes)"; };
     var legend = el("figcaption", null, [
-      el("span", { cls: "key hl-hit-key", text: "gold, retrieved" + n("hl-hit") }),
+      el("span", { cls: "key hl-hit-key", text: "gold, in the context" + n("hl-hit") }),
       el("span", { cls: "key hl-missed-key", text: "gold, missed" + n("hl-missed") }),
-      el("span", { cls: "key hl-extra-key", text: "retrieved, not gold" + n("hl-extra") })]);
+      el("span", { cls: "key hl-extra-key", text: "in the context, not gold" + n("hl-extra") })]);
     fig.appendChild(legend);
+    if (c && c.retrieved) fig.appendChild(el("p", { cls: "note", text: "The selector retrieved " + c.retrieved.edges +
+      " edges and " + c.retrieved.nodes + " nodes; this answerer received " +
+      (c.map.e.length || c.map.n.length ? "only what is drawn here." : "none of them.") }));
     if (c && c.other_diagram) fig.appendChild(el("p", { cls: "note", text: "The finder returned diagram " + c.other_diagram +
       ": nothing of this diagram reached the answerer." }));
     var off = (q.gold_map.u || []).map(function (u) { return "gold: " + u; })
