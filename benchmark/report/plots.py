@@ -140,72 +140,39 @@ def accuracy_by_srr(buckets: pd.DataFrame) -> bytes:
     return _png(fig)
 
 
-def _place_labels(points: list[tuple[float, float, str]], width: float, height: float,
-                  per_char: float, obstacles: list[tuple[float, float, float, float]] = ()) -> list[tuple[float, float]]:
-    """Where to write each point's label (data coordinates) so that no two labels overlap: right of
-    its point, moved up or down by whole label heights until it is clear of the labels placed before
-    (points taken left to right, bottom to top), and of the ``obstacles`` (boxes: the markers).
-    ``per_char`` and ``height`` are one character's width and one line's height in data units;
-    ``width`` bounds how far right a label may start.
-
-    >>> _place_labels([(0.5, 0.2, "ab"), (0.5, 0.2, "cd")], 1.0, 0.05, 0.01)
-    [(0.52, 0.2), (0.52, 0.25)]
-    """
-    placed: list[tuple[float, float, float, float]] = list(obstacles)
-    out: list[tuple[float, float]] = [(0.0, 0.0)] * len(points)
-    order = sorted(range(len(points)), key=lambda i: (points[i][0], points[i][1]))
-    for i in order:
-        x, y, text = points[i]
-        lx = min(x + 2 * per_char, width)
-        w = per_char * len(text)
-        for step in range(0, 60):
-            ly = y + height * ((step + 1) // 2) * (1 if step % 2 else -1) if step else y
-            box = (lx, ly - height / 2, lx + w, ly + height / 2)
-            if all(box[2] <= b[0] or box[0] >= b[2] or box[3] <= b[1] or box[1] >= b[3] for b in placed):
-                break
-        placed.append(box)
-        out[i] = (lx, ly)
-    return out
-
-
 def srr_vs_accuracy(summary: pd.DataFrame) -> bytes:
-    """Each variant x answerer as a point: mean SRR (x) against accuracy (y), with 95 % intervals, one
-    panel per answerer. Every point is labelled with its full variant name; labels that would overlap
-    are moved apart and joined to their point by a thin line."""
+    """Per variant (one row each, named in full, ordered by mean SRR): its mean SRR (bar, left) beside
+    each answerer's accuracy with its 95 % interval (right; colour and marker per answerer, rows of
+    answerers set a little apart so no point hides another)."""
     answerers = list(dict.fromkeys(summary["answerer"]))
-    n = max(1, len(answerers))
-    fig = Figure(figsize=(5.2 * n, 5.6))
-    axes = fig.subplots(1, n, sharey=True, squeeze=False)[0]
-    size = 6.0
-    left, right, bottom, top = 0.6, 0.15, 0.55, 0.7
+    srr = summary.groupby("variant", sort=False)["srr"].first()  # a context's SRR is every answerer's
+    variants = sorted(srr.index, key=lambda v: (-_num(srr[v]) if not np.isnan(_num(srr[v])) else 1.0, v))
+    y = np.arange(len(variants))
+    fig = Figure(figsize=(10.0, 0.34 * len(variants) + 1.5))
+    ax_srr, ax_acc = fig.subplots(1, 2, sharey=True, gridspec_kw={"width_ratios": [1, 2]})
+    ax_srr.barh(y, [np.nan_to_num(_num(srr[v])) for v in variants], color="#999999")
+    ax_srr.set_xlim(0, 1.03)
+    ax_srr.set_xlabel("mean SRR")
+    ax_srr.set_yticks(y, variants)
+    ax_srr.invert_yaxis()
+    ax_srr.grid(axis="x", alpha=0.3)
+    step = 0.7 / max(1, len(answerers))
+    for i, answerer in enumerate(answerers):
+        g = summary[summary["answerer"] == answerer].set_index("variant").reindex(variants)
+        acc = np.array([_num(v) for v in g["accuracy"]])
+        err = np.array([[_num(a) - _num(lo), _num(hi) - _num(a)] for a, lo, hi in
+                        zip(g["accuracy"], g["accuracy_low"], g["accuracy_high"])]).T.reshape(2, -1)
+        ax_acc.errorbar(acc, y - 0.35 + step * (i + 0.5), xerr=np.nan_to_num(err), fmt=MARKERS[i % len(MARKERS)],
+                        color=PALETTE[i % len(PALETTE)], markersize=4, capsize=2, linewidth=1, label=answerer)
+    ax_acc.set_xlim(-0.02, 1.03)
+    ax_acc.set_xlabel("accuracy (95 % interval)")
+    ax_acc.grid(axis="x", alpha=0.3)
+    ax_acc.legend(fontsize=8, title="answerer", **OUTSIDE)
+    fig.suptitle("Variants: what reached the answerer (SRR) vs what it got right")
+    FigureCanvasAgg(fig)
+    labels = _text_inches(fig, variants, ax_srr.yaxis.get_ticklabels()[0].get_fontsize() if len(variants) else 10.0)
     fig.subplots_adjust(wspace=0.08)
-    ax_w = (5.2 * n - left - right) / (n + 0.08 * (n - 1))  # inches per panel
-    x_range, y_range = (-0.05, 1.45), (-0.05, 1.05)
-    per_char = size * 0.58 / 72 * (x_range[1] - x_range[0]) / ax_w  # data units
-    height = size * 1.35 / 72 * (y_range[1] - y_range[0]) / (5.6 - bottom - top)
-    for i, (ax, answerer) in enumerate(zip(axes, answerers)):
-        g = summary[summary["answerer"] == answerer]
-        color = PALETTE[i % len(PALETTE)]
-        xs, ys = np.array([_num(v) for v in g["srr"]]), np.array([_num(v) for v in g["accuracy"]])
-        yerr = np.array([[_num(a) - _num(lo), _num(hi) - _num(a)] for a, lo, hi in
-                         zip(g["accuracy"], g["accuracy_low"], g["accuracy_high"])]).T
-        ax.errorbar(xs, ys, yerr=np.nan_to_num(yerr).reshape(2, -1), fmt=MARKERS[i % len(MARKERS)], color=color,
-                    capsize=2, markersize=5, label=answerer)
-        points = [(float(x), float(y), str(v)) for x, y, v in zip(xs, ys, g["variant"])
-                  if not (np.isnan(x) or np.isnan(y))]
-        marks = [(x - per_char, y - height / 2, x + per_char, y + height / 2) for x, y, _ in points]
-        for (x, y, text), (lx, ly) in zip(points, _place_labels(points, 1.12, height, per_char, marks)):
-            ax.annotate(text, (x, y), xytext=(lx, ly), textcoords="data", fontsize=size, va="center",
-                        arrowprops={"arrowstyle": "-", "color": "#888888", "linewidth": 0.5}
-                        if abs(ly - y) > height / 2 else None)
-        ax.set_xlim(*x_range)
-        ax.set_ylim(*y_range)
-        ax.set_xlabel("mean SRR")
-        ax.set_title(answerer)
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("accuracy")
-    fig.suptitle("Variants: what reached the answerer vs what it got right (95 % intervals)")
-    return _png(fig, margins=(left, right, bottom, top))
+    return _png(fig, margins=(labels + 0.2, 1.25, 0.55, 0.6))
 
 
 def faithfulness_vs_srr(df: pd.DataFrame) -> bytes:
