@@ -5,8 +5,8 @@ gzip-compressed JSON value; nothing is fetched, so the file can be mailed or ope
 Every table can be sorted (click a header) and filtered (type above it); the sample explorer lists
 every sample of the run, a page at a time (the page holds the samples as data, not as rows), and a
 click on a sample opens its drill-down: question, gold answer, answer, the context the answerer
-saw, every field of its record, and its diagram with the gold certificate, the retrieved subgraph
-and what was missed drawn on it.
+received, every field of its record, and its diagram with the gold certificate, what of it reached
+the answerer and what was missed drawn on it.
 """
 from __future__ import annotations
 
@@ -69,7 +69,8 @@ def _block(block: Any, plots: dict[str, bytes]) -> str:
 EXPLORER_INTRO = ("Every sample of the run. Filter by variant, answerer and class or search the text; click a "
                   "header to sort, a row to open the sample: the question, the gold answer, the answer, the "
                   "context as the answerer saw it, every field of its record, and — for the classes drawn — its "
-                  "diagram with the gold certificate, the retrieved subgraph and what was missed.")
+                  "diagram with the gold certificate, what of the diagram reached the answerer and what was "
+                  "missed.")
 
 
 def render_html(sections: list[Section], title: str, plots: dict[str, bytes],

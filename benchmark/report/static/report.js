@@ -22,12 +22,21 @@ function el(tag, attrs, children) {
   return e;
 }
 
-function fmt(v) {
+function fmt(v, decimals) {
   if (v === null || v === undefined || v === "") return "–";
   if (v === true) return "yes";
   if (v === false) return "no";
-  if (typeof v === "number") return Number.isInteger(v) ? String(v) : v.toFixed(2);
+  if (typeof v === "number") return Number.isInteger(v) && !decimals ? String(v) : v.toFixed(2);
   return String(v);
+}
+
+/* Whether a column holds fractions (JSON writes 1.0 as 1: such a column shows every value with decimals). */
+var fractional = {};
+function isFractional(name) {
+  if (!(name in fractional)) {
+    fractional[name] = (D.columns[name] || []).some(function (v) { return typeof v === "number" && !Number.isInteger(v); });
+  }
+  return fractional[name];
 }
 
 /* A cell's sort key: the leading number of its text when it has one (so "0.50 [0.40, 0.61]" sorts as 0.5). */
@@ -39,6 +48,14 @@ function sortKey(text) {
   if (t === "yes") return { num: 1 };
   if (t === "no") return { num: 0 };
   return { str: t.toLowerCase() };
+}
+
+/* A sample field's sort key, from its value (not its rounded text). */
+function valueKey(v) {
+  if (v === null || v === undefined || v === "") return { empty: true };
+  if (typeof v === "number") return { num: v };
+  if (typeof v === "boolean") return { num: v ? 1 : 0 };
+  return { str: String(v).toLowerCase() };
 }
 
 function compareKeys(a, b) {
@@ -143,7 +160,7 @@ function refresh() {
   for (var i = 0; i < n; i++) if (matches(i, filters, text)) order.push(i);
   if (state.sort) {
     var name = state.sort, dir = state.dir;
-    var keys = order.map(function (i) { return [sortKey(fmt(field(i, name))), i]; });
+    var keys = order.map(function (i) { return [valueKey(field(i, name)), i]; });
     keys.sort(function (a, b) { return dir * compareKeys(a[0], b[0]) || a[1] - b[1]; });
     order = keys.map(function (k) { return k[1]; });
   }
@@ -162,7 +179,7 @@ function draw() {
     D.grid.forEach(function (name) {
       var v = field(i, name), td;
       if (name === "guess_class") td = el("td", null, [classBadge(v)]);
-      else td = el("td", { cls: typeof v === "number" ? "num" : "txt", text: fmt(v) });
+      else td = el("td", { cls: typeof v === "number" ? "num" : "txt", text: fmt(v, isFractional(name)) });
       tr.appendChild(td);
     });
     tr.addEventListener("click", openSample.bind(null, i));
@@ -287,7 +304,9 @@ function openSample(i) {
   var t = el("table", { cls: "fields" }), tb = el("tbody");
   D.fields.forEach(function (name) {
     if (name === "explanation") return;
-    tb.appendChild(el("tr", null, [el("th", { text: name }), el("td", { text: fmt(field(i, name)) })]));
+    var v = field(i, name);
+    tb.appendChild(el("tr", null, [el("th", { text: name }),
+      el("td", { text: typeof v === "number" && isFractional(name) ? String(Math.round(v * 10000) / 10000) : fmt(v) })]));
   });
   t.appendChild(tb);
   body.appendChild(t);
