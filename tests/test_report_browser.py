@@ -103,31 +103,45 @@ def test_explorer_sorts_and_filters(page, small_run):
 
 
 def test_report_tables_sort_and_filter(page):
-    table = page.locator("main table").first  # the main table: one row per variant x answerer
+    # the first table of the report with a variant and an answerer column (one row per variant x answerer)
+    tables = page.locator("main table")
+    table = next(tables.nth(i) for i in range(tables.count())
+                 if {"variant", "answerer"} <= set(tables.nth(i).locator("thead th").all_text_contents()))
+    heads = table.locator("thead th").all_text_contents()
     rows = table.locator("tbody tr")
     n = rows.count()
-    assert n == 9
-    table.locator("thead th", has_text="answerer").first.click()
-    answerers = [rows.nth(i).locator("td").nth(1).text_content() for i in range(n)]
-    assert answerers == sorted(answerers) and len(set(answerers)) == 3
-    page.locator("input.tfilter").first.fill("khop1")
+    before = [rows.nth(i).text_content() for i in range(n)]
+    assert n >= 3
+    table.locator("thead th").nth(heads.index("answerer")).click()
+    col = heads.index("answerer")
+    answerers = [rows.nth(i).locator("td").nth(col).text_content() for i in range(n)]
+    assert answerers == sorted(answerers) and len(set(answerers)) > 1
+    table.locator("thead th").nth(heads.index("answerer")).click()  # again: the other way
+    assert [rows.nth(i).locator("td").nth(col).text_content() for i in range(n)] == sorted(answerers, reverse=True)
+    table.locator("xpath=preceding-sibling::div[contains(@class, 'tools')][1]//input").fill("khop1")
     visible = [rows.nth(i).text_content() for i in range(n) if rows.nth(i).is_visible()]
-    assert len(visible) == 3 and all("oracle+d2+khop1" in v for v in visible)
+    assert visible and len(visible) == sum("oracle+d2+khop1" in r for r in before) < n
+    assert all("oracle+d2+khop1" in v for v in visible)
     assert page.problems == []
 
 
 def test_drill_down_draws_the_certificate_on_the_diagram(page, small_run):
     _, records = small_run
+    # a lucky guess on a context that holds part of the diagram (khop1), else any lucky guess, else a misread
     page.select_option("#f-guess_class", "lucky_guess")
     page.select_option("#f-variant", "oracle+d2+khop1")
+    if not page.locator("#samples tbody tr").count():
+        page.select_option("#f-variant", "")
+    if not page.locator("#samples tbody tr").count():
+        page.select_option("#f-guess_class", "misread")
     first = page.locator("#samples tbody tr").first
-    assert first.count() == 1, "the small run has a lucky guess on khop1"
+    assert first.count() == 1, "the small run has a lucky guess or a misread"
     first.click()
     page.wait_for_selector("#drill[open] #drill-diagram svg")
     sample_id = page.locator("#drill dl.facts dd").first.text_content()
     rec = next(r for r in records if r["sample_id"] == sample_id)
     body = page.text_content("#drill")
-    assert rec["question"]["text"] in body and "lucky guess" in body
+    assert rec["question"]["text"] in body and rec["metrics"]["guess_class"].replace("_", " ") in body
     graph = json.loads((small_run[0] / "graphs.json").read_text())[rec["diagram_id"]]
     label = {n["id"]: n["label"] for n in graph["nodes"]}
     gold = rec["question"]["answer"]
