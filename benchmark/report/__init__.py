@@ -59,8 +59,9 @@ def make_plots(a: Any) -> dict[str, bytes]:
     out = {}
     for name, fn, needs, make in _plot_specs():
         args = make(*(getattr(a, n) for n in needs))
-        if args is not None:
-            out[name] = fn(*args)
+        png = fn(*args) if args is not None else None
+        if png is not None:  # None: a plot with nothing to show
+            out[name] = png
     return out
 
 
