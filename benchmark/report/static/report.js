@@ -180,6 +180,7 @@ function draw() {
       var v = field(i, name), td;
       if (name === "guess_class") td = el("td", null, [classBadge(v)]);
       else td = el("td", { cls: typeof v === "number" ? "num" : "txt", text: fmt(v, isFractional(name)) });
+      if (name === "question") td.title = D.questions[D.q[i]].text;
       tr.appendChild(td);
     });
     tr.addEventListener("click", openSample.bind(null, i));
