@@ -29,7 +29,9 @@ def tiny(tmp_path_factory):
 
 
 def test_doctests():
-    for mod in (diagrams, explorer, report_html):
+    from benchmark import registry
+
+    for mod in (diagrams, explorer, report_html, registry):
         result = doctest.testmod(mod)
         assert result.failed == 0 and result.attempted > 0, mod.__name__
 
