@@ -426,7 +426,7 @@ def rescore(path: Path | str, report: bool = True, workers: int | None = None) -
     card["sample_errors"] = sum(1 for row in scored.rows if row[_ERROR_STAGE] is not None)
     t1 = time.perf_counter()
     if report:
-        write_report(run_dir, scored.rows, card, workers=workers)
+        write_report(run_dir, scored.rows, card)
     card.setdefault("rescored", []).append({"at_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                                            "score_s": round(t1 - t0, 3), "samples_changed": changed,
                                            "report_s": round(time.perf_counter() - t1, 3)})

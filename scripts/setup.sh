@@ -11,10 +11,14 @@ langs=$(tesseract --list-langs 2>/dev/null || true)
 if ! grep -qx eng <<<"$langs" || ! grep -qx rus <<<"$langs"; then
   need_apt+=(tesseract-ocr tesseract-ocr-eng tesseract-ocr-rus)
 fi
+# Chromium (Debian's build) for the browser test of report.html; Playwright drives it, no browser is downloaded
+if [ ! -x /usr/bin/chromium ]; then
+  need_apt+=(chromium)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else SUDO="none"; fi
   if [ "$SUDO" = none ]; then
-    echo "setup: missing system packages (${need_apt[*]}) and no root/sudo to install them; the OCR stages will report themselves unavailable." >&2
+    echo "setup: missing system packages (${need_apt[*]}) and no root/sudo to install them; the OCR stages will report themselves unavailable and the browser test of report.html is skipped." >&2
   else
     echo "setup: installing system packages: ${need_apt[*]}"
     $SUDO apt-get update -qq
@@ -29,5 +33,5 @@ fi
 "$VENV/bin/python" -m pip install -q --upgrade pip
 # torch/torchvision pinned to the releases that open_clip and sentence-transformers are tested with here
 "$VENV/bin/python" -m pip install -q "torch==2.14.1" "torchvision==0.29.1"
-"$VENV/bin/python" -m pip install -q -e ".[all]"
+PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 "$VENV/bin/python" -m pip install -q -e ".[all]"
 echo "setup: done ($VENV)"

@@ -36,5 +36,11 @@ def test_notebook_reproduces_the_main_table(tmp_path, monkeypatch):
                 assert mine[key][col] == "", (key, col)  # unmeasured in both
             else:
                 assert float(mine[key][col]) == pytest.approx(float(row[col]), abs=1e-12), (key, col)
-    images = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "image/png" in o.get("data", {})]
-    assert images, "the notebook draws its plot"
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    images = [o for o in outputs if "image/png" in o.get("data", {})]
+    assert len(images) == 2, "the notebook draws its two plots"
+    assert not [o for o in outputs if o.output_type == "error" or "Error" in o.get("text", "")]
+    # the intervals as summary.csv holds them, e.g. "0.68 [0.52, 0.80]"
+    row = next(iter(report.values()))
+    shown = f"{float(row['accuracy']):.2f} [{float(row['accuracy_low']):.2f}, {float(row['accuracy_high']):.2f}]"
+    assert any(shown in o.get("data", {}).get("text/html", "") for o in outputs), shown

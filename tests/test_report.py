@@ -131,7 +131,7 @@ def test_html_is_self_contained_and_readable(frame):
     assert set(figs) >= {"accuracy_grounded.png", "guess_tables.png", "accuracy_srr.png", "faithfulness_srr.png"}
     page = html.render_html(document.build_sections(a, {"run_id": "x"}, figs), "t", figs)
     assert not re.search(r"""(src|href)=["'](?!data:|#)""", page), "external asset"
-    assert "<script" not in page and "<link" not in page and "@import" not in page
+    assert not re.search(r"<script[^>]*\ssrc=", page) and "@import" not in page and "url(http" not in page
     images = re.findall(r'src="data:image/png;base64,([^"]+)"', page)
     assert len(images) == len(figs)
     assert all(base64.b64decode(i).startswith(b"\x89PNG") for i in images)

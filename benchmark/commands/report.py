@@ -10,10 +10,21 @@ NAME = "report"
 HELP = "rewrite a run's summary.csv, report.md and report.html from its samples.jsonl (metrics as stored)"
 
 
+def resamples(text: str) -> int:
+    """``--bootstrap N``: a whole number of at least 1 (an interval needs resamples)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number of resamples, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (an interval needs resamples), got {n}")
+    return n
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", nargs="?", type=Path, default=DEFAULT_ROOT / "results",
                    help="results/<run-id> (default: the run named in results/LATEST)")
-    p.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
+    p.add_argument("--bootstrap", type=resamples, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
 
 
 def main(args: argparse.Namespace) -> int:

@@ -32,7 +32,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--allow-outside-imports", action="store_true",
                    help="let D2 imports read files outside the dataset folder (refused by default)")
-    p.add_argument("--list", action="store_true", help="list the registered finders, sources, selectors, answerers")
+    p.add_argument("--list", action="store_true",
+                   help="list the registered finders, sources, selectors, answerers (as written in a variant: "
+                        "khop<k>, bm25-<k>)")
 
 
 def _list() -> int:
@@ -42,8 +44,12 @@ def _list() -> int:
     load_all()
     for title, reg in (("finders", FINDERS), ("sources", SOURCES), ("selectors", SELECTORS), ("answerers", ANSWERERS)):
         print(f"{title}:")
-        for name, doc in reg.describe().items():
-            print(f"  {name:14s} {doc}")
+        forms, docs = reg.forms(), reg.describe()
+        width = max(14, *(len(f) for f in forms.values()))
+        for name, doc in docs.items():
+            example = reg.example(name)
+            print(f"  {forms[name]:{width}s} {doc}" + (f" (e.g. {example})" if example else ""))
+    print("A variant is finder+source+selector, e.g. oracle+d2+bm25-8.")
     return 0
 
 

@@ -106,13 +106,11 @@ HOW_TO_READ = [
 ]
 
 
-def _answer_text(value: Any) -> str:
-    """A gold answer as a reader writes it: yes/no, lists joined, paths with arrows."""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, (list, tuple)):
-        return ", ".join(str(v) for v in value)
-    return fmt(value)
+def _answer_text(value: Any, qtype: str = "", labels: dict[str, str] | None = None) -> str:
+    """A gold answer as a reader writes it: yes/no, node ids as their labels, lists joined, paths with arrows."""
+    from benchmark.report.explorer import gold_text
+
+    return gold_text(value, qtype, labels or {}) if value is not None else fmt(value)
 
 
 def _simple(df: pd.DataFrame, caption: str, columns: list[tuple[str, str]]) -> Table:
@@ -194,8 +192,10 @@ def _headline(a: Analysis) -> list[str]:
     return [" ".join(lines)] if lines else []
 
 
-def build_sections(a: Analysis, card: dict[str, Any], plots: dict[str, bytes]) -> list[Section]:
-    """The whole report, in reading order."""
+def build_sections(a: Analysis, card: dict[str, Any], plots: dict[str, bytes],
+                   labels: dict[str, dict[str, str]] | None = None) -> list[Section]:
+    """The whole report, in reading order; ``labels`` (diagram -> node id -> label) writes gold answers
+    with the diagram's labels, as answers are written."""
     out: list[Section] = []
     ds = card.get("dataset", {})
     head = Section("How to read this", list(HOW_TO_READ))
@@ -282,10 +282,13 @@ def build_sections(a: Analysis, card: dict[str, Any], plots: dict[str, bytes]) -
 
     lucky = Section("Lucky guesses")
     if len(a.lucky):
-        lucky.blocks.append(f"{len(a.lucky)} lucky guesses in all; up to {LUCKY_LISTED} per answerer listed with "
-                            "the context the answerer saw.")
+        lucky.blocks.append(f"{len(a.lucky)} lucky guesses in all; here up to the first {LUCKY_LISTED} of each answerer, "
+                            "with the context the answerer saw. Every one of them is in report.html's sample "
+                            "explorer (class: lucky guess), with its diagram.")
+        diagram_of = dict(zip(a.samples["question_id"], a.samples["diagram_id"])) if labels else {}
         for answerer, g in a.lucky.groupby("answerer", sort=False):
-            rows = [[r["variant"], r["question_id"], short(r["question_text"], 90), short(_answer_text(r["gold"]), 30),
+            rows = [[r["variant"], r["question_id"], short(r["question_text"], 90),
+                     short(_answer_text(r["gold"], r["qtype"], (labels or {}).get(diagram_of.get(r["question_id"]))), 30),
                      short(r["answer_raw"], 40), fmt(r["srr"]), short(r["context_text"] or "(empty)", 140)]
                     for _, r in g.head(LUCKY_LISTED).iterrows()]
             lucky.blocks.append(Table(f"{answerer}: {len(g)} lucky guesses",

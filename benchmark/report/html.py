@@ -1,27 +1,48 @@
-"""The report as one self-contained HTML page (``report.html``): inline CSS, plots embedded as
-base64 PNG, no external assets, so the file can be mailed or opened offline.
+"""The report as one self-contained HTML page (``report.html``): inline CSS and JavaScript
+(``static/report.css``, ``static/report.js``), plots embedded as base64 PNG, the samples as one
+gzip-compressed JSON value; nothing is fetched, so the file can be mailed or opened offline.
+
+Every table can be sorted (click a header) and filtered (type above it); the sample explorer lists
+every sample of the run, a page at a time (the page holds the samples as data, not as rows), and a
+click on a sample opens its drill-down: question, gold answer, answer, the context the answerer
+received, every field of its record, and its diagram with the gold certificate, what of it reached
+the answerer and what was missed drawn on it.
 """
 from __future__ import annotations
 
 import base64
+import gzip
 import html
+import json
 import re
+from pathlib import Path
 from typing import Any
 
 from benchmark.report.document import Plot, Section
 from benchmark.report.tables import Table, to_html
 
-CSS = """
-body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1500px;margin:2em auto;padding:0 1.5em;
-color:#212121;line-height:1.45}
-h1{border-bottom:3px solid #1565c0;padding-bottom:.2em}h2{margin-top:2em;border-bottom:1px solid #ccc}
-table{border-collapse:collapse;margin:1em 0;font-size:13px}caption{text-align:left;font-weight:600;padding:.3em 0}
-th,td{border:1px solid #ddd;padding:3px 8px;vertical-align:top}th{background:#eef3fb;position:sticky;top:0}
-tr:nth-child(even) td{background:#fafafa}td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
-td.txt{max-width:480px}figure{margin:1em 0}figure img{max-width:100%;border:1px solid #eee}
-figcaption{font-size:13px;color:#555}code{background:#f2f2f2;padding:0 3px;border-radius:3px}
-nav a{margin-right:1em;font-size:14px}.ci{color:#666;font-size:11px}
-"""
+STATIC = Path(__file__).resolve().parent / "static"
+
+
+def asset(name: str) -> str:
+    """The text of one of the page's assets under ``static/``."""
+    return (STATIC / name).read_text(encoding="utf-8")
+
+
+def packed(value: Any) -> str:
+    """``value`` as the page embeds it: compact JSON, gzip-compressed (no timestamp), base64.
+
+    >>> import base64, gzip, json
+    >>> json.loads(gzip.decompress(base64.b64decode(packed({"a": [1, None]}))))
+    {'a': [1, None]}
+    """
+    try:
+        import orjson
+
+        data = orjson.dumps(value, default=str)
+    except ImportError:  # pragma: no cover - a declared dependency
+        data = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
+    return base64.b64encode(gzip.compress(data, compresslevel=6, mtime=0)).decode("ascii")
 
 
 def _inline(text: str) -> str:
@@ -45,12 +66,34 @@ def _block(block: Any, plots: dict[str, bytes]) -> str:
     return f"<p>{_inline(str(block))}</p>"
 
 
-def render_html(sections: list[Section], title: str, plots: dict[str, bytes]) -> str:
+EXPLORER_INTRO = ("Every sample of the run. Filter by variant, answerer and class or search the text; click a "
+                  "header to sort, a row to open the sample: the question, the gold answer, the answer, the "
+                  "context as the answerer saw it, every field of its record, and — for the classes drawn — its "
+                  "diagram with the gold certificate, what of the diagram reached the answerer and what was "
+                  "missed.")
+
+
+def render_html(sections: list[Section], title: str, plots: dict[str, bytes],
+                explorer: dict[str, Any] | None = None) -> str:
+    """The page: the report's sections, then (given its data, see :mod:`benchmark.report.explorer`) the
+    sample explorer."""
     nav = " ".join(f'<a href="#s{i}">{html.escape(s.title)}</a>' for i, s in enumerate(sections))
     body = []
     for i, sec in enumerate(sections):
-        body.append(f'<h2 id="s{i}">{html.escape(sec.title)}</h2>')
+        body.append(f'<section><h2 id="s{i}">{html.escape(sec.title)}</h2>')
         body.extend(_block(b, plots) for b in sec.blocks)
+        body.append("</section>")
+    data = ""
+    if explorer is not None:
+        nav += ' <a href="#samples-explorer">Samples</a>'
+        body.append(f'<section><h2 id="samples-explorer">Samples</h2><p>{html.escape(EXPLORER_INTRO)}</p>'
+                    '<div id="explorer"><p class="loading note">Opening the samples…</p></div></section>')
+        data = f'<script id="diagqa-data" type="application/octet-stream">{packed(explorer)}</script>'
+    dialog = ('<dialog id="drill" aria-label="sample"><button id="drill-close" type="button">close ✕</button>'
+              '<div id="drill-body"></div></dialog>')
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
-            f"<h1>{html.escape(title)}</h1><nav>{nav}</nav>{''.join(body)}</body></html>\n")
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            '<link rel="icon" href="data:,">'
+            f"<title>{html.escape(title)}</title><style>{asset('report.css')}</style></head><body>"
+            f"<h1>{html.escape(title)}</h1><nav>{nav}</nav><main>{''.join(body)}</main>{dialog}{data}"
+            f"<script>{asset('report.js')}</script></body></html>\n")

@@ -1,7 +1,9 @@
 """The report's plots, each a pure function from aggregated tables to PNG bytes.
 
 Figures are drawn with matplotlib's object API on the Agg canvas (no pyplot state, no display)
-and saved without a timestamp, so the same tables give the same bytes.
+and saved without a timestamp, so the same tables give the same bytes. Colours come from the
+Okabe-Ito palette (told apart with any of the common colour-vision deficiencies); a point or bar
+that stands for a variant is labelled with the variant's full name (``finder+source+selector``).
 """
 from __future__ import annotations
 
@@ -14,10 +16,18 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
 
-COLORS = {"grounded": "#2e7d32", "lucky_guess": "#ef6c00", "misread": "#6a1b9a", "retrieval_miss": "#9e9e9e"}
+#: Okabe-Ito: black, orange, sky blue, bluish green, yellow, blue, vermillion, reddish purple
+OKABE_ITO = ["#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7"]
+#: one colour per guess class (the classes of benchmark.metrics; an unknown class is drawn grey)
+COLORS = {"grounded": "#009E73", "lucky_guess": "#E69F00", "misread": "#CC79A7", "retrieval_miss": "#999999",
+          "extraction_error": "#56B4E9", "abstained_appropriate": "#0072B2", "abstained_miss": "#F0E442",
+          "error": "#000000"}
 #: a legend beside the axes, where it hides no point (and "best" need not search among thousands of them)
 OUTSIDE = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "borderaxespad": 0.0}
-PALETTE = ["#1565c0", "#ef6c00", "#2e7d32", "#c62828", "#6a1b9a", "#00838f", "#5d4037", "#ad1457"]
+#: lines and points by answerer: Okabe-Ito without black and yellow (too light on white)
+PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#56B4E9", "#E69F00", "#000000"]
+#: markers by answerer, so that the answerers differ in shape as well as in colour
+MARKERS = ["o", "s", "^", "D", "v", "P", "X"]
 
 
 def _png(fig: Figure, margins: tuple[float, float, float, float] | None = None) -> bytes:
@@ -95,7 +105,7 @@ def guess_heatmaps(tables: dict[str, pd.DataFrame]) -> bytes:
     for ax, name in zip(axes, names):
         t = tables[name].to_numpy(dtype=float)
         total = t.sum() or 1.0
-        ax.imshow(t / total, cmap="Oranges", vmin=0, vmax=1)
+        ax.imshow(t / total, cmap="Blues", vmin=0, vmax=1.6)  # light: the counts stay readable
         for i in range(2):
             for j in range(2):
                 ax.text(j, i, f"{labels[i][j]}\n{int(t[i, j])} ({t[i, j] / total:.0%})", ha="center", va="center",
@@ -116,7 +126,8 @@ def accuracy_by_srr(buckets: pd.DataFrame) -> bytes:
     for i, (answerer, g) in enumerate(buckets.groupby("answerer", sort=False)):
         g = g.set_index("srr_bucket").reindex(order)
         color = PALETTE[i % len(PALETTE)]
-        ax.plot(x, [_num(v) for v in g["accuracy"]], marker="o", color=color, label=f"{answerer} accuracy")
+        ax.plot(x, [_num(v) for v in g["accuracy"]], marker=MARKERS[i % len(MARKERS)], color=color,
+                label=f"{answerer} accuracy")
         if i == 0:
             ax.plot(x, [_num(v) for v in g["sufficiency"]], linestyle="--", color="black", label="sufficiency")
     ax.set_xticks(x, order)
@@ -124,54 +135,74 @@ def accuracy_by_srr(buckets: pd.DataFrame) -> bytes:
     ax.set_xlabel("SRR bucket")
     ax.set_ylabel("share of samples")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, **OUTSIDE)
     ax.set_title("Accuracy vs subgraph retrieval recall")
     return _png(fig)
 
 
 def srr_vs_accuracy(summary: pd.DataFrame) -> bytes:
-    """Each variant x answerer as a point: mean SRR (x) against accuracy (y), with 95 % intervals."""
-    fig = Figure(figsize=(6.5, 4.5))
-    ax = fig.subplots()
-    for i, (answerer, g) in enumerate(summary.groupby("answerer", sort=False)):
-        color = PALETTE[i % len(PALETTE)]
-        xs, ys = np.array([_num(v) for v in g["srr"]]), np.array([_num(v) for v in g["accuracy"]])
-        yerr = np.array([[_num(a) - _num(lo), _num(hi) - _num(a)] for a, lo, hi in
-                         zip(g["accuracy"], g["accuracy_low"], g["accuracy_high"])]).T
-        ax.errorbar(xs, ys, yerr=np.nan_to_num(yerr), fmt="o", color=color, label=answerer, capsize=2)
-        for x, y, v in zip(xs, ys, g["variant"]):
-            if i == 0 and not (np.isnan(x) or np.isnan(y)):  # one label per variant: its SRR is every answerer's
-                ax.annotate(str(v).split("+")[-1], (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
-    ax.set_xlim(-0.05, 1.05)
-    ax.set_ylim(-0.05, 1.05)
-    ax.set_xlabel("mean SRR")
-    ax.set_ylabel("accuracy")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")  # low SRR with high accuracy: the corner a reader hopes to find empty
-    ax.set_title("Variants: what reached the answerer vs what it got right")
-    return _png(fig)
+    """Per variant (one row each, named in full, ordered by mean SRR): its mean SRR (bar, left) beside
+    each answerer's accuracy with its 95 % interval (right; colour and marker per answerer, rows of
+    answerers set a little apart so no point hides another)."""
+    answerers = list(dict.fromkeys(summary["answerer"]))
+    srr = summary.groupby("variant", sort=False)["srr"].first()  # a context's SRR is every answerer's
+    variants = sorted(srr.index, key=lambda v: (-_num(srr[v]) if not np.isnan(_num(srr[v])) else 1.0, v))
+    y = np.arange(len(variants))
+    fig = Figure(figsize=(10.0, 0.34 * len(variants) + 1.5))
+    ax_srr, ax_acc = fig.subplots(1, 2, sharey=True, gridspec_kw={"width_ratios": [1, 2]})
+    ax_srr.barh(y, [np.nan_to_num(_num(srr[v])) for v in variants], color="#999999")
+    ax_srr.set_xlim(0, 1.03)
+    ax_srr.set_xlabel("mean SRR")
+    ax_srr.set_yticks(y, variants)
+    ax_srr.invert_yaxis()
+    ax_srr.grid(axis="x", alpha=0.3)
+    step = 0.7 / max(1, len(answerers))
+    for i, answerer in enumerate(answerers):
+        g = summary[summary["answerer"] == answerer].set_index("variant").reindex(variants)
+        acc = np.array([_num(v) for v in g["accuracy"]])
+        err = np.array([[_num(a) - _num(lo), _num(hi) - _num(a)] for a, lo, hi in
+                        zip(g["accuracy"], g["accuracy_low"], g["accuracy_high"])]).T.reshape(2, -1)
+        ax_acc.errorbar(acc, y - 0.35 + step * (i + 0.5), xerr=np.nan_to_num(err), fmt=MARKERS[i % len(MARKERS)],
+                        color=PALETTE[i % len(PALETTE)], markersize=4, capsize=2, linewidth=1, label=answerer)
+    ax_acc.set_xlim(-0.02, 1.03)
+    ax_acc.set_xlabel("accuracy (95 % interval)")
+    ax_acc.grid(axis="x", alpha=0.3)
+    ax_acc.legend(fontsize=8, title="answerer", **OUTSIDE)
+    fig.suptitle("Variants: what reached the answerer (SRR) vs what it got right")
+    FigureCanvasAgg(fig)
+    labels = _text_inches(fig, variants, ax_srr.yaxis.get_ticklabels()[0].get_fontsize() if len(variants) else 10.0)
+    fig.subplots_adjust(wspace=0.08)
+    return _png(fig, margins=(labels + 0.2, 1.25, 0.55, 0.6))
 
 
 def faithfulness_vs_srr(df: pd.DataFrame) -> bytes:
-    """Per sample (with measured faithfulness): SRR against faithfulness, right answers and wrong apart."""
-    fig = Figure(figsize=(6.5, 4.0))
-    ax = fig.subplots()
+    """Per sample (with measured faithfulness): SRR against faithfulness as hexagonal bins of counts
+    (log colour scale), right answers and wrong ones in two panels; thousands of samples share few
+    values, so a scatter would hide how many sit on each."""
     s = df[df["faithfulness"].notna() & df["srr"].notna()]
-    rng = np.random.default_rng(0)
-    for correct, color, label in ((False, "#c62828", "wrong"), (True, COLORS["grounded"], "correct")):
-        g = s[s["correct"].astype(bool) == correct] if len(s) else s
-        if not len(g):
-            continue
-        x = g["srr"].astype(float).to_numpy() + rng.uniform(-0.015, 0.015, len(g))
-        y = g["faithfulness"].astype(float).to_numpy() + rng.uniform(-0.015, 0.015, len(g))
-        _inside(ax.scatter(x, y, s=8, alpha=0.35, color=color, label=label))
-    ax.axvline(0.7, color="black", linestyle=":", linewidth=1)
-    ax.axhline(0.9, color="black", linestyle=":", linewidth=1)
-    ax.set_xlim(-0.05, 1.05)
-    ax.set_ylim(-0.05, 1.05)
-    ax.set_xlabel("SRR")
-    ax.set_ylabel("faithfulness")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, **OUTSIDE)
-    ax.set_title("Faithfulness vs SRR (dotted: SRR 0.7, faithfulness 0.9)")
-    return _png(fig)
+    fig = Figure(figsize=(9.0, 4.0))
+    *axes, cax = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1, 1, 0.05]})
+    correct = s["correct"].map(lambda v: v is True or v == 1) if len(s) else s.get("correct", pd.Series(dtype=bool))
+    last = None
+    for ax, (want, title) in zip(axes, ((True, "correct answers"), (False, "wrong answers"))):
+        g = s[correct == want] if len(s) else s
+        if len(g):
+            last = ax.hexbin(g["srr"].astype(float).to_numpy(), g["faithfulness"].astype(float).to_numpy(),
+                             gridsize=16, extent=(0, 1, 0, 1), bins="log", cmap="cividis", mincnt=1)
+            _inside(last)
+        ax.axvline(0.7, color="#D55E00", linestyle=":", linewidth=1.2)
+        ax.axhline(0.9, color="#D55E00", linestyle=":", linewidth=1.2)
+        ax.set_xlim(-0.05, 1.05)
+        ax.set_ylim(-0.05, 1.05)
+        ax.set_xlabel("SRR")
+        ax.set_title(f"{title} ({len(g)})", fontsize=10)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("faithfulness")
+    axes[1].tick_params(labelleft=False)
+    if last is not None:
+        fig.colorbar(last, cax=cax, label="answers per hexagon (log scale)")
+    else:
+        cax.set_visible(False)
+    fig.subplots_adjust(wspace=0.08)
+    fig.suptitle("Faithfulness vs SRR (dotted: SRR 0.7, faithfulness 0.9)")
+    return _png(fig, margins=(0.7, 0.75, 0.6, 0.7))

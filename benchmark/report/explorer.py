@@ -1,0 +1,247 @@
+"""The data behind report.html's sample explorer: every sample as compact columns, read generically.
+
+A sample's fields are taken as the record holds them, so a key the scorer adds later shows up in the
+page without a change here: every scalar of ``metrics`` under its own name (lists and mappings as
+short JSON text), every scalar of ``answer`` as ``answer.<key>`` (one level of a mapping such as
+``usage`` as ``answer.usage.<key>``), the stage error as ``stage_error``. Questions (with the gold
+answer written with the diagram's node labels, as answers are) and contexts are stored once and
+referred to by index; a context is the subgraph and text the answerer received (which may be less
+than the selector retrieved: an answerer that reads no context receives an empty one). Diagrams
+are d2's SVG with the map from graph elements to SVG elements (:mod:`benchmark.report.diagrams`),
+for the diagram of every sample whose class is drawn (:data:`DRAWN`).
+
+>>> gold_text(["start", "found"], "path", {"start": "Start", "found": "Return mid"})
+'Start → Return mid'
+>>> gold_text(True, "reachable", {}), gold_text("go_left", "decision_outcome", {"go_left": "Search left half"})
+('yes', 'Search left half')
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from benchmark.records import dumps_line
+
+#: guess classes whose samples get their diagram drawn with certificate, retrieval and misses
+DRAWN = ("lucky_guess", "misread", "extraction_error")
+#: the explorer's columns, in this order, where the run's samples have them (every field is in the drill-down)
+GRID = ("variant", "answerer", "question", "guess_class", "correct", "abstained", "error", "stage_error", "srr",
+        "node_srr", "precision", "f1", "sufficient", "faithfulness", "answer")
+#: record fields that are not shown (bulky, or already shown another way)
+_SKIP_ANSWER = {"raw", "answerer", "explanation", "evidence"}
+
+
+def gold_text(value: Any, qtype: str, labels: dict[str, str]) -> str:
+    """A gold answer as a reader writes it: yes/no, node ids as their labels, paths with arrows."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        sep = " → " if "path" in str(qtype) else ", "
+        return sep.join(gold_text(v, qtype, labels) for v in value)
+    if isinstance(value, str):
+        return labels.get(value, value)
+    return "–" if value is None else str(value)
+
+
+def _answer_text(raw: Any) -> Any:
+    if isinstance(raw, (list, tuple)):
+        return ", ".join(str(v) for v in raw)
+    if isinstance(raw, dict):
+        return json.dumps(raw, ensure_ascii=False)
+    return raw
+
+
+def _cell(value: Any) -> Any:
+    """A field value as the page stores it: floats to 4 decimals, lists and mappings as short JSON."""
+    if isinstance(value, float):
+        return None if value != value else round(value, 4)
+    if isinstance(value, (list, tuple, dict)):
+        if not value:
+            return "[]" if isinstance(value, (list, tuple)) else "{}"
+        text = dumps_line(value)
+        return text if len(text) <= 400 else text[:399] + "…"
+    return value
+
+
+def sample_fields(rec: dict[str, Any]) -> dict[str, Any]:
+    """The per-sample fields of one record (see the module's docstring), besides question and context."""
+    out: dict[str, Any] = {"variant": rec.get("variant"), "answerer": rec.get("answerer"),
+                           "question": rec.get("question_id"), "sample_id": rec.get("sample_id")}
+    answer = rec.get("answer") or {}
+    out["answer"] = _cell(_answer_text(answer.get("raw")))
+    out["explanation"] = answer.get("explanation")
+    for key, value in (rec.get("metrics") or {}).items():
+        if key not in out:
+            out[key] = _cell(value)
+    for key, value in answer.items():
+        if key in _SKIP_ANSWER:
+            continue
+        if isinstance(value, dict) and key != "meta":
+            for sub, v in value.items():
+                out[f"answer.{key}.{sub}"] = _cell(v)
+        elif isinstance(value, dict):  # meta: answerer-specific scalars
+            for sub, v in value.items():
+                if not isinstance(v, (dict, list)):
+                    out[f"answer.{key}.{sub}"] = _cell(v)
+        else:
+            out[f"answer.{key}"] = _cell(value)
+    err = rec.get("error")
+    out["stage_error"] = f"{err.get('stage')}: {err.get('message')}" if err else None
+    for key in ("finder", "source", "selector", "found_diagram", "finder_rank"):
+        out[key] = rec.get(key)
+    return out
+
+
+def _records(run_dir: Path, records: list[Any]) -> Iterator[dict[str, Any]]:
+    """Records as dicts: the given ones, or (when given frame rows) the run's samples.jsonl read line by line."""
+    if records and isinstance(records[0], tuple):
+        from benchmark.records import loads_line
+        from benchmark.runner import SAMPLES
+
+        with (run_dir / SAMPLES).open(encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    yield loads_line(line)
+        return
+    for rec in records:
+        yield rec if isinstance(rec, dict) else vars(rec)
+
+
+def _graphs(run_dir: Path) -> dict[str, Any]:
+    from benchmark.runner import GRAPHS
+
+    path = run_dir / GRAPHS
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def node_labels(run_dir: Path) -> dict[str, dict[str, str]]:
+    """Per diagram of the run (its ``graphs.json``), node id -> label; empty when the run has no graphs."""
+    return {did: {n["id"]: n.get("label") or n["id"] for n in g.get("nodes", [])}
+            for did, g in _graphs(Path(run_dir)).items()}
+
+
+def _as_sets(sub: dict[str, Any] | None) -> tuple[frozenset[str], frozenset[str]]:
+    sub = sub or {}
+    return frozenset(map(str, sub.get("nodes") or [])), frozenset(dumps_line(e) for e in sub.get("edges") or [])
+
+
+def _mapped(sub: dict[str, Any] | None, diagram: dict[str, Any] | None) -> dict[str, Any]:
+    """A subgraph as indices into the drawn diagram: ``n`` node ids drawn, ``e`` edge indices, ``u`` what
+    the diagram has no element for (as text)."""
+    from benchmark.report.diagrams import match_edge
+
+    sub = sub or {}
+    nodes, edges, unmapped = [], [], []
+    diagram_edges = [tuple(e[:4]) for e in diagram["edges"]] if diagram else []
+    for e in sub.get("edges", []):
+        i = match_edge(e, diagram_edges) if diagram else None
+        if i is None:
+            unmapped.append(f"{e[0]} {'->' if (len(e) < 4 or e[3]) else '--'} {e[1]}"
+                            + (f" ({e[2]})" if len(e) > 2 and isinstance(e[2], str) and e[2] else ""))
+        else:
+            edges.append(i)
+    for n in sub.get("nodes", []):
+        if diagram and n in diagram["nodes"]:
+            nodes.append(n)
+        elif not any(n in (e[0], e[1]) for e in sub.get("edges", [])):
+            unmapped.append(str(n))
+    return {"n": sorted(set(nodes)), "e": sorted(set(edges)), "u": unmapped}
+
+
+def explorer_data(run_dir: Path, records: list[Any], card: dict[str, Any],
+                  render: bool = True) -> dict[str, Any]:
+    """Everything the sample explorer shows, as one JSON-ready value (see the module's docstring).
+
+    With ``render`` the diagrams of drawn samples are rendered (or read from the cache); a diagram
+    whose D2 file is gone, or that d2 cannot draw, is listed in ``missing_diagrams`` with the reason.
+    """
+    run_dir = Path(run_dir)
+    graphs = _graphs(run_dir)
+    labels = {did: {n["id"]: n.get("label") or n["id"] for n in g.get("nodes", [])} for did, g in graphs.items()}
+    questions: list[dict[str, Any]] = []
+    q_index: dict[str, int] = {}
+    contexts: list[dict[str, Any]] = []
+    c_index: dict[str, int] = {}
+    fields: dict[str, None] = {}
+    rows: list[dict[str, Any]] = []
+    refs: list[tuple[int, int | None]] = []
+    draw: set[str] = set()
+    raw_subgraphs: list[tuple[dict[str, Any] | None, str | None, str]] = []  # per context: retrieved, found, diagram
+    for rec in _records(run_dir, records):
+        q = rec["question"]
+        qid = rec["question_id"]
+        if qid not in q_index:
+            did = rec["diagram_id"]
+            q_index[qid] = len(questions)
+            questions.append({"id": qid, "text": q.get("text"), "type": q.get("type"), "diagram": did,
+                              "gold": _cell(q.get("answer")),
+                              "gold_text": gold_text(q.get("answer"), q.get("type"), labels.get(did, {})),
+                              "certificate": q.get("certificate") or {},
+                              "counter_prior": bool(q.get("counter_prior")), "twin_of": q.get("twin_of"),
+                              "where": f"{Path(q['file']).name}:{q['line']}" if q.get("file") else None})
+        ctx = rec.get("context")
+        cref = None
+        if ctx is not None or rec.get("retrieved") is not None:
+            ckey = dumps_line([rec["diagram_id"], rec.get("found_diagram"), (ctx or {}).get("text"), rec.get("retrieved")])
+            cref = c_index.get(ckey)
+            if cref is None:
+                cref = c_index[ckey] = len(contexts)
+                contexts.append({"text": (ctx or {}).get("text"), "found": rec.get("found_diagram")})
+                received = {"nodes": ctx.get("nodes") or [], "edges": ctx.get("edges") or []} if ctx else None
+                raw_subgraphs.append((received, rec.get("retrieved"), rec.get("found_diagram"), rec["diagram_id"]))
+        f = sample_fields(rec)
+        for k in f:
+            fields.setdefault(k, None)
+        rows.append(f)
+        refs.append((q_index[qid], cref))
+        if f.get("guess_class") in DRAWN:
+            draw.add(rec["diagram_id"])
+
+    diagrams, missing = _diagrams(card, graphs, draw, render)
+    for q in questions:
+        q["gold_map"] = _mapped(q.pop("certificate"), diagrams.get(q["diagram"]))
+    for c, (received, retrieved, found, did) in zip(contexts, raw_subgraphs):
+        on_diagram = found in (None, did)
+        c["map"] = _mapped(received, diagrams.get(did) if on_diagram else None)
+        c["other_diagram"] = None if on_diagram else found
+        if retrieved is not None and _as_sets(retrieved) != _as_sets(received):
+            # the answerer received less than the selector retrieved (e.g. an answerer that reads no context)
+            c["retrieved"] = {"nodes": len(retrieved.get("nodes") or []), "edges": len(retrieved.get("edges") or [])}
+    names = list(fields)
+    return {
+        "fields": names,
+        "grid": [g for g in GRID if g in fields],
+        "columns": {k: [r.get(k) for r in rows] for k in names},
+        "q": [r[0] for r in refs],
+        "c": [r[1] for r in refs],
+        "questions": questions,
+        "contexts": contexts,
+        "diagrams": diagrams,
+        "missing_diagrams": missing,
+        "drawn": list(DRAWN),
+    }
+
+
+def _diagrams(card: dict[str, Any], graphs: dict[str, Any], ids: Iterable[str],
+              render: bool) -> tuple[dict[str, Any], dict[str, str]]:
+    import subprocess
+
+    from benchmark.errors import DiagQAError
+    from benchmark.report.diagrams import diagram_map, render_svg
+
+    root = (card.get("dataset") or {}).get("root")
+    out, missing = {}, {}
+    for did in sorted(ids):
+        if not render:
+            missing[did] = "not rendered"
+            continue
+        path = Path(root) / "diagrams" / f"{did}.d2" if root else None
+        if path is None or not path.exists():
+            missing[did] = f"no D2 file at {path}" if path else "the run card names no dataset"
+            continue
+        try:
+            out[did] = diagram_map(render_svg(path), graphs.get(did, {}))
+        except (RuntimeError, OSError, subprocess.SubprocessError, DiagQAError) as exc:
+            missing[did] = str(exc)  # one diagram d2 cannot draw never loses the report
+    return out, missing

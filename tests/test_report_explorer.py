@@ -1,0 +1,202 @@
+"""The report's sample explorer data, its diagrams drawn by the real d2, the plots' labels and colours,
+and the command-line fixes around the report (bootstrap count, parametrised selector names)."""
+from __future__ import annotations
+
+import base64
+import doctest
+import gzip
+import json
+import re
+
+import pandas as pd
+import pytest
+
+from benchmark.cli import main
+from benchmark.errors import DiagQAError
+from benchmark.report import diagrams, explorer, plots, write_report
+from benchmark.report import html as report_html
+from benchmark.runner import run
+from test_runner import tiny_spec
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("explorer")
+    result = run(tiny_spec(tmp, variants=("oracle+d2+none", "oracle+d2+khop1", "oracle+d2+full"),
+                           answerers=("solver", "keyword", "blind")), progress=False, quiet=True)
+    records = [json.loads(line) for line in (result.run_dir / "samples.jsonl").read_text().splitlines()]
+    return result.run_dir, records, json.loads((result.run_dir / "run.json").read_text())
+
+
+def test_doctests():
+    from benchmark import registry
+
+    for mod in (diagrams, explorer, report_html, registry):
+        result = doctest.testmod(mod)
+        assert result.failed == 0 and result.attempted > 0, mod.__name__
+
+
+def test_fields_are_read_generically(tiny, tmp_path, monkeypatch):
+    run_dir, records, card = tiny
+    monkeypatch.setenv("DIAGQA_CACHE", str(tmp_path / "cache"))
+    changed = [dict(r, metrics=dict(r["metrics"])) for r in records]
+    changed[0]["metrics"].update(node_srr_new=0.25, abstained=True, guess_class="abstained_miss")
+    changed[1]["answer"] = dict(changed[1]["answer"], usage={"prompt_tokens": 12, "completion_tokens": 3})
+    data = explorer.explorer_data(run_dir, changed, card)
+    assert {"node_srr_new", "abstained", "answer.usage.prompt_tokens"} <= set(data["fields"])
+    assert data["columns"]["node_srr_new"][0] == 0.25 and data["columns"]["node_srr_new"][1] is None
+    assert data["columns"]["answer.usage.prompt_tokens"][1] == 12
+    assert data["columns"]["guess_class"][0] == "abstained_miss"
+    assert "abstained" in data["grid"]
+    assert len(data["q"]) == len(records) and len(data["questions"]) == len({r["question_id"] for r in records})
+    # each distinct context is stored once (the three answerers of a question and variant share one)
+    distinct = {json.dumps([r["diagram_id"], r["found_diagram"], r["context"]["text"], r["retrieved"]], sort_keys=True)
+                for r in records}
+    assert len(data["contexts"]) == len(distinct) < len(records) / 3
+    for i, r in enumerate(records):
+        assert data["contexts"][data["c"][i]]["text"] == r["context"]["text"]
+
+
+def test_gold_answers_are_written_with_labels(tiny, tmp_path, monkeypatch):
+    run_dir, records, card = tiny
+    monkeypatch.setenv("DIAGQA_CACHE", str(tmp_path / "cache"))
+    data = explorer.explorer_data(run_dir, records, card)
+    gold = {q["id"]: q["gold_text"] for q in data["questions"]}
+    assert gold["b-q1"] == "no" and gold["b-q2"] == "2"
+    assert explorer.gold_text(["user", "auth"], "successors", {"user": "User", "auth": "Auth Service"}) == \
+        "User, Auth Service"
+
+
+def test_every_drawn_sample_has_its_diagram_mapped(tiny, tmp_path, monkeypatch):
+    run_dir, records, card = tiny
+    monkeypatch.setenv("DIAGQA_CACHE", str(tmp_path / "cache"))
+    data = explorer.explorer_data(run_dir, records, card)
+    drawn = {r["diagram_id"] for r in records if r["metrics"]["guess_class"] in explorer.DRAWN}
+    assert drawn and set(data["diagrams"]) == drawn and not data["missing_diagrams"]
+    graphs = json.loads((run_dir / "graphs.json").read_text())
+    for did, d in data["diagrams"].items():
+        assert d["svg"].lstrip().startswith("<?xml") or "<svg" in d["svg"][:200]
+        assert "@font-face" not in d["svg"]
+        assert set(d["nodes"]) >= {n["id"] for n in graphs[did]["nodes"]}
+        assert all(e[4] is not None for e in d["edges"]) and len(d["edges"]) == len(graphs[did]["edges"])
+        # the class names are the base64 of the d2 ids
+        assert all(base64.b64decode(c).decode() == n for n, c in d["nodes"].items())
+    # every certificate maps onto its drawn diagram: one distinct diagram edge per gold edge, nothing left over
+    certs = {r["question_id"]: r["question"]["certificate"] for r in records}
+    checked = 0
+    for q in data["questions"]:
+        d = data["diagrams"].get(q["diagram"])
+        if d is None:
+            continue
+        cert = certs[q["id"]]
+        assert not q["gold_map"]["u"] and len(q["gold_map"]["e"]) == len(cert["edges"])
+        assert sorted(tuple(d["edges"][i][:2]) for i in q["gold_map"]["e"]) == sorted((e[0], e[1]) for e in cert["edges"])
+        checked += 1
+    assert checked
+
+
+def test_renders_are_cached(tmp_path, monkeypatch):
+    src = tmp_path / "d.d2"
+    src.write_text("a: Alpha\nb: Beta\na -> b: go\n", encoding="utf-8")
+    first = diagrams.render_svg(src, cache=tmp_path / "cache")
+    assert len(list((tmp_path / "cache").rglob("*.svg"))) == 1
+    monkeypatch.setattr(diagrams, "d2_binary", lambda: "/nonexistent/d2")  # a second render would fail
+    assert diagrams.render_svg(src, cache=tmp_path / "cache") == first
+    src.write_text("a: Alpha\nb: Beta\na -> b: stop\n", encoding="utf-8")
+    with pytest.raises(OSError):
+        diagrams.render_svg(src, cache=tmp_path / "cache")
+
+
+def test_page_embeds_compact_data_not_rows(tiny):
+    run_dir, records, _ = tiny
+    page = (run_dir / "report.html").read_text(encoding="utf-8")
+    blob = re.search(r'<script id="diagqa-data" type="application/octet-stream">([^<]+)</script>', page).group(1)
+    data = json.loads(gzip.decompress(base64.b64decode(blob)))
+    assert len(data["q"]) == len(records)
+    assert "data-sample" not in page.split("<script>")[0]  # the explorer's rows are built a page at a time
+
+
+def test_bootstrap_below_one_is_a_clear_error(tiny, capsys):
+    run_dir, records, card = tiny
+    for bad in ("0", "-3", "many"):
+        with pytest.raises(SystemExit) as exc:
+            main(["report", str(run_dir), "--bootstrap", bad])
+        assert exc.value.code == 2
+        err = capsys.readouterr().err
+        assert "argument --bootstrap:" in err and "Traceback" not in err
+    with pytest.raises(DiagQAError, match="at least 1"):
+        write_report(run_dir, records, card, n_boot=0)
+
+
+def test_list_shows_parametrised_forms(capsys):
+    assert main(["run", "--list"]) == 0
+    out = capsys.readouterr().out
+    for form in ("bm25-<k>", "khop<k>", "dense-<k>", "d2chunks-<k>[-w<window>s<stride>]", "(e.g. bm25-8)"):
+        assert form in out, form
+
+
+def test_a_size_less_selector_says_which_size(tmp_path, capsys):
+    code = main(["run", "--variants", "oracle+d2+bm25", "--answerers", "solver", "--out", str(tmp_path),
+                 "--no-progress"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "bm25 needs a size, e.g. bm25-8" in err
+    assert not (tmp_path / "LATEST").exists()
+
+
+def _figure(monkeypatch):
+    monkeypatch.setattr(plots, "_png", lambda fig, margins=None: fig)  # the figure itself, not its PNG
+
+
+def test_plots_label_the_full_variant_in_colour_blind_safe_colours(monkeypatch):
+    _figure(monkeypatch)
+    variants = ["oracle+d2+khop2", "oracle+ocr+khop2", "clip+ocr+khop2", "dense+ocr+khop2", "ocr-bm25+ocr+khop2"]
+    summary = pd.DataFrame([{"variant": v, "answerer": a, "srr": 0.1 * i, "accuracy": 0.5, "accuracy_low": 0.4,
+                             "accuracy_high": 0.6} for i, v in enumerate(variants) for a in ("solver", "blind")])
+    fig = plots.srr_vs_accuracy(summary)
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert labels == variants[::-1]  # every variant named in full, highest SRR first
+    colours = {line.get_color().upper() for ax in fig.axes for line in ax.lines
+               if line.get_marker() not in (None, "None", "")}
+    assert len(colours) == 2 and colours <= {c.upper() for c in plots.OKABE_ITO}
+
+
+def test_faithfulness_plot_bins_instead_of_overplotting(monkeypatch):
+    from matplotlib.collections import PathCollection, PolyCollection
+
+    _figure(monkeypatch)
+    df = pd.DataFrame({"srr": [1.0] * 500 + [0.5] * 20, "faithfulness": [1.0] * 500 + [0.0] * 20,
+                       "correct": [True] * 510 + [False] * 10}, dtype=object)
+    fig = plots.faithfulness_vs_srr(df)
+    hexes = [c for ax in fig.axes for c in ax.collections if isinstance(c, PolyCollection)]
+    assert len(hexes) == 2 and not [c for ax in fig.axes for c in ax.collections if isinstance(c, PathCollection)]
+    assert sorted(int(v) for v in hexes[0].get_array() if v) == [10, 500]  # counts, not 510 dots on 2 places
+
+
+def test_frame_rows_are_read_back_from_the_run(tiny):
+    """A re-score hands the report frame rows only; the explorer reads the samples from samples.jsonl."""
+    from benchmark.report.rows import frame_row
+
+    run_dir, records, card = tiny
+    data = explorer.explorer_data(run_dir, [frame_row(r) for r in records], card, render=False)
+    assert data["columns"]["sample_id"] == [r["sample_id"] for r in records]
+    assert data["columns"]["srr"] == [r["metrics"]["srr"] for r in records]
+    assert not data["diagrams"] and set(data["missing_diagrams"].values()) == {"not rendered"}
+
+
+def test_the_drawn_context_is_the_one_received(tiny, tmp_path, monkeypatch):
+    """An answerer that receives an empty context (while the selector retrieved edges) is drawn with nothing
+    in its context, and the page says how much was retrieved."""
+    run_dir, records, card = tiny
+    monkeypatch.setenv("DIAGQA_CACHE", str(tmp_path / "cache"))
+    i, rec = next((i, r) for i, r in enumerate(records) if r["variant"] == "oracle+d2+full" and r["answerer"] == "blind")
+    changed = list(records)
+    changed[i] = dict(rec, context=dict(rec["context"], nodes=[], edges=[], text=""))
+    data = explorer.explorer_data(run_dir, changed, card)
+    blind = data["contexts"][data["c"][i]]
+    assert blind["map"] == {"n": [], "e": [], "u": []}
+    assert blind["retrieved"] == {"nodes": len(rec["retrieved"]["nodes"]), "edges": len(rec["retrieved"]["edges"])}
+    other = records[i - 2]  # the solver's sample of the same question and variant
+    assert (other["answerer"], other["question_id"], other["variant"]) == ("solver", rec["question_id"], rec["variant"])
+    solver = data["contexts"][data["c"][i - 2]]
+    assert "retrieved" not in solver and len(solver["map"]["e"]) == len(other["context"]["edges"]) > 0
