@@ -858,7 +858,7 @@ def write_report_atomic(run_dir: Path, rows: Any, card: dict[str, Any], **kw: An
 
     tmp = Path(tempfile.mkdtemp(prefix=".report-", dir=run_dir))
     try:
-        paths = write_report(tmp, rows, card, **kw)
+        paths = write_report(tmp, rows, card, run_files=run_dir, **kw)
         move_into(tmp, run_dir)
     finally:
         if tmp.exists():

@@ -67,12 +67,15 @@ def make_plots(a: Any) -> dict[str, bytes]:
     return out
 
 
-def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot: int = 1000) -> dict[str, Path]:
+def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot: int = 1000,
+                 run_files: Path | None = None) -> dict[str, Path]:
     """Write summary.csv, report.md, plots/*.png and report.html into ``run_dir``; returns their paths.
 
     ``records`` are sample records, dicts of their shape, or their rows as made by
     :func:`benchmark.report.rows.frame_row`; in the last case the interactive page reads the samples it
-    shows one by one from ``run_dir/samples.jsonl``.
+    shows one by one from ``samples.jsonl``. The run's own files (``samples.jsonl``, ``graphs.json``) are
+    read from ``run_files`` (default ``run_dir``), so the report can be written elsewhere first and moved
+    into place.
     """
     from benchmark.errors import DiagQAError
     from benchmark.report.document import analyse, build_sections
@@ -83,15 +86,16 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
         raise DiagQAError(f"bootstrap resamples must be a whole number of at least 1, got {n_boot!r}")
     run_dir = Path(run_dir)
+    run_files = Path(run_files) if run_files is not None else run_dir
     a = analyse(records, seed=int(card.get("seed") or 0), n_boot=n_boot)
     write_summary(run_dir / SUMMARY, a.summary)
     figs = make_plots(a)
     (run_dir / "plots").mkdir(exist_ok=True)
     for name, data in figs.items():
         (run_dir / "plots" / name).write_bytes(data)
-    sections = build_sections(a, card, figs, node_labels(run_dir))
+    sections = build_sections(a, card, figs, node_labels(run_files))
     title = f"diagqa report — {card.get('run_id', run_dir.name)}"
     (run_dir / "report.md").write_text(render_markdown(sections, title), encoding="utf-8")
-    explorer = explorer_data(run_dir, records, card)
+    explorer = explorer_data(run_files, records, card)
     (run_dir / "report.html").write_text(render_html(sections, title, figs, explorer), encoding="utf-8")
     return {"summary": run_dir / SUMMARY, "markdown": run_dir / "report.md", "html": run_dir / "report.html"}
