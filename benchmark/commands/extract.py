@@ -12,6 +12,8 @@ from benchmark.errors import DiagQAError, InputError
 from benchmark.render import STYLES
 
 NAME = "extract"
+#: exit status of ``diagqa extract FILE`` when no node was found (errors in the input exit 2)
+EMPTY_GRAPH_EXIT = 1
 HELP = "read the graph drawn in a PNG (OCR + vision), or --eval: score extraction against the D2 on a dataset"
 
 
@@ -55,7 +57,10 @@ def main(args: argparse.Namespace) -> int:
         print(json.dumps(graph, ensure_ascii=False, indent=1))
     else:
         print(format_graph(graph))
-    return 0
+    for w in graph.get("warnings", []):
+        print(f"warning: {args.file}: {w}", file=sys.stderr)
+    # an empty graph is a failure to read the diagram, not a diagram without nodes
+    return 0 if graph["nodes"] else EMPTY_GRAPH_EXIT
 
 
 def format_graph(graph: dict) -> str:
@@ -96,6 +101,9 @@ def _evaluate(args: argparse.Namespace, lang: str) -> int:
           f"{s['ext_edges']} extracted)", file=out)
     print(f"  edge-label acc.   {_fmt(s['label_accuracy'])}  ({s['labels_correct']}/{s['labelled_edges']} "
           f"labels of found edges)", file=out)
+    if s["warned"]:
+        print(f"  warnings          {s['warned']} diagrams (empty graph or labels holding under half "
+              f"the words OCR read; see --json)", file=out)
     print(f"  per-diagram mean: node F1 {_fmt(s['macro_node_f1'])}, edge F1 {_fmt(s['macro_edge_f1'])}, "
           f"label acc. {_fmt(s['macro_label_accuracy'])}", file=out)
     bad = worst(scores, args.worst)

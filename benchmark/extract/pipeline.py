@@ -1,7 +1,10 @@
 """PNG -> graph in the parser's public JSON form (DESIGN.md §3), without reading any D2.
 
 ``extract(path)`` returns ``{"nodes": [{"id", "label", "shape", "parent"}], "edges": [{"src",
-"dst", "label", "directed", "arrow"}]}``. Node ids are slugs of the labels, joined with their
+"dst", "label", "directed", "arrow"}], "coverage": {"ocr_words", "label_words"}, "warnings": [...]}``:
+the parser's form plus how many words OCR read and how many of them ended up in a node or edge
+label, and a warning whenever the graph is empty or leaves much of the text out (never a silent
+empty graph). Node ids are slugs of the labels, joined with their
 container's id by ``.`` the way d2 names nested shapes; unlabelled shapes are ``node-<n>``. An
 edge with one arrowhead is written tail ``->`` head; pixels cannot tell ``a <- b`` from
 ``b -> a``, and both mean the same flow.
@@ -21,7 +24,9 @@ from benchmark.extract.raster import Raster, load_rgb, make_raster
 from benchmark.extract.shapes import Shape, find_shapes
 
 #: bump when the output for the same image may change (invalidates the cache)
-EXTRACTOR_VERSION = "8"
+EXTRACTOR_VERSION = "9"
+#: a graph whose labels hold less than this share of the words OCR read gets a warning
+LOW_COVERAGE = 0.5
 
 
 def extract(path: Path | str, lang: str = LANG) -> dict[str, Any]:
@@ -48,7 +53,34 @@ def extract_image(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] |
     edge_blocks = [b for b in blocks if b.grey]
     edges = find_edges(r, shapes, edge_blocks, outside)
     clock.lap("connectors")
-    return to_parse_json(shapes, labels, edges)
+    graph = to_parse_json(shapes, labels, edges)
+    return with_coverage(graph, sum(1 for w in words if any(c.isalnum() for c in w.text)))
+
+
+def with_coverage(graph: dict[str, Any], ocr_words: int) -> dict[str, Any]:
+    """The graph with its ``coverage`` counts and ``warnings`` about what extraction missed.
+
+    >>> g = with_coverage({"nodes": [], "edges": []}, 12)
+    >>> g["coverage"], g["warnings"]
+    ({'ocr_words': 12, 'label_words': 0}, ['no shapes found, although OCR read 12 words: the drawing style is probably not one extraction can read'])
+    >>> with_coverage({"nodes": [{"id": "a", "label": "Orders DB"}], "edges": []}, 2)["warnings"]
+    []
+    """
+    def count(text: str | None) -> int:
+        return sum(1 for t in (text or "").split() if any(c.isalnum() for c in t))
+
+    used = sum(count(n.get("label")) for n in graph["nodes"]) + sum(count(e.get("label")) for e in graph["edges"])
+    warnings = []
+    if not graph["nodes"]:
+        warnings.append(f"no shapes found, although OCR read {ocr_words} words: the drawing style is probably "
+                        "not one extraction can read" if ocr_words else "no shapes and no text found")
+    elif ocr_words >= 4 and used < LOW_COVERAGE * ocr_words:
+        warnings.append(f"the graph's labels hold only {used} of the {ocr_words} words OCR read: shapes or "
+                        "connectors were probably missed")
+    if len(graph["nodes"]) >= 2 and not graph["edges"]:
+        warnings.append(f"no connectors found between {len(graph['nodes'])} shapes")
+    return {**graph, "coverage": {"ocr_words": ocr_words, "label_words": used},
+            "warnings": warnings}
 
 
 def analysis_raster(rgb: np.ndarray) -> tuple[Raster, int]:
