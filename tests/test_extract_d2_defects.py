@@ -102,3 +102,13 @@ def test_render_command_keeps_the_layout_a_file_chooses(tmp_path):
     assert main(["render", "--data", str(tmp_path / "data")]) == 0
     render_file(tmp_path / "plain.d2", tmp_path / "elk.png", style="elk")
     assert (ddir / "own.png").read_bytes() == (tmp_path / "elk.png").read_bytes()
+
+
+@needs_tesseract
+def test_connectors_meeting_under_an_edge_label_stay_apart(tmp_path):
+    # d2 draws Отклонено -> Архив as a curve that meets the straight Отклонено -> Реестр right
+    # where the label "сдать" blanks both; the head into Реестр sits just below the label
+    g = read_back(tmp_path, "under_label", "a: Подписание\nb: Отклонено\nc: Архив\nd: Реестр\n"
+                                           "a -> d: внести\nb -> c: сдать\na -> c\nb -> d\n")
+    assert edges(g) == {("подписание", "->", "реестр", "внести"), ("отклонено", "->", "архив", "сдать"),
+                        ("подписание", "->", "архив", ""), ("отклонено", "->", "реестр", "")}

@@ -184,9 +184,11 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
         blob_mask[blob[:, 1].astype(int), blob[:, 0].astype(int)] = 1
     skel = thin(cut > 0)
     chains = [c for c in trace(skel, spur=3 * lw, reach=4 * lw) if c.length() >= 4 * lw]
-    ends = _make_ends(chains, blobs, lw)
+    unclaimed: list[np.ndarray] = []
+    ends = _make_ends(chains, blobs, lw, unclaimed)
     _attach(ends, shapes, lw, label_boxes)
     _mark_label_boxes(ends, edge_blocks, lw)
+    _heads_across_labels(unclaimed, ends, edge_blocks, lw)
     groups = _join(ends, chains, lw)
     edges = []
     for members, (e1, e2), crossed in groups:
@@ -210,7 +212,10 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     return edges
 
 
-def _make_ends(chains: list[Chain], blobs: list[np.ndarray], lw: int) -> list[_End]:
+def _make_ends(chains: list[Chain], blobs: list[np.ndarray], lw: int,
+               unclaimed: list[np.ndarray] | None = None) -> list[_End]:
+    """The two ends of every chain, with arrowheads given to the ends they belong to (heads no
+    end takes are added to ``unclaimed`` when given)."""
     ends = []
     for ci, c in enumerate(chains):
         for which in (0, 1):
@@ -232,7 +237,32 @@ def _make_ends(chains: list[Chain], blobs: list[np.ndarray], lw: int) -> list[_E
         best = _pointing_end(blob, [e for e in ends if not e.arrow], 12 * lw, 0.85, lw)
         if best is not None:
             _give_head(best, blob)
+        elif unclaimed is not None:
+            unclaimed.append(blob)
     return ends
+
+
+def _heads_across_labels(blobs: list[np.ndarray], ends: list[_End], blocks: list[Block], lw: int) -> None:
+    """A head whose line is hidden under an edge label (d2 blanks the label's box, and the stub
+    between box and head is too short to trace) goes to the free end in that label's box aimed
+    straight at it."""
+    for blob in blobs:
+        cands = []
+        for e in ends:
+            if e.arrow or e.shape is not None or not e.label_boxes:
+                continue
+            x, y, w, h = blocks[e.label_boxes[0]].box
+            reach = float(np.hypot(w, h)) + 8 * lw
+            diff = blob - e.point
+            dist = np.hypot(*diff.T)
+            k = int(np.argmin(dist))
+            if dist[k] > reach or dist[k] < 1:
+                continue
+            aim = float(np.dot(diff[k] / dist[k], e.direction))
+            if aim >= 0.9:
+                cands.append((float(dist[k]) * (2 - aim), id(e), e))
+        if cands:
+            _give_head(min(cands)[2], blob)
 
 
 def _pointing_end(blob: np.ndarray, ends: list[_End], reach: float, aim: float, lw: int) -> _End | None:
