@@ -29,6 +29,10 @@ STYLES: dict[str, list[str]] = {
     "sketch": ["--layout=dagre", "--theme=0", "--sketch"],
     "dark": ["--layout=dagre", "--theme=200"],
 }
+#: styles drawn by other tools from the D2's parsed graph (:mod:`benchmark.renderers`)
+TOOL_STYLES = ("graphviz", "plantuml", "mermaid")
+#: every render style, d2's first
+ALL_STYLES = (*STYLES, *TOOL_STYLES)
 
 
 def d2_binary() -> str:
@@ -48,14 +52,30 @@ def d2_version() -> str:
     return out.stdout.strip()
 
 
+def style_version(style: str) -> str:
+    """The version of what draws ``style`` (d2, or the other tool)."""
+    if style in TOOL_STYLES:
+        from benchmark.renderers import tool_version
+
+        return tool_version(style)
+    return d2_version()
+
+
 def sha256_file(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def render_file(d2_path: Path, out_path: Path, style: str = "default", timeout: float = 120) -> None:
-    """Render ``d2_path`` to ``out_path`` (format from the suffix: .png or .svg)."""
+    """Render ``d2_path`` to ``out_path`` (format from the suffix: .png or .svg; the styles of
+    :data:`TOOL_STYLES` draw the parsed graph with another tool, PNG only)."""
+    if style in TOOL_STYLES:
+        from benchmark.d2 import parse_file
+        from benchmark.renderers import draw
+
+        draw(parse_file(d2_path), style, out_path, source=str(d2_path), timeout=timeout)
+        return
     if style not in STYLES:
-        raise DiagQAError(f"unknown render style {style!r}; known: {', '.join(STYLES)}")
+        raise DiagQAError(f"unknown render style {style!r}; known: {', '.join(ALL_STYLES)}")
     out_path.parent.mkdir(parents=True, exist_ok=True)
     cmd = [d2_binary(), "--omit-version", "--pad=40", *style_flags(d2_path, style), str(d2_path), str(out_path)]
     env = {**os.environ, "D2_LAYOUT": "", "D2_THEME": ""}

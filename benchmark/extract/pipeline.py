@@ -35,16 +35,22 @@ def extract(path: Path | str, lang: str = LANG) -> dict[str, Any]:
 
 
 def extract_image(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] | None = None) -> dict[str, Any]:
-    """The graph drawn in an RGB image (H x W x 3 uint8).
+    """The graph drawn in an RGB image (H x W x 3 uint8), with ``reader``: ``d2`` when it was read
+    by d2's colours, ``any`` when by structure alone (:mod:`.generic`; an image without d2's
+    shapes, or one whose labels d2's colours explain only in part).
 
     d2 renders at twice the nominal size; shapes and connectors are found on a half-size copy
     when its lines are still at least 2 pixels wide (four times fewer pixels), text is read at
     full size.
     """
+    from benchmark.extract.generic import extract_any
+
     clock = _Clock(timings)
     r, factor = analysis_raster(rgb)
     shapes = find_shapes(r)
     clock.lap("shapes")
+    if not shapes:  # nothing in d2's colours: another tool's drawing, read by structure alone
+        return {**extract_any(rgb, lang=lang, timings=timings), "reader": "any"}
     words = [w.scaled(1 / factor) for w in read_words(rgb, lang=lang)]
     clock.lap("ocr")
     blocks = group_blocks(group_lines(words))
@@ -53,8 +59,19 @@ def extract_image(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] |
     edge_blocks = [b for b in blocks if b.grey]
     edges = find_edges(r, shapes, edge_blocks, outside)
     clock.lap("connectors")
-    graph = to_parse_json(shapes, labels, edges)
-    return with_coverage(graph, sum(1 for w in words if any(c.isalnum() for c in w.text)))
+    graph = with_coverage(to_parse_json(shapes, labels, edges), count_words(words))
+    if not graph["warnings"]:
+        return {**graph, "reader": "d2"}
+    # d2's colours explain only part of the picture: read it by structure too, keep the better
+    other = extract_any(rgb, lang=lang, timings=timings)
+    if other["coverage"]["label_words"] > graph["coverage"]["label_words"]:
+        return {**other, "reader": "any"}
+    return {**graph, "reader": "d2"}
+
+
+def count_words(words: list) -> int:
+    """Words holding a letter or digit (the count the coverage is measured against)."""
+    return sum(1 for w in words if any(c.isalnum() for c in w.text))
 
 
 def with_coverage(graph: dict[str, Any], ocr_words: int) -> dict[str, Any]:

@@ -1,0 +1,219 @@
+"""Reading a diagram drawn by any tool: shapes, text and connectors found without knowing colours.
+
+d2's renders are read by their colours (:mod:`.shapes`, :mod:`.raster`). Other tools (Graphviz,
+PlantUML, Mermaid, d2's dark theme) draw in other colours, so this path looks at structure only:
+
+1. The page: a dark background is inverted, so ink is always darker than the paper. Ink is every
+   pixel darker than :data:`INK_LUM_MAX`, whatever its colour (outlines, connectors, text); fills
+   are lighter and count as paper.
+2. Text: the ink's connected pieces the size of letters (measured on the image: the common height
+   of small pieces) form the text layer, read by tesseract through the same text mosaic as d2's
+   renders (:func:`.ocr.read_words`).
+3. Shapes: regions of paper closed off by ink (closed a little first, so that dashed and dotted
+   outlines close too) that do not reach the page border. A region that holds text, or other
+   regions, is a shape; thin rings (double outlines) and empty pockets (a cylinder's cap, the
+   lens between two connectors) are not. Kinds come from :func:`.shapes.classify`.
+4. Text blocks inside a shape (or at a container's top or above it) label it; the other blocks
+   are edge labels.
+5. Connectors: the ink that is neither text nor outline, traced and joined by :mod:`.connectors`
+   (filled arrowheads of any shape are what an opening wider than a line keeps).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import cv2
+import numpy as np
+
+from benchmark.extract.connectors import find_edges
+from benchmark.extract.labels import Block, assign_node_labels, group_blocks, group_lines
+from benchmark.extract.ocr import LANG, Word, read_words
+from benchmark.extract.raster import Raster, stroke_width
+from benchmark.extract.shapes import Shape, _nest, classify
+
+#: pixels darker than this are ink (fills of every common tool are lighter)
+INK_LUM_MAX = 190
+#: a page whose median luminance is below this has a dark background and is inverted
+DARK_PAGE_LUM = 110
+#: a region whose own pixels fill less than this share of its outline is a ring, not a shape
+RING_SHARE_MAX = 0.2
+#: a leaf shape is at least this convex (a region fenced in by connectors seldom is)
+LEAF_SOLIDITY_MIN = 0.85
+#: and at most this many times the area of the text it holds
+LEAF_AREA_PER_TEXT = 25
+
+
+def normalise(rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+    """(rgb, luminance, inverted): a dark-background image inverted so that ink is dark.
+
+    >>> dark = np.full((10, 10, 3), 30, np.uint8); dark[5, :] = 220
+    >>> _, lum, inv = normalise(dark)
+    >>> inv, int(lum[0, 0]), int(lum[5, 0])
+    (True, 225, 35)
+    """
+    lum = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
+    if float(np.median(lum)) < DARK_PAGE_LUM:
+        rgb = 255 - rgb
+        return rgb, 255 - lum, True
+    return rgb, lum, False
+
+
+def text_layer(ink: np.ndarray) -> tuple[np.ndarray, int]:
+    """The ink pieces the size of letters (uint8 mask) and the letter height measured.
+
+    The letter height is the most common height among small pieces; pieces up to 2.5 letters
+    tall and 4 wide are text (a wider piece is a line or an outline, unless it is a word whose
+    letters touch, which is no taller than a letter and no longer than a word).
+    """
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(ink.view(np.uint8), connectivity=8)
+    if n <= 1:
+        return np.zeros_like(ink, dtype=np.uint8), 0
+    w, h, area = stats[1:, cv2.CC_STAT_WIDTH], stats[1:, cv2.CC_STAT_HEIGHT], stats[1:, cv2.CC_STAT_AREA]
+    small = (h >= 6) & (h <= 80) & (w <= 80)
+    if not small.any():
+        return np.zeros_like(ink, dtype=np.uint8), 0
+    hist = np.bincount(h[small], minlength=81)
+    # letters with ascenders are the tallest common height; smooth the histogram over +-1
+    smooth = np.convolve(hist, np.ones(3), mode="same")
+    th = int(np.argmax(smooth[6:])) + 6
+    fill = area / np.maximum(w * h, 1)
+    letter = (h <= 2.5 * th) & (w <= 4 * th) & ((h >= 0.3 * th) | (w <= 1.5 * th))
+    word = (h <= 1.4 * th) & (w <= 25 * th) & (fill > 0.15) & (h >= 0.5 * th)
+    keep = np.zeros(n, np.uint8)
+    keep[1:] = (letter | word) & (area >= 4)
+    return keep[labels], th
+
+
+def find_regions(ink: np.ndarray, lw: int, min_side: int) -> list[tuple[np.ndarray, tuple[int, int, int, int], float, np.ndarray]]:
+    """Closed regions of paper: (contour, box, area, filled mask in the box) of every region not
+    touching the border, at least ``min_side`` wide and tall, that is not a thin ring."""
+    k = 2 * lw + 3
+    closed = cv2.morphologyEx(ink.view(np.uint8), cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (k, k)))
+    paper = (1 - closed).astype(np.uint8)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(paper, connectivity=4)
+    h_img, w_img = ink.shape
+    out = []
+    for i in range(1, n):
+        x, y, w, h, a = (int(v) for v in stats[i])
+        if x == 0 or y == 0 or x + w >= w_img or y + h >= h_img:
+            continue
+        if w < min_side or h < min_side:
+            continue
+        sub = (labels[y:y + h, x:x + w] == i).astype(np.uint8)
+        contours, _ = cv2.findContours(sub, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        cnt = max(contours, key=cv2.contourArea)
+        filled = np.zeros_like(sub)
+        cv2.drawContours(filled, [cnt], -1, 1, thickness=cv2.FILLED)
+        total = int(filled.sum())
+        if total == 0 or a / total < RING_SHARE_MAX:
+            continue
+        out.append((cnt + np.array([[x, y]], dtype=np.int32), (x, y, w, h), float(total), filled))
+    return merge_split_regions(out, ink.shape, k)
+
+
+def solidity(cnt: np.ndarray) -> float:
+    """Area of a contour over the area of its convex hull."""
+    return float(cv2.contourArea(cnt)) / max(float(cv2.contourArea(cv2.convexHull(cnt))), 1.0)
+
+
+def merge_split_regions(regions: list, shape_hw: tuple[int, int], gap0: int) -> list:
+    """Regions that connectors cut apart put back together: a container's inside is split by the
+    connectors that run through it to its children. Two regions (neither convex) that lie at most
+    twice ``gap0`` apart and together are clearly more convex are merged, until no pair is."""
+    solid_min = 0.93
+    pieces = [list(r) for r in regions]
+    changed = True
+    while changed:
+        changed = False
+        loose = [i for i, r in enumerate(pieces) if solidity(r[0]) < solid_min]
+        for ai in range(len(loose)):
+            for bi in range(ai + 1, len(loose)):
+                a, b = pieces[loose[ai]], pieces[loose[bi]]
+                (ax, ay, aw, ah), (bx, by, bw, bh) = a[1], b[1]
+                gap = 2 * gap0
+                if ax > bx + bw + gap or bx > ax + aw + gap or ay > by + bh + gap or by > ay + ah + gap:
+                    continue
+                x0, y0 = min(ax, bx) - gap, min(ay, by) - gap
+                x1, y1 = max(ax + aw, bx + bw) + gap, max(ay + ah, by + bh) + gap
+                m = np.zeros((y1 - y0, x1 - x0), np.uint8)
+                m[ay - y0:ay - y0 + ah, ax - x0:ax - x0 + aw] |= a[3]
+                m[by - y0:by - y0 + bh, bx - x0:bx - x0 + bw] |= b[3]
+                m = cv2.morphologyEx(m, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (2 * gap + 1,) * 2))
+                n, lab = cv2.connectedComponents(m, connectivity=8)
+                if n != 2:
+                    continue
+                contours, _ = cv2.findContours(m, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+                cnt = max(contours, key=cv2.contourArea)
+                if solidity(cnt) < max(solidity(a[0]), solidity(b[0])) + 0.05:
+                    continue
+                mx, my, mw, mh = cv2.boundingRect(cnt)
+                filled = np.zeros((mh, mw), np.uint8)
+                cv2.drawContours(filled, [cnt - np.array([[mx, my]])], -1, 1, thickness=cv2.FILLED)
+                merged = [cnt + np.array([[x0, y0]], dtype=np.int32), (mx + x0, my + y0, mw, mh),
+                          float(filled.sum()), filled]
+                pieces = [r for i, r in enumerate(pieces) if i not in (loose[ai], loose[bi])] + [merged]
+                changed = True
+                break
+            if changed:
+                break
+    return [tuple(r) for r in pieces]
+
+
+def extract_any(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] | None = None) -> dict[str, Any]:
+    """The graph drawn in an RGB image by any tool, in the parser's JSON form with coverage and
+    warnings (:func:`.pipeline.with_coverage`)."""
+    from benchmark.extract.pipeline import _Clock, count_words, to_parse_json, with_coverage
+
+    clock = _Clock(timings)
+    rgb, lum, _ = normalise(np.ascontiguousarray(rgb, dtype=np.uint8))
+    ink = lum < INK_LUM_MAX
+    text, th = text_layer(ink)
+    lines = ink & (text == 0)
+    lw = max(1, stroke_width(lines))
+    r_text = Raster(rgb=rgb, lum=lum, stroke=lines, ink=text.astype(bool), line_width=lw)
+    regions = find_regions(lines, lw, max(2 * th, 6 * lw))
+    clock.lap("shapes")
+    words = [Word(w.text, w.x, w.y, w.w, w.h, w.conf, 0.0) for w in read_words(r_text, lang=lang)]
+    clock.lap("ocr")
+    blocks = group_blocks(group_lines(words))
+    shapes = _shapes_with_text(regions, blocks)
+    outside: dict[int, list[tuple[int, int, int, int]]] = {}
+    used: set[int] = set()
+    labels = assign_node_labels(blocks, shapes, outside, used)
+    edge_blocks = []
+    for bi, b in enumerate(blocks):
+        if bi not in used:
+            edge_blocks.append(Block(b.lines, grey=True))
+    r_lines = Raster(rgb=rgb, lum=lum, stroke=lines, ink=text.astype(bool), line_width=lw)
+    edges = find_edges(r_lines, shapes, edge_blocks, outside)
+    clock.lap("connectors")
+    return with_coverage(to_parse_json(shapes, labels, edges), count_words(words))
+
+
+def _shapes_with_text(regions: list, blocks: list[Block]) -> list[Shape]:
+    """Shapes from regions: nested, and kept when they hold a text block or another kept shape."""
+    regions = sorted(regions, key=lambda f: (f[1][1], f[1][0], -f[2]))
+    shapes = [Shape(i, "rectangle", c, box, area, (255, 255, 255)) for i, (c, box, area, _) in enumerate(regions)]
+    _nest(shapes)
+    centres = [b.centre for b in blocks]
+    keep: set[int] = set()
+    for s in sorted(shapes, key=lambda s: s.area):
+        own = [bi for bi, x in enumerate(centres) if s.contains(*x) and not any(
+            shapes[c].contains(*x) for c in s.children if c in keep)]
+        if any(c in keep for c in s.children):
+            keep.add(s.index)      # a container
+            continue
+        if not own or solidity(s.contour) < LEAF_SOLIDITY_MIN:
+            continue               # an empty pocket, or a region fenced in by connectors
+        text_area = sum(blocks[bi].box[2] * blocks[bi].box[3] for bi in own)
+        if s.area <= LEAF_AREA_PER_TEXT * text_area:
+            keep.add(s.index)
+    kept = [s for s in shapes if s.index in keep]
+    remap = {s.index: i for i, s in enumerate(kept)}
+    out = []
+    for s, (_, _, _, filled) in ((s, regions[s.index]) for s in kept):
+        out.append(Shape(remap[s.index], "rectangle", s.contour, s.box, s.area, s.fill))
+    _nest(out)
+    for s, (_, _, _, filled) in zip(out, (regions[s.index] for s in kept)):
+        s.kind = "rectangle" if s.is_container else classify(filled)
+    return out
