@@ -254,8 +254,11 @@ def draw(graph: dict[str, Any], style: str, out_png: Path, source: str = "<graph
             env["PUPPETEER_EXECUTABLE_PATH"] = browser
             conf = work / "puppeteer.json"
             conf.write_text(json.dumps({"executablePath": browser, "args": ["--no-sandbox", "--disable-gpu"]}))
+            # natural size (not fitted to the page width, which shrinks large diagrams), twice over
+            mconf = work / "mermaid.json"
+            mconf.write_text(json.dumps({"flowchart": {"useMaxWidth": False}}))
             cmd, made = [binary, "-q", "-i", str(src), "-o", str(work / "g.png"), "-s", "2", "-b", "white",
-                         "-p", str(conf)], work / "g.png"
+                         "-p", str(conf), "-c", str(mconf)], work / "g.png"
         else:
             raise ValueError(f"no drawing tool for style {style!r}")
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=work)

@@ -4,8 +4,8 @@ d2's renders are read by their colours (:mod:`.shapes`, :mod:`.raster`). Other t
 PlantUML, Mermaid, d2's dark theme) draw in other colours, so this path looks at structure only:
 
 1. The page: a dark background is inverted, so ink is always darker than the paper. Ink is every
-   pixel darker than :data:`INK_LUM_MAX`, whatever its colour (outlines, connectors, text); fills
-   are lighter and count as paper.
+   pixel clearly darker than the paper or fill around it, whatever its colour (outlines,
+   connectors, text); fills of any shade count as paper.
 2. Text: the ink's connected pieces the size of letters (measured on the image: the common height
    of small pieces) form the text layer, read by tesseract through the same text mosaic as d2's
    renders (:func:`.ocr.read_words`).
@@ -31,14 +31,20 @@ from benchmark.extract.ocr import LANG, Word, read_words
 from benchmark.extract.raster import Raster, stroke_width
 from benchmark.extract.shapes import Shape, _nest, classify
 
-#: pixels darker than this are ink (fills of every common tool are lighter)
-INK_LUM_MAX = 190
+#: ink is at least this much darker than the paper or fill around it
+INK_CONTRAST = 45
+#: wider than any line or letter stroke (pixels): the span the local background is taken over
+INK_SPAN = 15
 #: a page whose median luminance is below this has a dark background and is inverted
 DARK_PAGE_LUM = 110
 #: a region whose own pixels fill less than this share of its outline is a ring, not a shape
 RING_SHARE_MAX = 0.2
 #: a leaf shape is at least this convex (a region fenced in by connectors seldom is)
 LEAF_SOLIDITY_MIN = 0.85
+#: a leaf's label is centred: its centre at most this share of the shape's size off the shape's
+CENTRE_OFFSET_MAX = 0.2
+#: containers are boxes: at least this convex
+CONTAINER_SOLIDITY_MIN = 0.9
 #: and at most this many times the area of the text it holds
 LEAF_AREA_PER_TEXT = 25
 
@@ -56,6 +62,19 @@ def normalise(rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
         rgb = 255 - rgb
         return rgb, 255 - lum, True
     return rgb, lum, False
+
+
+def ink_mask(lum: np.ndarray) -> np.ndarray:
+    """Ink: pixels clearly darker than the paper or fill around them (:data:`INK_CONTRAST` below
+    the local background, which a grey closing wider than any line or letter stroke gives).
+    Fills of any shade are background, so a dark theme's grey boxes are not ink.
+
+    >>> lum = np.full((40, 40), 170, np.uint8); lum[:, :20] = 250; lum[10, :] = 60
+    >>> m = ink_mask(lum); bool(m[10, 5]), bool(m[10, 30]), bool(m[20, 30]), bool(m[20, 5])
+    (True, True, False, False)
+    """
+    background = cv2.morphologyEx(lum, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (INK_SPAN, INK_SPAN)))
+    return (background.astype(np.int16) - lum) > INK_CONTRAST
 
 
 def text_layer(ink: np.ndarray) -> tuple[np.ndarray, int]:
@@ -166,14 +185,28 @@ def extract_any(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] | N
 
     clock = _Clock(timings)
     rgb, lum, _ = normalise(np.ascontiguousarray(rgb, dtype=np.uint8))
-    ink = lum < INK_LUM_MAX
+    ink = ink_mask(lum)
     text, th = text_layer(ink)
     lines = ink & (text == 0)
     lw = max(1, stroke_width(lines))
-    r_text = Raster(rgb=rgb, lum=lum, stroke=lines, ink=text.astype(bool), line_width=lw)
+    # the text mosaic shows all ink next to the letter-sized pieces: a letter that touches a
+    # line (Graphviz puts edge labels against their line) is read with a stub of the line
+    near = cv2.dilate(text, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (max(3, th // 2) | 1,) * 2))
+    r_text = Raster(rgb=rgb, lum=lum, stroke=lines, ink=ink & (near > 0), line_width=lw)
+    factor = 1
+    if min(lines.shape) >= 200 and lw >= 4:
+        # thick lines (d2 draws at twice the size): shapes and connectors on a half-size copy
+        factor, lw = 2, lw // 2
+        h, w = lines.shape
+        half = (w // 2, h // 2)
+        lines = cv2.resize(lines.view(np.uint8) * 255, half, interpolation=cv2.INTER_AREA) >= 96
+        text = (cv2.resize(text * 255, half, interpolation=cv2.INTER_AREA) >= 96).view(np.uint8)
+        rgb = cv2.resize(rgb, half, interpolation=cv2.INTER_AREA)
+        lum = cv2.resize(lum, half, interpolation=cv2.INTER_AREA)
+        th = max(1, th // 2)
     regions = find_regions(lines, lw, max(2 * th, 6 * lw))
     clock.lap("shapes")
-    words = [Word(w.text, w.x, w.y, w.w, w.h, w.conf, 0.0) for w in read_words(r_text, lang=lang)]
+    words = [Word(w.text, w.x, w.y, w.w, w.h, w.conf, 0.0).scaled(1 / factor) for w in read_words(r_text, lang=lang)]
     clock.lap("ocr")
     blocks = group_blocks(group_lines(words))
     shapes = _shapes_with_text(regions, blocks)
@@ -190,6 +223,18 @@ def extract_any(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] | N
     return with_coverage(to_parse_json(shapes, labels, edges), count_words(words))
 
 
+def _centred(s: Shape, blocks: list[Block]) -> bool:
+    """Is the text roughly centred in the shape (every tool centres a node's label; an edge
+    label in a pocket fenced in by connectors seldom is)?"""
+    x0 = min(b.box[0] for b in blocks)
+    y0 = min(b.box[1] for b in blocks)
+    x1 = max(b.box[0] + b.box[2] for b in blocks)
+    y1 = max(b.box[1] + b.box[3] for b in blocks)
+    sx, sy, sw, sh = s.box
+    return (abs((x0 + x1) / 2 - (sx + sw / 2)) <= CENTRE_OFFSET_MAX * sw
+            and abs((y0 + y1) / 2 - (sy + sh / 2)) <= CENTRE_OFFSET_MAX * sh)
+
+
 def _shapes_with_text(regions: list, blocks: list[Block]) -> list[Shape]:
     """Shapes from regions: nested, and kept when they hold a text block or another kept shape."""
     regions = sorted(regions, key=lambda f: (f[1][1], f[1][0], -f[2]))
@@ -201,12 +246,13 @@ def _shapes_with_text(regions: list, blocks: list[Block]) -> list[Shape]:
         own = [bi for bi, x in enumerate(centres) if s.contains(*x) and not any(
             shapes[c].contains(*x) for c in s.children if c in keep)]
         if any(c in keep for c in s.children):
-            keep.add(s.index)      # a container
+            if solidity(s.contour) >= CONTAINER_SOLIDITY_MIN:
+                keep.add(s.index)  # a container (a region fenced in by connectors around shapes is not)
             continue
         if not own or solidity(s.contour) < LEAF_SOLIDITY_MIN:
             continue               # an empty pocket, or a region fenced in by connectors
         text_area = sum(blocks[bi].box[2] * blocks[bi].box[3] for bi in own)
-        if s.area <= LEAF_AREA_PER_TEXT * text_area:
+        if s.area <= LEAF_AREA_PER_TEXT * text_area and _centred(s, [blocks[bi] for bi in own]):
             keep.add(s.index)
     kept = [s for s in shapes if s.index in keep]
     remap = {s.index: i for i, s in enumerate(kept)}
