@@ -25,6 +25,8 @@ from typing import Any
 
 from benchmark.errors import InputError, StageUnavailable
 
+#: bump when a writer or a tool's options change (part of the render cache key)
+DRAW_VERSION = "2"
 #: style name -> (binary, what installs it)
 TOOLS = {
     "graphviz": ("dot", "apt-get install graphviz"),
@@ -50,7 +52,7 @@ def tool_version(style: str) -> str:
     args = {"graphviz": ["-V"], "plantuml": ["-version"], "mermaid": ["--version"]}[style]
     out = subprocess.run([binary, *args], capture_output=True, text=True, timeout=120)
     lines = (out.stdout + out.stderr).strip().splitlines()
-    return lines[0].strip() if lines else style
+    return f"{lines[0].strip() if lines else style} draw-{DRAW_VERSION}"
 
 
 def _children(graph: dict[str, Any]) -> dict[str | None, list[dict[str, Any]]]:

@@ -43,8 +43,9 @@ RING_SHARE_MAX = 0.2
 LEAF_SOLIDITY_MIN = 0.85
 #: a leaf's label is centred: its centre at most this share of the shape's size off the shape's
 CENTRE_OFFSET_MAX = 0.2
-#: containers are boxes: at least this convex
+#: containers are boxes: at least this convex, and filling at least this share of their bounding box
 CONTAINER_SOLIDITY_MIN = 0.9
+CONTAINER_EXTENT_MIN = 0.8
 #: and at most this many times the area of the text it holds
 LEAF_AREA_PER_TEXT = 25
 
@@ -209,7 +210,7 @@ def extract_any(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] | N
     words = [Word(w.text, w.x, w.y, w.w, w.h, w.conf, 0.0).scaled(1 / factor) for w in read_words(r_text, lang=lang)]
     clock.lap("ocr")
     blocks = group_blocks(group_lines(words))
-    shapes = _shapes_with_text(regions, blocks)
+    shapes = _shapes_with_text(regions, blocks, lw)
     outside: dict[int, list[tuple[int, int, int, int]]] = {}
     used: set[int] = set()
     labels = assign_node_labels(blocks, shapes, outside, used)
@@ -218,9 +219,70 @@ def extract_any(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] | N
         if bi not in used:
             edge_blocks.append(Block(b.lines, grey=True))
     r_lines = Raster(rgb=rgb, lum=lum, stroke=lines, ink=text.astype(bool), line_width=lw)
-    edges = find_edges(r_lines, shapes, edge_blocks, outside)
+    edges = [e for e in find_edges(r_lines, shapes, edge_blocks, outside) if not _hugs_its_shape(e, shapes)]
     clock.lap("connectors")
     return with_coverage(to_parse_json(shapes, labels, edges), count_words(words))
+
+
+def _pockets(leaves: list[Shape], masks: list[np.ndarray], gap: int) -> set[int]:
+    """Leaf candidates that are pockets between shapes and connectors, not shapes: two real
+    shapes never share an outline, so where two candidates lie right across one line from each
+    other along a stretch of their border, one of them is a pocket holding an edge label. The
+    one whose height is further from the common height of the candidates goes (a tool draws its
+    nodes at one height, pockets come in any)."""
+    if len(leaves) < 2:
+        return set()
+    heights = np.array([s.box[3] for s in leaves], float)
+    common = float(np.median(heights))
+    off = {s.index: abs(np.log(max(s.box[3], 1) / common)) for s in leaves}
+    drop: set[int] = set()
+    for i, a in enumerate(leaves):
+        ax, ay, aw, ah = a.box
+        for b in leaves[i + 1:]:
+            if a.index in drop or b.index in drop:
+                continue
+            bx, by, bw, bh = b.box
+            g = gap
+            if ax > bx + bw + g or bx > ax + aw + g or ay > by + bh + g or by > ay + ah + g:
+                continue
+            x0, y0 = min(ax, bx) - g, min(ay, by) - g
+            x1, y1 = max(ax + aw, bx + bw) + g, max(ay + ah, by + bh) + g
+            ma = np.zeros((y1 - y0, x1 - x0), np.uint8)
+            mb = np.zeros_like(ma)
+            ma[ay - y0:ay - y0 + ah, ax - x0:ax - x0 + aw] = masks[a.index]
+            mb[by - y0:by - y0 + bh, bx - x0:bx - x0 + bw] = masks[b.index]
+            grown = cv2.dilate(ma, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * g + 1,) * 2))
+            border_b = mb - cv2.erode(mb, np.ones((3, 3), np.uint8))
+            shared = int((grown & border_b).sum())
+            if shared >= 0.12 * min(2 * (aw + ah), 2 * (bw + bh)):
+                drop.add(a.index if off[a.index] > off[b.index] else b.index)
+    return drop
+
+
+def _hugs_its_shape(e: Any, shapes: list[Shape]) -> bool:
+    """A "loop" from a shape to itself that never leaves the shape's close surroundings is part
+    of its drawing (a cylinder's cap, a note's fold), not a connector."""
+    if e.a != e.b:
+        return False
+    x, y, w, h = shapes[e.a].box
+    m = 0.35 * min(w, h)
+    pts = e.points
+    return bool(((pts[:, 0] >= x - m) & (pts[:, 0] <= x + w + m) & (pts[:, 1] >= y - m)
+                 & (pts[:, 1] <= y + h + m)).all())
+
+
+def _titled(s: Shape, blocks: list[Block], own: list[int]) -> bool:
+    """Does a text block sit at the top of the region (inside, in its top fifth) or just above it?"""
+    sx, sy, sw, sh = s.box
+    for bi, b in enumerate(blocks):
+        x, y, w, h = b.box
+        if not (sx <= x + w / 2 <= sx + sw):
+            continue
+        if bi in own and y + h / 2 <= sy + max(0.2 * sh, 2 * b.line_height):
+            return True
+        if bi not in own and 0 <= sy - (y + h) <= 1.5 * b.line_height:
+            return True
+    return False
 
 
 def _centred(s: Shape, blocks: list[Block]) -> bool:
@@ -235,7 +297,7 @@ def _centred(s: Shape, blocks: list[Block]) -> bool:
             and abs((y0 + y1) / 2 - (sy + sh / 2)) <= CENTRE_OFFSET_MAX * sh)
 
 
-def _shapes_with_text(regions: list, blocks: list[Block]) -> list[Shape]:
+def _shapes_with_text(regions: list, blocks: list[Block], lw: int) -> list[Shape]:
     """Shapes from regions: nested, and kept when they hold a text block or another kept shape."""
     regions = sorted(regions, key=lambda f: (f[1][1], f[1][0], -f[2]))
     shapes = [Shape(i, "rectangle", c, box, area, (255, 255, 255)) for i, (c, box, area, _) in enumerate(regions)]
@@ -246,14 +308,20 @@ def _shapes_with_text(regions: list, blocks: list[Block]) -> list[Shape]:
         own = [bi for bi, x in enumerate(centres) if s.contains(*x) and not any(
             shapes[c].contains(*x) for c in s.children if c in keep)]
         if any(c in keep for c in s.children):
-            if solidity(s.contour) >= CONTAINER_SOLIDITY_MIN:
-                keep.add(s.index)  # a container (a region fenced in by connectors around shapes is not)
+            # a container: a box with its label at its top or just above it (a region fenced in by
+            # connectors around shapes is seldom convex and never labelled so)
+            extent = s.area / max(1.0, float(s.box[2] * s.box[3]))
+            if solidity(s.contour) >= CONTAINER_SOLIDITY_MIN and extent >= CONTAINER_EXTENT_MIN \
+                    and _titled(s, blocks, own):
+                keep.add(s.index)
             continue
         if not own or solidity(s.contour) < LEAF_SOLIDITY_MIN:
             continue               # an empty pocket, or a region fenced in by connectors
         text_area = sum(blocks[bi].box[2] * blocks[bi].box[3] for bi in own)
         if s.area <= LEAF_AREA_PER_TEXT * text_area and _centred(s, [blocks[bi] for bi in own]):
             keep.add(s.index)
+    keep -= _pockets([s for s in shapes if s.index in keep and not any(c in keep for c in s.children)],
+                     [r[3] for r in regions], 3 * lw + 4)
     kept = [s for s in shapes if s.index in keep]
     remap = {s.index: i for i, s in enumerate(kept)}
     out = []
