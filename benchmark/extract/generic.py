@@ -65,6 +65,31 @@ def normalise(rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
     return rgb, lum, False
 
 
+STUB_CHARS = "Il|1!["
+
+
+def strip_line_stubs(words: list[Word], lines: np.ndarray) -> list[Word]:
+    """Words without the stroke of a line they were read with: a line running past a word's
+    first or last letter is read as ``l``, ``I`` or ``|`` glued to it (``llookup``, ``Ino``).
+    Such a character goes when the line layer covers the strip of the word box it stands in.
+
+    >>> lines = np.zeros((30, 100), bool); lines[:, 10:12] = True
+    >>> [w.text for w in strip_line_stubs([Word("llookup", 8, 5, 70, 20, 90, 0), Word("lab", 40, 5, 30, 20, 90, 0)], lines)]
+    ['lookup', 'lab']
+    """
+    out = []
+    for w in words:
+        text, x0, x1 = w.text, w.x, w.x + w.w
+        per = w.w / max(1, len(text))
+        strip = lines[w.y:w.y + w.h]
+        if len(text) > 1 and text[0] in STUB_CHARS and strip[:, x0:x0 + max(1, int(per))].any(axis=1).mean() > 0.8:
+            text, x0 = text[1:], x0 + int(per)
+        if len(text) > 1 and text[-1] in STUB_CHARS and strip[:, max(x0, x1 - int(per)):x1].any(axis=1).mean() > 0.8:
+            text, x1 = text[:-1], x1 - int(per)
+        out.append(w if text == w.text else Word(text, x0, w.y, max(1, x1 - x0), w.h, w.conf, w.ink))
+    return out
+
+
 def ink_mask(lum: np.ndarray) -> np.ndarray:
     """Ink: pixels clearly darker than the paper or fill around them (:data:`INK_CONTRAST` below
     the local background, which a grey closing wider than any line or letter stroke gives).
@@ -195,6 +220,7 @@ def extract_any(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] | N
     near = cv2.dilate(text, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (max(3, th // 2) | 1,) * 2))
     r_text = Raster(rgb=rgb, lum=lum, stroke=lines, ink=ink & (near > 0), line_width=lw)
     factor = 1
+    full_lines = lines
     if min(lines.shape) >= 200 and lw >= 4:
         # thick lines (d2 draws at twice the size): shapes and connectors on a half-size copy
         factor, lw = 2, lw // 2
@@ -207,7 +233,8 @@ def extract_any(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] | N
         th = max(1, th // 2)
     regions = find_regions(lines, lw, max(2 * th, 6 * lw))
     clock.lap("shapes")
-    words = [Word(w.text, w.x, w.y, w.w, w.h, w.conf, 0.0).scaled(1 / factor) for w in read_words(r_text, lang=lang)]
+    words = [Word(w.text, w.x, w.y, w.w, w.h, w.conf, 0.0).scaled(1 / factor)
+             for w in strip_line_stubs(read_words(r_text, lang=lang), full_lines)]
     clock.lap("ocr")
     blocks = group_blocks(group_lines(words))
     shapes = _shapes_with_text(regions, blocks, lw)
