@@ -142,8 +142,8 @@ def find_regions(ink: np.ndarray, lw: int, min_side: int) -> list[tuple[np.ndarr
         x, y, w, h, a = (int(v) for v in stats[i])
         if x == 0 or y == 0 or x + w >= w_img or y + h >= h_img:
             continue
-        if w < min_side or h < min_side:
-            continue
+        if w < min_side or h < max(3 * lw, min_side // 3):
+            continue  # (flat regions stay: a cylinder's cap is one)
         sub = (labels[y:y + h, x:x + w] == i).astype(np.uint8)
         contours, _ = cv2.findContours(sub, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
         cnt = max(contours, key=cv2.contourArea)
@@ -350,11 +350,56 @@ def _shapes_with_text(regions: list, blocks: list[Block], lw: int) -> list[Shape
     keep -= _pockets([s for s in shapes if s.index in keep and not any(c in keep for c in s.children)],
                      [r[3] for r in regions], 3 * lw + 4)
     kept = [s for s in shapes if s.index in keep]
-    remap = {s.index: i for i, s in enumerate(kept)}
+    leaves = [s for s in kept if not any(c in keep for c in s.children)]
+    parts = {s.index: [s.index] for s in kept}
+    for s in shapes:
+        if s.index in keep or s.children:
+            continue
+        owner = _cap_owner(s, leaves, 3 * lw + 4)
+        if owner is not None:
+            parts[owner.index].append(s.index)   # a cylinder's cap, a queue's end: part of the shape
     out = []
-    for s, (_, _, _, filled) in ((s, regions[s.index]) for s in kept):
-        out.append(Shape(remap[s.index], "rectangle", s.contour, s.box, s.area, s.fill))
+    masks = []
+    for i, s in enumerate(kept):
+        cnt, box, area, filled = _union([regions[j] for j in parts[s.index]], 3 * lw + 4)
+        out.append(Shape(i, "rectangle", cnt, box, area, s.fill))
+        masks.append(filled)
     _nest(out)
-    for s, (_, _, _, filled) in zip(out, (regions[s.index] for s in kept)):
+    for s, filled in zip(out, masks):
         s.kind = "rectangle" if s.is_container else classify(filled)
     return out
+
+
+def _cap_owner(s: Shape, leaves: list[Shape], gap: int) -> Shape | None:
+    """The leaf an empty region is a part of: right above or below it, no wider, and together
+    still convex (a cylinder's top drawn as its own closed ellipse)."""
+    sx, sy, sw, sh = s.box
+    for o in leaves:
+        ox, oy, ow, oh = o.box
+        if sx < ox - gap or sx + sw > ox + ow + gap or sh > oh:
+            continue
+        if -gap <= oy - (sy + sh) <= gap or -gap <= sy - (oy + oh) <= gap:
+            hull = cv2.convexHull(np.concatenate([s.contour, o.contour]))
+            if cv2.contourArea(hull) <= 1.25 * (s.area + o.area):
+                return o
+    return None
+
+
+def _union(regions: list, gap: int) -> tuple[np.ndarray, tuple[int, int, int, int], float, np.ndarray]:
+    """One region made of several (closed across the lines between them)."""
+    if len(regions) == 1:
+        return regions[0]
+    x0 = min(r[1][0] for r in regions) - gap
+    y0 = min(r[1][1] for r in regions) - gap
+    x1 = max(r[1][0] + r[1][2] for r in regions) + gap
+    y1 = max(r[1][1] + r[1][3] for r in regions) + gap
+    m = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    for _, (x, y, w, h), _, filled in regions:
+        m[y - y0:y - y0 + h, x - x0:x - x0 + w] |= filled
+    m = cv2.morphologyEx(m, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (2 * gap + 1,) * 2))
+    contours, _ = cv2.findContours(m, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    cnt = max(contours, key=cv2.contourArea)
+    bx, by, bw, bh = cv2.boundingRect(cnt)
+    filled = np.zeros((bh, bw), np.uint8)
+    cv2.drawContours(filled, [cnt - np.array([[bx, by]])], -1, 1, thickness=cv2.FILLED)
+    return cnt + np.array([[x0, y0]], dtype=np.int32), (bx + x0, by + y0, bw, bh), float(filled.sum()), filled
