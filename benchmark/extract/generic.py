@@ -153,7 +153,7 @@ def find_regions(ink: np.ndarray, lw: int, min_side: int) -> list[tuple[np.ndarr
         if total == 0 or a / total < RING_SHARE_MAX:
             continue
         out.append((cnt + np.array([[x, y]], dtype=np.int32), (x, y, w, h), float(total), filled))
-    return merge_split_regions(out, ink.shape, k)
+    return merge_split_regions(out, k)
 
 
 def solidity(cnt: np.ndarray) -> float:
@@ -161,7 +161,7 @@ def solidity(cnt: np.ndarray) -> float:
     return float(cv2.contourArea(cnt)) / max(float(cv2.contourArea(cv2.convexHull(cnt))), 1.0)
 
 
-def merge_split_regions(regions: list, shape_hw: tuple[int, int], gap0: int) -> list:
+def merge_split_regions(regions: list, gap0: int) -> list:
     """Regions that connectors cut apart put back together: a container's inside is split by the
     connectors that run through it to its children. Two regions (neither convex) that lie at most
     twice ``gap0`` apart and together are clearly more convex are merged, until no pair is."""
