@@ -1,7 +1,8 @@
 """Rendering D2 files to PNG with the official d2 binary, reproducibly.
 
-``render_file`` runs ``d2`` with fixed options (no version stamp, fixed theme, layout and padding),
-so the same D2 text and d2 version give the same PNG bytes. ``diagrams/renders.json`` records, per
+``render_file`` runs ``d2`` with fixed options (no version stamp, fixed theme, layout and padding,
+except the layout engine and theme a file sets in its own ``vars.d2-config``), so the same D2 text
+and d2 version give the same PNG bytes. ``diagrams/renders.json`` records, per
 diagram, the SHA-256 of the D2 text and of the PNG and the d2 version that made it; the validator
 uses it to tell a stale or hand-edited PNG.
 """
@@ -28,6 +29,10 @@ STYLES: dict[str, list[str]] = {
     "sketch": ["--layout=dagre", "--theme=0", "--sketch"],
     "dark": ["--layout=dagre", "--theme=200"],
 }
+#: styles drawn by other tools from the D2's parsed graph (:mod:`benchmark.renderers`)
+TOOL_STYLES = ("graphviz", "plantuml", "mermaid")
+#: every render style, d2's first
+ALL_STYLES = (*STYLES, *TOOL_STYLES)
 
 
 def d2_binary() -> str:
@@ -47,22 +52,78 @@ def d2_version() -> str:
     return out.stdout.strip()
 
 
+def style_version(style: str) -> str:
+    """The version of what draws ``style`` (d2, or the other tool)."""
+    if style in TOOL_STYLES:
+        from benchmark.renderers import tool_version
+
+        return tool_version(style)
+    return d2_version()
+
+
 def sha256_file(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def render_file(d2_path: Path, out_path: Path, style: str = "default", timeout: float = 120) -> None:
-    """Render ``d2_path`` to ``out_path`` (format from the suffix: .png or .svg)."""
+    """Render ``d2_path`` to ``out_path`` (format from the suffix: .png or .svg; the styles of
+    :data:`TOOL_STYLES` draw the parsed graph with another tool, PNG only)."""
+    if style in TOOL_STYLES:
+        from benchmark.d2 import parse_file
+        from benchmark.renderers import draw
+
+        draw(parse_file(d2_path), style, out_path, source=str(d2_path), timeout=timeout)
+        return
     if style not in STYLES:
-        raise DiagQAError(f"unknown render style {style!r}; known: {', '.join(STYLES)}")
+        raise DiagQAError(f"unknown render style {style!r}; known: {', '.join(ALL_STYLES)}")
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [d2_binary(), "--omit-version", "--pad=40", *STYLES[style], str(d2_path), str(out_path)]
+    cmd = [d2_binary(), "--omit-version", "--pad=40", *style_flags(d2_path, style), str(d2_path), str(out_path)]
     env = {**os.environ, "D2_LAYOUT": "", "D2_THEME": ""}
     env = {k: v for k, v in env.items() if v != ""}
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     if proc.returncode != 0 or not out_path.exists():
         msg = (proc.stderr or proc.stdout).strip().splitlines()
         raise InputError(f"d2 failed to render: {msg[-1] if msg else 'exit ' + str(proc.returncode)}", file=str(d2_path))
+
+
+#: ``vars.d2-config`` keys a file may set, and the command-line flag each one would be overridden by
+CONFIG_FLAGS = {"layout-engine": "--layout", "theme-id": "--theme"}
+
+
+def file_config(d2_path: Path) -> dict[str, str]:
+    """The layout engine and theme a D2 file chooses in ``vars: {d2-config: {...}}`` (empty when none,
+    or when the file does not compile: d2 then reports the error itself)."""
+    from benchmark.d2.compiler import Compiler
+    from benchmark.d2.errors import D2SyntaxError
+
+    try:
+        text = Path(d2_path).read_text(encoding="utf-8")
+        if "d2-config" not in text:
+            return {}
+        root = Compiler().compile_text(text, str(d2_path), str(Path(d2_path).resolve().parent))
+    except (OSError, UnicodeDecodeError, D2SyntaxError, RecursionError):
+        return {}
+    vars_field = root.get("vars")
+    config = vars_field.map.get("d2-config") if vars_field is not None and vars_field.map is not None else None
+    out: dict[str, str] = {}
+    for key in CONFIG_FLAGS:
+        f = config.map.get(key) if config is not None and config.map is not None else None
+        node = getattr(getattr(f, "primary", None), "node", None)
+        parts = getattr(node, "parts", None)
+        if parts and all(isinstance(p, str) for p in parts):
+            out[key] = "".join(parts)
+    return out
+
+
+def style_flags(d2_path: Path, style: str) -> list[str]:
+    """d2's command-line flags for ``style``. The default style leaves out the flags for what the
+    file chooses itself in ``vars.d2-config`` (a flag would override the file); the other styles
+    exist to override it and keep every flag."""
+    flags = STYLES[style]
+    if style != "default":
+        return list(flags)
+    chosen = {CONFIG_FLAGS[k] for k in file_config(d2_path)}
+    return [f for f in flags if f.split("=")[0] not in chosen]
 
 
 @dataclass(frozen=True)

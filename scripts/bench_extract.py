@@ -8,6 +8,7 @@ the median time of each extraction stage.
 
     .venv/bin/python scripts/bench_extract.py                 # every bundled diagram, 3 runs
     .venv/bin/python scripts/bench_extract.py --limit 10 --runs 5 --out results/bench_extract.json
+    .venv/bin/python scripts/bench_extract.py --style graphviz --limit 10   # drawn by another tool
 
 Tesseract runs with one OpenMP thread for both measurements (``--threads`` to change): the
 evaluation command runs one image per core instead.
@@ -34,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", type=int, default=3, help="timed runs per image (median reported)")
     p.add_argument("--threads", type=int, default=1, help="OMP_THREAD_LIMIT for tesseract")
     p.add_argument("--lang", default="eng+rus")
+    p.add_argument("--style", default="default",
+                   help="render the dataset's diagrams in this style first (d2's or another tool's; into the cache)")
     p.add_argument("--out", type=Path, help="write all timings as JSON here")
     args = p.parse_args(argv)
     os.environ["OMP_THREAD_LIMIT"] = str(args.threads)
@@ -49,6 +52,11 @@ def main(argv: list[str] | None = None) -> int:
     images = args.images or sorted((args.data / "diagrams").glob("*.png"))
     if args.limit:
         images = images[:args.limit]
+    if args.style != "default" and not args.images:
+        from benchmark.extract.cache import default_cache_dir
+        from benchmark.extract.runs import style_png
+
+        images = [style_png(png.with_suffix(".d2"), args.style, default_cache_dir() / "renders") for png in images]
     rows = []
     print(f"{'image':<34} {'pixels':>9} {'tesseract s':>11} {'extract s':>10} {'ratio':>6}")
     for png in images:
@@ -66,10 +74,10 @@ def main(argv: list[str] | None = None) -> int:
         with Image.open(png) as im:
             pixels = im.size[0] * im.size[1]
         t, e = statistics.median(tess), statistics.median(ext)
-        stage_med = {k: statistics.median(s[k] for s in stages) for k in stages[0]}
+        stage_med = {k: statistics.median(s.get(k, 0.0) for s in stages) for k in stages[0]}
         rows.append({"image": png.name, "pixels": pixels, "tesseract_s": t, "extract_s": e, "ratio": e / t,
                      "stages_s": stage_med, "runs": args.runs})
-        print(f"{png.stem:<34} {pixels:>9} {t:>11.3f} {e:>10.3f} {e / t:>6.2f}", flush=True)
+        print(f"{png.stem[:34]:<34} {pixels:>9} {t:>11.3f} {e:>10.3f} {e / t:>6.2f}", flush=True)
     if not rows:
         print("no images")
         return 1
@@ -77,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     total_e = sum(r["extract_s"] for r in rows)
     med_ratio = statistics.median(r["ratio"] for r in rows)
     worst = max(rows, key=lambda r: r["ratio"])
-    stages = {k: statistics.median(r["stages_s"][k] for r in rows) for k in rows[0]["stages_s"]}
+    stages = {k: statistics.median(r["stages_s"].get(k, 0.0) for r in rows) for k in rows[0]["stages_s"]}
     print(f"\n{len(rows)} images, {args.runs} runs each (median per image), OMP_THREAD_LIMIT={args.threads}")
     print(f"  tesseract alone  total {total_t:.2f} s")
     print(f"  extraction       total {total_e:.2f} s")

@@ -11,10 +11,13 @@ langs=$(tesseract --list-langs 2>/dev/null || true)
 if ! grep -qx eng <<<"$langs" || ! grep -qx rus <<<"$langs"; then
   need_apt+=(tesseract-ocr tesseract-ocr-eng tesseract-ocr-rus)
 fi
-# Chromium (Debian's build) for the browser test of report.html; Playwright drives it, no browser is downloaded
-if [ ! -x /usr/bin/chromium ]; then
-  need_apt+=(chromium)
-fi
+# the drawing tools of the extraction styles (diagqa extract --eval --style graphviz|plantuml|mermaid);
+# Chromium (Debian's build) also serves the browser test of report.html: Playwright drives it, nothing is downloaded
+command -v dot >/dev/null 2>&1 || need_apt+=(graphviz)
+command -v plantuml >/dev/null 2>&1 || need_apt+=(plantuml)
+command -v java >/dev/null 2>&1 || need_apt+=(default-jre-headless)
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else SUDO="none"; fi
   if [ "$SUDO" = none ]; then
@@ -23,6 +26,14 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     echo "setup: installing system packages: ${need_apt[*]}"
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  fi
+fi
+
+# Mermaid's command-line renderer drives the system's Chromium: no browser download
+if ! command -v mmdc >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+  echo "setup: installing @mermaid-js/mermaid-cli (npm, using the system's chromium)"
+  if ! PUPPETEER_SKIP_DOWNLOAD=1 npm install -g --no-fund --no-audit @mermaid-js/mermaid-cli >/dev/null 2>&1; then
+    echo "setup: could not install @mermaid-js/mermaid-cli; the mermaid extraction style will report itself unavailable." >&2
   fi
 fi
 

@@ -8,7 +8,9 @@ import pytest
 
 MODULES = ["benchmark.extract.raster", "benchmark.extract.ocr", "benchmark.extract.shapes",
            "benchmark.extract.skeleton", "benchmark.extract.labels", "benchmark.extract.align",
-           "benchmark.extract.evaluate", "benchmark.sources.ocr"]
+           "benchmark.extract.evaluate", "benchmark.extract.image", "benchmark.extract.pipeline",
+           "benchmark.extract.generic", "benchmark.renderers",
+           "benchmark.sources.ocr"]
 
 
 @pytest.mark.parametrize("name", MODULES)

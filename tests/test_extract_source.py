@@ -66,3 +66,20 @@ def test_missing_png_names_the_file(tmp_path):
     diagram = Diagram(id="x", d2_path=FIXTURES / "ru.d2", png_path=tmp_path / "x.png")
     with pytest.raises(InputError, match="x.png"):
         _source(tmp_path).load(diagram)
+
+
+@pytest.mark.skipif(not tesseract_available(), reason="tesseract is not installed")
+def test_a_styled_source_reads_the_diagram_drawn_by_another_tool(tmp_path):
+    import shutil
+
+    import benchmark.sources.ocr  # noqa: F401  (registers "ocr-<style>")
+
+    if shutil.which("dot") is None:
+        pytest.skip("graphviz is not installed (scripts/setup.sh installs it)")
+    src = SOURCES.create("ocr-graphviz", cache_dir=tmp_path / "cache")
+    assert src.name == "ocr-graphviz"
+    g = src.load(Diagram(id="ru", d2_path=FIXTURES / "ru.d2", png_path=tmp_path / "unused.png"))
+    assert set(g.nodes) == {"new", "check", "ok", "done", "archive"}
+    assert len(list((tmp_path / "cache" / "renders" / "graphviz").glob("*.png"))) == 1
+    edges = {(e.src, e.dst) for e in graph_edges(g)}
+    assert ("new", "check") in edges and ("done", "archive") in edges

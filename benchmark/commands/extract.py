@@ -9,9 +9,11 @@ from pathlib import Path
 
 from benchmark.dataset import DEFAULT_ROOT
 from benchmark.errors import DiagQAError, InputError
-from benchmark.render import STYLES
+from benchmark.render import ALL_STYLES
 
 NAME = "extract"
+#: exit status of ``diagqa extract FILE`` when no node was found (errors in the input exit 2)
+EMPTY_GRAPH_EXIT = 1
 HELP = "read the graph drawn in a PNG (OCR + vision), or --eval: score extraction against the D2 on a dataset"
 
 
@@ -20,8 +22,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=["text", "json"], default="text", help="output format for FILE")
     p.add_argument("--eval", action="store_true", help="score extraction on every diagram of --data")
     p.add_argument("--data", type=Path, default=DEFAULT_ROOT, help="dataset directory (default: the bundled one)")
-    p.add_argument("--style", choices=sorted(STYLES), default="default",
+    p.add_argument("--style", choices=ALL_STYLES, default="default",
                    help="with --eval: render every diagram in this style first (into the cache)")
+    p.add_argument("--only", default=None, help="with --eval: comma-separated diagram ids (default: all)")
     p.add_argument("--workers", type=int, default=0, help="with --eval: processes (default: one per core)")
     p.add_argument("--worst", type=int, default=5, help="with --eval: how many worst diagrams to list")
     p.add_argument("--json", dest="json_out", type=Path, help="with --eval: also write all figures to this file")
@@ -55,7 +58,10 @@ def main(args: argparse.Namespace) -> int:
         print(json.dumps(graph, ensure_ascii=False, indent=1))
     else:
         print(format_graph(graph))
-    return 0
+    for w in graph.get("warnings", []):
+        print(f"warning: {args.file}: {w}", file=sys.stderr)
+    # an empty graph is a failure to read the diagram, not a diagram without nodes
+    return 0 if graph["nodes"] else EMPTY_GRAPH_EXIT
 
 
 def format_graph(graph: dict) -> str:
@@ -83,8 +89,13 @@ def _evaluate(args: argparse.Namespace, lang: str) -> int:
     if not ddir.is_dir():
         raise InputError("a dataset directory needs a 'diagrams/' folder", file=str(args.data))
     os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # one tesseract thread per worker process
+    ids = [i for i in (args.only or "").split(",") if i] or None
+    if ids:
+        missing = [i for i in ids if not (ddir / f"{i}.d2").exists()]
+        if missing:
+            raise InputError(f"no diagram {', '.join(missing)} in this dataset", file=str(ddir))
     scores = eval_dataset(args.data, style=args.style, workers=args.workers or None, lang=lang,
-                          cache_dir=args.cache)
+                          cache_dir=args.cache, ids=ids)
     s = summarise(scores)
     out = sys.stdout
     print(f"extraction on {s['diagrams']} diagrams ({args.style} style), {s['failed']} failed", file=out)
@@ -96,6 +107,9 @@ def _evaluate(args: argparse.Namespace, lang: str) -> int:
           f"{s['ext_edges']} extracted)", file=out)
     print(f"  edge-label acc.   {_fmt(s['label_accuracy'])}  ({s['labels_correct']}/{s['labelled_edges']} "
           f"labels of found edges)", file=out)
+    if s["warned"]:
+        print(f"  warnings          {s['warned']} diagrams (empty graph or labels holding under half "
+              f"the words OCR read; see --json)", file=out)
     print(f"  per-diagram mean: node F1 {_fmt(s['macro_node_f1'])}, edge F1 {_fmt(s['macro_edge_f1'])}, "
           f"label acc. {_fmt(s['macro_label_accuracy'])}", file=out)
     bad = worst(scores, args.worst)

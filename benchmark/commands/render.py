@@ -5,7 +5,7 @@ import argparse
 from pathlib import Path
 
 from benchmark.dataset import DEFAULT_ROOT
-from benchmark.render import STYLES, render_dataset, render_file
+from benchmark.render import ALL_STYLES, render_dataset, render_file
 
 NAME = "render"
 HELP = "render diagrams/*.d2 to PNG with the d2 binary (only missing or stale ones unless --force)"
@@ -15,7 +15,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("ids", nargs="*", help="diagram ids (default: all)")
     p.add_argument("--data", type=Path, default=DEFAULT_ROOT, help="dataset directory (default: the bundled one)")
     p.add_argument("--force", action="store_true", help="render even when the PNG is up to date")
-    p.add_argument("--style", choices=sorted(STYLES), default="default",
+    p.add_argument("--style", choices=ALL_STYLES, default="default",
                    help="render style; styles other than default write to --out and are not recorded")
     p.add_argument("--out", type=Path, help="output folder for --style other than default")
 

@@ -1,10 +1,13 @@
-"""Reading a diagram's graph from the PNG that d2 rendered, without looking at the D2.
+"""Reading a diagram's graph from a PNG, without looking at the D2.
 
-The renders come from the official d2 binary, so their visual vocabulary is known and consistent:
-shapes are flat light fills inside a blue stroke, connectors are curves in the same blue with filled
-triangles for arrowheads, node labels are dark and edge labels grey. The steps, one module each:
+d2's own renders have a known, consistent visual vocabulary: shapes are flat light fills inside a
+blue stroke, connectors are curves in the same blue with filled triangles for arrowheads, node
+labels are dark and edge labels grey; they are read by it. Drawings by other tools (or d2's dark
+theme) are read by structure alone (:mod:`.generic`). The steps, one module each:
 
+* :mod:`.image`      -- image files checked before decoding (empty, damaged, JPEG, too large);
 * :mod:`.raster`     -- colour masks, stroke width, the fill palette of one image;
+* :mod:`.generic`    -- shapes, text and connectors of any drawing, without colours;
 * :mod:`.ocr`        -- tesseract words and boxes on a text-only copy of the image;
 * :mod:`.shapes`     -- shapes from fill regions, their kind, containers and parents;
 * :mod:`.skeleton`   -- thinning and tracing of connector pixels into chains;

@@ -23,13 +23,22 @@ def normalise_label(text: str | None) -> str:
     return re.sub(r"\s+", " ", t).strip()
 
 
-_FOLD = str.maketrans("аеорсухкмнтвАЕОРСУХКМНТВ", "aeopcyxkmhtbAEOPCYXKMHTB")
+_FOLD = str.maketrans({
+    **dict(zip("аеорсухкмнтвАЕОРСУХКМНТВјЈ", "aeopcyxkmhtbAEOPCYXKMHTBjJ")),  # Cyrillic look-alikes
+    **{c: "l" for c in "IiіІl1|!"},                                         # I, l, 1 and the like
+    **{c: "o" for c in "0Oo"},                                               # O and 0
+})
 
 
 def fold_script(text: str) -> str:
-    """Cyrillic letters that look like Latin ones written as Latin (OCR mixes them up).
+    """Letters OCR confuses written as one: Cyrillic look-alikes as Latin, ``I l 1 | !`` as ``l``
+    and ``0`` as ``o`` (only for comparing labels, never in what extraction outputs).
 
     >>> fold_script("QА") == fold_script("QA")
+    True
+    >>> fold_script("Cl") == fold_script("CI"), fold_script("B00T") == fold_script("BOOT")
+    (True, True)
+    >>> fold_script("Тор") == fold_script("Top")
     True
     """
     return text.translate(_FOLD)

@@ -96,11 +96,21 @@ def fill_small_holes(mask: np.ndarray, max_area: int) -> np.ndarray:
     return mask | lut[labels]
 
 
-def arrowheads(mask: np.ndarray, lw: int) -> tuple[list[np.ndarray], np.ndarray]:
+def outline_band(shapes: list[Shape], shape_hw: tuple[int, int], lw: int) -> np.ndarray:
+    """uint8 mask of the shapes' outlines drawn as lines a little wider than the stroke."""
+    band = np.zeros(shape_hw, np.uint8)
+    cv2.drawContours(band, [s.contour for s in shapes], -1, 1, thickness=2 * lw + 1)
+    return band
+
+
+def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None) -> tuple[list[np.ndarray], np.ndarray]:
     """Arrowhead blobs (their stroke pixels, x y) and the mask with them cut out.
 
     The opening keeps only what is wider than a line: the cores of the filled triangles. Every
     stroke pixel near a core (its thin corners, the line's last stretch) belongs to the head.
+    A head that ends in a notch of a shape (a person's neck) merges with the outline's corner
+    into one elongated core; with ``outline`` (:func:`outline_band`) given, such a core is opened
+    again without the outline, and the compact piece left is the head.
     """
     k = max(5, 2 * lw - 1)   # wider than a line (lines are lw wide, sketch lines a little more)
     opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
@@ -117,15 +127,41 @@ def arrowheads(mask: np.ndarray, lw: int) -> tuple[list[np.ndarray], np.ndarray]
         x0, y0 = max(0, x - reach), max(0, y - reach)
         x1, y1 = min(w_img, x + w + reach), min(h_img, y + h + reach)
         core = (labels[y0:y1, x0:x1] == i).astype(np.uint8)
-        cy, cx = np.nonzero(core)
-        (_, _), (rw, rh), _ = cv2.minAreaRect(np.stack([cx, cy], axis=1).astype(np.float32))
-        if max(rw, rh) > 1.8 * max(1.0, min(rw, rh)):
-            continue  # an elongated core is where several connectors run together, not a head
+        if _elongated(core):
+            if outline is None:
+                continue  # an elongated core is where several connectors run together, not a head
+            core = _core_off_outline(mask[y0:y1, x0:x1], outline[y0:y1, x0:x1], core, k)
+            if core is None:
+                continue
         region = cv2.dilate(core, grow) & mask[y0:y1, x0:x1]
         ry, rx = np.nonzero(region)
         cut[ry + y0, rx + x0] = 0
         blobs.append(np.stack([rx + x0, ry + y0], axis=1).astype(float))
     return blobs, cut
+
+
+def _elongated(core: np.ndarray) -> bool:
+    cy, cx = np.nonzero(core)
+    (_, _), (rw, rh), _ = cv2.minAreaRect(np.stack([cx, cy], axis=1).astype(np.float32))
+    return max(rw, rh) > 1.8 * max(1.0, min(rw, rh))
+
+
+def _core_off_outline(mask: np.ndarray, outline: np.ndarray, core: np.ndarray, k: int) -> np.ndarray | None:
+    """The compact head core left when the outline band is taken out of an elongated core's
+    stroke (None when nothing head-like is left)."""
+    if not (outline & core).any():
+        return None
+    rest = mask & (1 - outline) & cv2.dilate(core, np.ones((3, 3), np.uint8))
+    opened = cv2.morphologyEx(rest, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(opened, connectivity=8)
+    best = None
+    for j in range(1, n):
+        if stats[j, cv2.CC_STAT_AREA] < 1.2 * k * k:
+            continue
+        piece = (labels == j).astype(np.uint8)
+        if not _elongated(piece) and (best is None or stats[j, cv2.CC_STAT_AREA] > best[0]):
+            best = (int(stats[j, cv2.CC_STAT_AREA]), piece)
+    return best[1] if best else None
 
 
 def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
@@ -139,7 +175,8 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     mask = connector_mask(r, shapes)
     # heads are found on the whole stroke: one that lies along a shape's outline would lose its
     # core if the outline zone were cut away first
-    blobs, _ = arrowheads(fill_small_holes(r.stroke.view(np.uint8), 12 * lw * lw), lw)
+    blobs, _ = arrowheads(fill_small_holes(r.stroke.view(np.uint8), 12 * lw * lw), lw,
+                          outline_band([s for s in shapes if not s.is_container], r.shape, lw))
     cut = mask.copy()
     blob_mask = np.zeros_like(mask)
     for blob in blobs:
@@ -147,9 +184,11 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
         blob_mask[blob[:, 1].astype(int), blob[:, 0].astype(int)] = 1
     skel = thin(cut > 0)
     chains = [c for c in trace(skel, spur=3 * lw, reach=4 * lw) if c.length() >= 4 * lw]
-    ends = _make_ends(chains, blobs, lw)
+    unclaimed: list[np.ndarray] = []
+    ends = _make_ends(chains, blobs, lw, unclaimed)
     _attach(ends, shapes, lw, label_boxes)
     _mark_label_boxes(ends, edge_blocks, lw)
+    _heads_across_labels(unclaimed, ends, edge_blocks, lw)
     groups = _join(ends, chains, lw)
     edges = []
     for members, (e1, e2), crossed in groups:
@@ -173,7 +212,10 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     return edges
 
 
-def _make_ends(chains: list[Chain], blobs: list[np.ndarray], lw: int) -> list[_End]:
+def _make_ends(chains: list[Chain], blobs: list[np.ndarray], lw: int,
+               unclaimed: list[np.ndarray] | None = None) -> list[_End]:
+    """The two ends of every chain, with arrowheads given to the ends they belong to (heads no
+    end takes are added to ``unclaimed`` when given)."""
     ends = []
     for ci, c in enumerate(chains):
         for which in (0, 1):
@@ -182,26 +224,67 @@ def _make_ends(chains: list[Chain], blobs: list[np.ndarray], lw: int) -> list[_E
             ends.append(_End(ci, which, p, d))
     # each arrowhead goes to the nearest chain end that points at it (thinning shortens line
     # ends a little, so the gap between a line's end and its head can be a few widths)
+    left = []
     for blob in blobs:
-        best = None
+        best = _pointing_end(blob, ends, 4 * lw, 0.5, lw)
+        if best is None:
+            left.append(blob)
+            continue
+        _give_head(best, blob)
+    # a head in a shape's notch (a person's neck) is cut off from its line by the zone around
+    # the outline: a free end aimed straight at it from further away takes it
+    for blob in left:
+        best = _pointing_end(blob, [e for e in ends if not e.arrow], 12 * lw, 0.85, lw)
+        if best is not None:
+            _give_head(best, blob)
+        elif unclaimed is not None:
+            unclaimed.append(blob)
+    return ends
+
+
+def _heads_across_labels(blobs: list[np.ndarray], ends: list[_End], blocks: list[Block], lw: int) -> None:
+    """A head whose line is hidden under an edge label (d2 blanks the label's box, and the stub
+    between box and head is too short to trace) goes to the free end in that label's box aimed
+    straight at it."""
+    for blob in blobs:
+        cands = []
         for e in ends:
+            if e.arrow or e.shape is not None or not e.label_boxes:
+                continue
+            x, y, w, h = blocks[e.label_boxes[0]].box
+            reach = float(np.hypot(w, h)) + 8 * lw
             diff = blob - e.point
             dist = np.hypot(*diff.T)
             k = int(np.argmin(dist))
-            d = float(dist[k])
-            if d > 4 * lw:
+            if dist[k] > reach or dist[k] < 1:
                 continue
-            if d > lw and float(np.dot(diff[k] / d, e.direction)) < 0.5:
-                continue
-            if best is None or d < best[0]:
-                best = (d, e)
-        if best is None:
+            aim = float(np.dot(diff[k] / dist[k], e.direction))
+            if aim >= 0.9:
+                cands.append((float(dist[k]) * (2 - aim), id(e), e))
+        if cands:
+            _give_head(min(cands)[2], blob)
+
+
+def _pointing_end(blob: np.ndarray, ends: list[_End], reach: float, aim: float, lw: int) -> _End | None:
+    """The nearest end within ``reach`` of the blob that points at it (cosine >= ``aim``)."""
+    best = None
+    for e in ends:
+        diff = blob - e.point
+        dist = np.hypot(*diff.T)
+        k = int(np.argmin(dist))
+        d = float(dist[k])
+        if d > reach:
             continue
-        e = best[1]
-        tip = blob[np.argmax(np.hypot(*(blob - e.point).T))]
-        e.arrow = True
-        e.point = tip
-    return ends
+        if d > lw and float(np.dot(diff[k] / d, e.direction)) < aim:
+            continue
+        if best is None or d < best[0]:
+            best = (d, e)
+    return best[1] if best else None
+
+
+def _give_head(e: _End, blob: np.ndarray) -> None:
+    e.point = blob[np.argmax(np.hypot(*(blob - e.point).T))]
+    e.arrow = True
 
 
 def _box_distance(x: float, y: float, box: tuple[int, int, int, int]) -> float:

@@ -35,6 +35,7 @@ class DiagramScore:
     edge_f1: float | None
     label_accuracy: float | None
     error: str | None = None
+    warnings: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -120,7 +121,7 @@ def score_diagram(diagram: str, extracted: dict[str, Any], reference: dict[str, 
         node_precision=np_, node_recall=nr, node_f1=f1(np_, nr) if (n_ref or n_ext) else None,
         edge_precision=ep, edge_recall=er,
         edge_f1=f1(ep, er) if ep is not None and er is not None else (0.0 if (ep is None) != (er is None) else None),
-        label_accuracy=ratio(correct, len(labelled)))
+        label_accuracy=ratio(correct, len(labelled)), warnings=tuple(extracted.get("warnings", ())))
 
 
 def failed(diagram: str, error: str) -> DiagramScore:
@@ -149,7 +150,8 @@ def summarise(scores: list[DiagramScore]) -> dict[str, Any]:
         return sum(vals) / len(vals) if vals else None
 
     return {
-        "diagrams": len(scores), "failed": len(scores) - len(ok), **tot,
+        "diagrams": len(scores), "failed": len(scores) - len(ok),
+        "warned": sum(1 for s in ok if s.warnings), **tot,
         "node_precision": npr, "node_recall": nre, "node_f1": f1(npr, nre),
         "edge_precision": epr, "edge_recall": ere, "edge_f1": f1(epr, ere),
         "label_accuracy": ratio(tot["labels_correct"], tot["labelled_edges"]),

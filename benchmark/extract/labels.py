@@ -102,15 +102,17 @@ def group_blocks(lines: list[list[Word]]) -> list[Block]:
 
 
 def assign_node_labels(blocks: list[Block], shapes: list[Shape],
-                       outside: dict[int, list[tuple[int, int, int, int]]] | None = None) -> dict[int, str]:
+                       outside: dict[int, list[tuple[int, int, int, int]]] | None = None,
+                       used: set[int] | None = None) -> dict[int, str]:
     """Label text per shape index, from the dark blocks (grey ones are left for edges).
 
     Boxes of labels drawn outside their shape (below a person, above a container) are added to
-    ``outside`` when given: connectors may end at them.
+    ``outside`` when given: connectors may end at them. ``used`` collects the indices of the
+    blocks that became node labels.
     """
     by_shape: dict[int, list[Block]] = {}
     leaves = [s for s in shapes if not s.is_container]
-    for b in blocks:
+    for bi, b in enumerate(blocks):
         if b.grey:
             continue
         cx, cy = b.centre
@@ -118,10 +120,14 @@ def assign_node_labels(blocks: list[Block], shapes: list[Shape],
         if inside:
             owner = min(inside, key=lambda s: s.area)
             by_shape.setdefault(owner.index, []).append(b)
+            if used is not None:
+                used.add(bi)
             continue
         owner = _outside_owner(b, shapes)
         if owner is not None:
             by_shape.setdefault(owner.index, []).append(b)
+            if used is not None:
+                used.add(bi)
             if outside is not None and not owner.contains(cx, cy):
                 outside.setdefault(owner.index, []).append(b.box)
     labels: dict[int, str] = {}

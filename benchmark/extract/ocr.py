@@ -21,6 +21,9 @@ LANG = "eng+rus"
 GREY_INK_MIN = 60
 #: words below this tesseract confidence are dropped unless they hold a letter or digit
 MIN_CONF = 20
+#: one-character words without a letter or digit that are kept (others are specks: arrowheads,
+#: corners); comparisons and operators stand alone between spaces in labels like ``attempts < 3?``
+LONE_SYMBOLS = "?!&+-/<>=≤≥≠%#*:~|→←"
 
 _CYR_TO_LAT = str.maketrans("аеорсухкмнтвАЕОРСУХКМНТВ", "aeopcyxkmhtbAEOPCYXKMHTB")
 _LAT_TO_CYR = str.maketrans("aeopcyxkAEOPCYXKMHTB", "аеорсухкАЕОРСУХКМНТВ")
@@ -186,7 +189,7 @@ def read_words(image: Raster | np.ndarray, lang: str = LANG) -> list[Word]:
             continue
         if conf < MIN_CONF and not any(c.isalnum() for c in text):
             continue
-        if not any(c.isalnum() for c in text) and len(text) == 1 and text not in "?!&+-/":
+        if not any(c.isalnum() for c in text) and len(text) == 1 and text not in LONE_SYMBOLS:
             continue
         slot = _slot_of(slots, left + w / 2, top + h / 2)
         if slot is None:

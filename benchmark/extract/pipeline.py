@@ -1,7 +1,10 @@
 """PNG -> graph in the parser's public JSON form (DESIGN.md §3), without reading any D2.
 
 ``extract(path)`` returns ``{"nodes": [{"id", "label", "shape", "parent"}], "edges": [{"src",
-"dst", "label", "directed", "arrow"}]}``. Node ids are slugs of the labels, joined with their
+"dst", "label", "directed", "arrow"}], "coverage": {"ocr_words", "label_words"}, "warnings": [...]}``:
+the parser's form plus how many words OCR read and how many of them ended up in a node or edge
+label, and a warning whenever the graph is empty or leaves much of the text out (never a silent
+empty graph). Node ids are slugs of the labels, joined with their
 container's id by ``.`` the way d2 names nested shapes; unlabelled shapes are ``node-<n>``. An
 edge with one arrowhead is written tail ``->`` head; pixels cannot tell ``a <- b`` from
 ``b -> a``, and both mean the same flow.
@@ -21,7 +24,9 @@ from benchmark.extract.raster import Raster, load_rgb, make_raster
 from benchmark.extract.shapes import Shape, find_shapes
 
 #: bump when the output for the same image may change (invalidates the cache)
-EXTRACTOR_VERSION = "8"
+EXTRACTOR_VERSION = "17"
+#: a graph whose labels hold less than this share of the words OCR read gets a warning
+LOW_COVERAGE = 0.5
 
 
 def extract(path: Path | str, lang: str = LANG) -> dict[str, Any]:
@@ -30,16 +35,22 @@ def extract(path: Path | str, lang: str = LANG) -> dict[str, Any]:
 
 
 def extract_image(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] | None = None) -> dict[str, Any]:
-    """The graph drawn in an RGB image (H x W x 3 uint8).
+    """The graph drawn in an RGB image (H x W x 3 uint8), with ``reader``: ``d2`` when it was read
+    by d2's colours, ``any`` when by structure alone (:mod:`.generic`; an image without d2's
+    shapes, or one whose labels d2's colours explain only in part).
 
     d2 renders at twice the nominal size; shapes and connectors are found on a half-size copy
     when its lines are still at least 2 pixels wide (four times fewer pixels), text is read at
     full size.
     """
+    from benchmark.extract.generic import extract_any
+
     clock = _Clock(timings)
     r, factor = analysis_raster(rgb)
     shapes = find_shapes(r)
     clock.lap("shapes")
+    if not shapes:  # nothing in d2's colours: another tool's drawing, read by structure alone
+        return {**extract_any(rgb, lang=lang, timings=timings), "reader": "any"}
     words = [w.scaled(1 / factor) for w in read_words(rgb, lang=lang)]
     clock.lap("ocr")
     blocks = group_blocks(group_lines(words))
@@ -48,7 +59,45 @@ def extract_image(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] |
     edge_blocks = [b for b in blocks if b.grey]
     edges = find_edges(r, shapes, edge_blocks, outside)
     clock.lap("connectors")
-    return to_parse_json(shapes, labels, edges)
+    graph = with_coverage(to_parse_json(shapes, labels, edges), count_words(words))
+    if not graph["warnings"]:
+        return {**graph, "reader": "d2"}
+    # d2's colours explain only part of the picture: read it by structure too, keep the better
+    other = extract_any(rgb, lang=lang, timings=timings)
+    if other["coverage"]["label_words"] > graph["coverage"]["label_words"]:
+        return {**other, "reader": "any"}
+    return {**graph, "reader": "d2"}
+
+
+def count_words(words: list) -> int:
+    """Words holding a letter or digit (the count the coverage is measured against)."""
+    return sum(1 for w in words if any(c.isalnum() for c in w.text))
+
+
+def with_coverage(graph: dict[str, Any], ocr_words: int) -> dict[str, Any]:
+    """The graph with its ``coverage`` counts and ``warnings`` about what extraction missed.
+
+    >>> g = with_coverage({"nodes": [], "edges": []}, 12)
+    >>> g["coverage"], g["warnings"]
+    ({'ocr_words': 12, 'label_words': 0}, ['no shapes found, although OCR read 12 words: the drawing style is probably not one extraction can read'])
+    >>> with_coverage({"nodes": [{"id": "a", "label": "Orders DB"}], "edges": []}, 2)["warnings"]
+    []
+    """
+    def count(text: str | None) -> int:
+        return sum(1 for t in (text or "").split() if any(c.isalnum() for c in t))
+
+    used = sum(count(n.get("label")) for n in graph["nodes"]) + sum(count(e.get("label")) for e in graph["edges"])
+    warnings = []
+    if not graph["nodes"]:
+        warnings.append(f"no shapes found, although OCR read {ocr_words} words: the drawing style is probably "
+                        "not one extraction can read" if ocr_words else "no shapes and no text found")
+    elif ocr_words >= 4 and used < LOW_COVERAGE * ocr_words:
+        warnings.append(f"the graph's labels hold only {used} of the {ocr_words} words OCR read: shapes or "
+                        "connectors were probably missed")
+    if len(graph["nodes"]) >= 2 and not graph["edges"]:
+        warnings.append(f"no connectors found between {len(graph['nodes'])} shapes")
+    return {**graph, "coverage": {"ocr_words": ocr_words, "label_words": used},
+            "warnings": warnings}
 
 
 def analysis_raster(rgb: np.ndarray) -> tuple[Raster, int]:

@@ -33,19 +33,14 @@ class Raster:
 
 
 def load_rgb(path: Path | str) -> np.ndarray:
-    """Read a PNG as an H x W x 3 uint8 RGB array (transparency composed on white)."""
-    import cv2
+    """Read a PNG as an H x W x 3 uint8 RGB array (transparency composed on white, 16 bits scaled).
 
-    data = np.fromfile(str(path), dtype=np.uint8)
-    img = cv2.imdecode(data, cv2.IMREAD_UNCHANGED)
-    if img is None:
-        raise ValueError(f"{path}: not a readable image")
-    if img.ndim == 2:
-        return cv2.cvtColor(img, cv2.COLOR_GRAY2RGB)
-    if img.shape[2] == 4:
-        alpha = img[..., 3:4].astype(np.float32) / 255.0
-        img = (img[..., :3].astype(np.float32) * alpha + 255.0 * (1 - alpha)).astype(np.uint8)
-    return cv2.cvtColor(img[..., :3], cv2.COLOR_BGR2RGB)
+    Checked before decoding (:mod:`.image`): an empty, damaged, non-PNG or oversized file raises
+    an :class:`~benchmark.errors.InputError` naming it.
+    """
+    from benchmark.extract.image import read_rgb
+
+    return read_rgb(path)
 
 
 def make_raster(rgb: np.ndarray, measure: bool = True) -> Raster:

@@ -27,9 +27,11 @@ class EvalJob:
 
 def style_png(d2_path: Path, style: str, out_dir: Path) -> Path:
     """The render of ``d2_path`` in ``style`` under ``out_dir`` (made when missing or stale)."""
-    from benchmark.render import d2_version, render_file, sha256_file
+    import hashlib
 
-    stamp = sha256_file(d2_path)[:16] + "-" + d2_version().replace(" ", "")
+    from benchmark.render import render_file, sha256_file, style_version
+
+    stamp = sha256_file(d2_path)[:16] + "-" + hashlib.sha256(style_version(style).encode()).hexdigest()[:12]
     png = out_dir / style / f"{d2_path.stem}-{stamp}.png"
     if not png.exists():
         tmp = png.with_suffix(f".{os.getpid()}.png")

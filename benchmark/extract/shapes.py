@@ -16,6 +16,9 @@ from benchmark.extract.raster import Raster, colour_mask, fill_palette
 
 #: share of the ring just outside a candidate that must be stroke for it to be a shape
 OUTLINE_SHARE_MIN = 0.55
+#: a dashed outline covers at least this share of the ring, spread over every sector of it
+DASH_SHARE_MIN = 0.25
+DASH_SECTORS = 24
 WHITE = (255, 255, 255)
 
 
@@ -122,11 +125,39 @@ def _candidates(r: Raster, colour: tuple[int, int, int], region: tuple[int, int,
         ys, xs = np.nonzero(ring)
         ys, xs = ys + gy - k, xs + gx - k
         ok = (ys >= 0) & (ys < h_img) & (xs >= 0) & (xs < w_img)
-        if ok.sum() == 0 or stroke8[ys[ok], xs[ok]].mean() < OUTLINE_SHARE_MIN:
+        if not outlined(stroke8[ys[ok], xs[ok]], xs[ok], ys[ok]):
             continue
         cnt = cnt + np.array([[gx, gy]], dtype=np.int32)
         out.append((cnt, (gx, gy, w, h), float(cv2.contourArea(cnt)), colour, filled[k:-k, k:-k]))
     return out
+
+
+def outlined(on_stroke: np.ndarray, xs: np.ndarray, ys: np.ndarray, share_min: float = OUTLINE_SHARE_MIN) -> bool:
+    """Is a ring of pixels (``on_stroke``: stroke or not, at ``xs``, ``ys``) an outline?
+
+    Solid outlines cover at least ``share_min`` of the ring. A dashed or dotted one covers less,
+    but evenly: every one of :data:`DASH_SECTORS` sectors around the ring's centre holds some
+    stroke, where a connector running past a fill touches one side only.
+
+    >>> t = np.linspace(0, 2 * np.pi, 400, endpoint=False)
+    >>> xs, ys = (100 + 50 * np.cos(t)).astype(int), (100 + 30 * np.sin(t)).astype(int)
+    >>> dashed = (np.arange(400) // 6) % 2 == 0          # half the ring, in short dashes
+    >>> outlined(dashed, xs, ys), outlined(np.arange(400) < 200, xs, ys)
+    (True, False)
+    """
+    if on_stroke.size == 0:
+        return False
+    share = float(on_stroke.mean())
+    if share >= share_min:
+        return True
+    if share < DASH_SHARE_MIN:
+        return False
+    angle = np.arctan2(ys - ys.mean(), xs - xs.mean())
+    sector = ((angle + np.pi) / (2 * np.pi) * DASH_SECTORS).astype(int).clip(0, DASH_SECTORS - 1)
+    hits = np.bincount(sector, weights=on_stroke.astype(float), minlength=DASH_SECTORS)
+    sizes = np.bincount(sector, minlength=DASH_SECTORS)
+    filled = (sizes > 0) & (hits >= 0.15 * np.maximum(sizes, 1))
+    return bool(filled[sizes > 0].mean() >= 0.95)
 
 
 def _white_shapes(r: Raster, found: list, min_area: int, stroke8: np.ndarray) -> list:

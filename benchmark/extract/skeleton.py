@@ -140,6 +140,90 @@ def _junctions(sk: np.ndarray, deg: np.ndarray) -> np.ndarray:
     return out
 
 
+def _path_order(points: np.ndarray) -> np.ndarray | None:
+    """Geodesic distance of every pixel of a thin 8-connected piece from one of its ends (the
+    pixel farthest from an arbitrary start), or None when the piece is not connected."""
+    from collections import deque
+
+    index = {(int(x), int(y)): i for i, (x, y) in enumerate(points)}
+
+    def bfs(start: int) -> np.ndarray:
+        dist = np.full(len(points), -1, np.int64)
+        dist[start] = 0
+        queue = deque([start])
+        while queue:
+            i = queue.popleft()
+            x, y = int(points[i][0]), int(points[i][1])
+            for dx in (-1, 0, 1):
+                for dy in (-1, 0, 1):
+                    j = index.get((x + dx, y + dy))
+                    if j is not None and dist[j] < 0:
+                        dist[j] = dist[i] + 1
+                        queue.append(j)
+        return dist
+
+    first = bfs(0)
+    if (first < 0).any():
+        return None
+    return bfs(int(np.argmax(first)))
+
+
+def split_at_reversal(points: np.ndarray, reach: float, max_cos: float = -0.3) -> tuple[np.ndarray, np.ndarray] | None:
+    """A piece that turns back on itself (a V: two connectors meeting at a point, as under an
+    edge label) split at the turn into its two arms; None when it never turns by more than
+    ``acos(max_cos)``. Connectors bend smoothly or at right angles, never like that.
+
+    >>> import cv2
+    >>> m = np.zeros((70, 40), np.uint8)
+    >>> _ = cv2.line(m, (2, 2), (12, 60), 1); _ = cv2.line(m, (12, 60), (30, 5), 1)
+    >>> v = np.argwhere(m)[:, ::-1].astype(float)
+    >>> a, b = split_at_reversal(v, 8)
+    >>> bool(len(a) + len(b) < len(v)), bool(max(a[:, 0].max(), b[:, 0].max()) > 25), bool(min(a[:, 0].min(), b[:, 0].min()) < 5)
+    (True, True, True)
+    >>> m[:] = 0; _ = cv2.line(m, (2, 2), (12, 60), 1); _ = cv2.line(m, (12, 60), (38, 60), 1)  # a right angle
+    >>> split_at_reversal(np.argwhere(m)[:, ::-1].astype(float), 8) is None
+    True
+    """
+    dist = _path_order(points)
+    if dist is None:
+        return None
+    n = int(dist.max()) + 1
+    step = max(2, int(reach))
+    if n < 2 * step + 3:
+        return None
+    sums = np.zeros((n, 2))
+    np.add.at(sums, dist, points)
+    path = sums / np.maximum(np.bincount(dist, minlength=n), 1)[:, None]
+    before = path[step:n - step] - path[:n - 2 * step]
+    after = path[2 * step:] - path[step:n - step]
+    cos = (before * after).sum(1) / np.maximum(np.hypot(*before.T) * np.hypot(*after.T), 1e-9)
+    k = int(np.argmin(cos))
+    if cos[k] > max_cos:
+        return None
+    turn = k + step
+    a, b = points[dist < turn - 1], points[dist > turn + 1]
+    if len(a) < 2 or len(b) < 2:
+        return None
+    return a, b
+
+
+def _free_seg(pts: np.ndarray, reach: float, jl_pad: np.ndarray, x0: int, y0: int) -> _Seg:
+    """A segment for one arm of a split piece: its tips are the ends of its path (the one at the
+    split is free; the other keeps the junction it touches, if any)."""
+    dist = _path_order(pts)
+    ends = [int(np.argmin(dist)), int(np.argmax(dist))] if dist is not None else [0, len(pts) - 1]
+    tips, dirs, nodes = [], [], []
+    for t in ends:
+        tip = pts[t]
+        tx, ty = int(tip[0]) - x0, int(tip[1]) - y0
+        win = jl_pad[ty:ty + 3, tx:tx + 3]
+        found = win[win > 0]
+        tips.append(tip)
+        dirs.append(_out_direction(pts, tip, reach))
+        nodes.append(int(found[0]) if len(found) else None)
+    return _Seg(pts, tips, dirs, nodes)
+
+
 def _out_direction(points: np.ndarray, tip: np.ndarray, reach: float) -> np.ndarray:
     d = np.hypot(*(points - tip).T)
     near = points[d <= reach]
@@ -189,6 +273,12 @@ def trace(skel: np.ndarray, spur: float, reach: float) -> list[Chain]:
         tips_idx = np.nonzero(tip_mask)[0]
         if len(tips_idx) == 0:
             continue                                   # a closed loop: no connector
+        if len(tips_idx) > 2:
+            halves = split_at_reversal(pts, reach)
+            if halves is not None:                     # two connectors meeting in a V
+                for half in halves:
+                    segs.append(_free_seg(half, reach, jl_pad, x0, y0))
+                continue
         if len(tips_idx) > 2:                          # keep the two farthest apart
             tp = pts[tips_idx]
             dd = np.hypot(*(tp[:, None, :] - tp[None, :, :]).transpose(2, 0, 1))

@@ -49,14 +49,12 @@ def prepare_image(gray):
 
 def read_image_text(png: bytes, *, languages: str = LANGUAGES, source: str = "<image>") -> str:
     """OCR ``png`` (encoded image bytes) without any cache; ``source`` names it in errors."""
-    import cv2
-    import numpy as np
     import pytesseract
 
+    from benchmark.extract.image import decode_grey
+
     tesseract_version()
-    gray = cv2.imdecode(np.frombuffer(png, dtype=np.uint8), cv2.IMREAD_GRAYSCALE)
-    if gray is None:
-        raise InputError("not a readable image", file=source)
+    gray = decode_grey(png, source)  # InputError for empty, damaged or oversized images
     text = pytesseract.image_to_string(prepare_image(gray), lang=languages, config="--psm 3")
     return "\n".join(line.strip() for line in text.splitlines() if line.strip())
 
@@ -88,6 +86,8 @@ def _ocr_one(args: tuple[str, str]) -> tuple[str, str | None, str | None]:
         return path, ocr_text(path, languages=languages), None
     except InputError as exc:
         return path, None, str(exc)
+    except Exception as exc:  # one image tesseract cannot read never loses the others
+        return path, None, str(InputError(f"OCR failed: {type(exc).__name__}: {exc}", file=path))
 
 
 def ocr_texts(png_paths: list[Path], *, languages: str = LANGUAGES, workers: int | None = None,

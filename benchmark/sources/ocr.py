@@ -40,24 +40,44 @@ def relabel(extracted: dict[str, Any], mapping: dict[str, str]) -> dict[str, Any
     }
 
 
+_STYLES = "default|elk|sketch|dark|graphviz|plantuml|mermaid"
+
+
+@SOURCES.register("ocr-<style>", pattern=rf"ocr-(?P<style>{_STYLES})",
+                  doc="the graph extracted from the diagram drawn in another style "
+                      f"({_STYLES.replace('|', ', ')}): how much each drawing tool costs")
 @SOURCES.register("ocr")
 class OcrSource:
-    """The extractor's graph of the diagram's PNG, node ids aligned to D2 ids where possible."""
+    """The extractor's graph of the diagram's PNG, node ids aligned to D2 ids where possible.
+
+    With ``style`` (source ``ocr-<style>``) the diagram is first drawn in that style (d2's elk,
+    sketch or dark, or Graphviz, PlantUML, Mermaid from the parsed graph; cached) and that
+    drawing is read instead of the bundled PNG.
+    """
 
     name = "ocr"
 
-    def __init__(self, lang: str | None = None, cache_dir: Path | None = None) -> None:
+    def __init__(self, lang: str | None = None, cache_dir: Path | None = None, style: str = "default") -> None:
         self.lang = lang
         self.cache_dir = cache_dir
+        self.style = style
+        if style != "default":
+            self.name = f"ocr-{style}"
 
     def load(self, diagram: Diagram) -> nx.MultiDiGraph:
         from benchmark.extract.ocr import LANG, require_tesseract
 
         require_tesseract()
-        if not diagram.png_path.exists():
-            raise InputError(f"{diagram.png_path.name} is missing (run: diagqa render)", file=str(diagram.png_path))
+        png = diagram.png_path
+        if self.style != "default":
+            from benchmark.extract.cache import default_cache_dir
+            from benchmark.extract.runs import style_png
+
+            png = style_png(diagram.d2_path, self.style, (self.cache_dir or default_cache_dir()) / "renders")
+        if not png.exists():
+            raise InputError(f"{png.name} is missing (run: diagqa render)", file=str(png))
         from benchmark.extract.align import align
         from benchmark.extract.cache import cached_extract
 
-        extracted = cached_extract(diagram.png_path, lang=self.lang or LANG, cache_dir=self.cache_dir)
+        extracted = cached_extract(png, lang=self.lang or LANG, cache_dir=self.cache_dir)
         return build_graph(relabel(extracted, align(extracted, diagram.parsed)))

@@ -1,0 +1,405 @@
+"""Reading a diagram drawn by any tool: shapes, text and connectors found without knowing colours.
+
+d2's renders are read by their colours (:mod:`.shapes`, :mod:`.raster`). Other tools (Graphviz,
+PlantUML, Mermaid, d2's dark theme) draw in other colours, so this path looks at structure only:
+
+1. The page: a dark background is inverted, so ink is always darker than the paper. Ink is every
+   pixel clearly darker than the paper or fill around it, whatever its colour (outlines,
+   connectors, text); fills of any shade count as paper.
+2. Text: the ink's connected pieces the size of letters (measured on the image: the common height
+   of small pieces) form the text layer, read by tesseract through the same text mosaic as d2's
+   renders (:func:`.ocr.read_words`).
+3. Shapes: regions of paper closed off by ink (closed a little first, so that dashed and dotted
+   outlines close too) that do not reach the page border. A region that holds text, or other
+   regions, is a shape; thin rings (double outlines) and empty pockets (a cylinder's cap, the
+   lens between two connectors) are not. Kinds come from :func:`.shapes.classify`.
+4. Text blocks inside a shape (or at a container's top or above it) label it; the other blocks
+   are edge labels.
+5. Connectors: the ink that is neither text nor outline, traced and joined by :mod:`.connectors`
+   (filled arrowheads of any shape are what an opening wider than a line keeps).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import cv2
+import numpy as np
+
+from benchmark.extract.connectors import find_edges
+from benchmark.extract.labels import Block, assign_node_labels, group_blocks, group_lines
+from benchmark.extract.ocr import LANG, Word, read_words
+from benchmark.extract.raster import Raster, stroke_width
+from benchmark.extract.shapes import Shape, _nest, classify
+
+#: ink is at least this much darker than the paper or fill around it
+INK_CONTRAST = 45
+#: wider than any line or letter stroke (pixels): the span the local background is taken over
+INK_SPAN = 15
+#: a page whose median luminance is below this has a dark background and is inverted
+DARK_PAGE_LUM = 110
+#: a region whose own pixels fill less than this share of its outline is a ring, not a shape
+RING_SHARE_MAX = 0.2
+#: a leaf shape is at least this convex (a region fenced in by connectors seldom is)
+LEAF_SOLIDITY_MIN = 0.85
+#: a leaf's label is centred: its centre at most this share of the shape's size off the shape's
+CENTRE_OFFSET_MAX = 0.2
+#: containers are boxes: at least this convex, and filling at least this share of their bounding box
+CONTAINER_SOLIDITY_MIN = 0.9
+CONTAINER_EXTENT_MIN = 0.8
+#: and at most this many times the area of the text it holds
+LEAF_AREA_PER_TEXT = 25
+
+
+def normalise(rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+    """(rgb, luminance, inverted): a dark-background image inverted so that ink is dark.
+
+    >>> dark = np.full((10, 10, 3), 30, np.uint8); dark[5, :] = 220
+    >>> _, lum, inv = normalise(dark)
+    >>> inv, int(lum[0, 0]), int(lum[5, 0])
+    (True, 225, 35)
+    """
+    lum = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
+    if float(np.median(lum)) < DARK_PAGE_LUM:
+        rgb = 255 - rgb
+        return rgb, 255 - lum, True
+    return rgb, lum, False
+
+
+STUB_CHARS = "Il|1!["
+
+
+def strip_line_stubs(words: list[Word], lines: np.ndarray) -> list[Word]:
+    """Words without the stroke of a line they were read with: a line running past a word's
+    first or last letter is read as ``l``, ``I`` or ``|`` glued to it (``llookup``, ``Ino``).
+    Such a character goes when the line layer covers the strip of the word box it stands in.
+
+    >>> lines = np.zeros((30, 100), bool); lines[:, 10:12] = True
+    >>> [w.text for w in strip_line_stubs([Word("llookup", 8, 5, 70, 20, 90, 0), Word("lab", 40, 5, 30, 20, 90, 0)], lines)]
+    ['lookup', 'lab']
+    """
+    out = []
+    for w in words:
+        text, x0, x1 = w.text, w.x, w.x + w.w
+        per = w.w / max(1, len(text))
+        strip = lines[w.y:w.y + w.h]
+        if len(text) > 1 and text[0] in STUB_CHARS and strip[:, x0:x0 + max(1, int(per))].any(axis=1).mean() > 0.8:
+            text, x0 = text[1:], x0 + int(per)
+        if len(text) > 1 and text[-1] in STUB_CHARS and strip[:, max(x0, x1 - int(per)):x1].any(axis=1).mean() > 0.8:
+            text, x1 = text[:-1], x1 - int(per)
+        out.append(w if text == w.text else Word(text, x0, w.y, max(1, x1 - x0), w.h, w.conf, w.ink))
+    return out
+
+
+def ink_mask(lum: np.ndarray) -> np.ndarray:
+    """Ink: pixels clearly darker than the paper or fill around them (:data:`INK_CONTRAST` below
+    the local background, which a grey closing wider than any line or letter stroke gives).
+    Fills of any shade are background, so a dark theme's grey boxes are not ink.
+
+    >>> lum = np.full((40, 40), 170, np.uint8); lum[:, :20] = 250; lum[10, :] = 60
+    >>> m = ink_mask(lum); bool(m[10, 5]), bool(m[10, 30]), bool(m[20, 30]), bool(m[20, 5])
+    (True, True, False, False)
+    """
+    background = cv2.morphologyEx(lum, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (INK_SPAN, INK_SPAN)))
+    return (background.astype(np.int16) - lum) > INK_CONTRAST
+
+
+def text_layer(ink: np.ndarray) -> tuple[np.ndarray, int]:
+    """The ink pieces the size of letters (uint8 mask) and the letter height measured.
+
+    The letter height is the most common height among small pieces; pieces up to 2.5 letters
+    tall and 4 wide are text (a wider piece is a line or an outline, unless it is a word whose
+    letters touch, which is no taller than a letter and no longer than a word).
+    """
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(ink.view(np.uint8), connectivity=8)
+    if n <= 1:
+        return np.zeros_like(ink, dtype=np.uint8), 0
+    w, h, area = stats[1:, cv2.CC_STAT_WIDTH], stats[1:, cv2.CC_STAT_HEIGHT], stats[1:, cv2.CC_STAT_AREA]
+    small = (h >= 6) & (h <= 80) & (w <= 80)
+    if not small.any():
+        return np.zeros_like(ink, dtype=np.uint8), 0
+    hist = np.bincount(h[small], minlength=81)
+    # letters with ascenders are the tallest common height; smooth the histogram over +-1
+    smooth = np.convolve(hist, np.ones(3), mode="same")
+    th = int(np.argmax(smooth[6:])) + 6
+    fill = area / np.maximum(w * h, 1)
+    letter = (h <= 2.5 * th) & (w <= 4 * th) & ((h >= 0.3 * th) | (w <= 1.5 * th))
+    word = (h <= 1.4 * th) & (w <= 25 * th) & (fill > 0.15) & (h >= 0.5 * th)
+    keep = np.zeros(n, np.uint8)
+    keep[1:] = (letter | word) & (area >= 4)
+    return keep[labels], th
+
+
+def find_regions(ink: np.ndarray, lw: int, min_side: int) -> list[tuple[np.ndarray, tuple[int, int, int, int], float, np.ndarray]]:
+    """Closed regions of paper: (contour, box, area, filled mask in the box) of every region not
+    touching the border, at least ``min_side`` wide and tall, that is not a thin ring."""
+    k = 2 * lw + 3
+    closed = cv2.morphologyEx(ink.view(np.uint8), cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (k, k)))
+    paper = (1 - closed).astype(np.uint8)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(paper, connectivity=4)
+    h_img, w_img = ink.shape
+    out = []
+    for i in range(1, n):
+        x, y, w, h, a = (int(v) for v in stats[i])
+        if x == 0 or y == 0 or x + w >= w_img or y + h >= h_img:
+            continue
+        if w < min_side or h < max(3 * lw, min_side // 3):
+            continue  # (flat regions stay: a cylinder's cap is one)
+        sub = (labels[y:y + h, x:x + w] == i).astype(np.uint8)
+        contours, _ = cv2.findContours(sub, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        cnt = max(contours, key=cv2.contourArea)
+        filled = np.zeros_like(sub)
+        cv2.drawContours(filled, [cnt], -1, 1, thickness=cv2.FILLED)
+        total = int(filled.sum())
+        if total == 0 or a / total < RING_SHARE_MAX:
+            continue
+        out.append((cnt + np.array([[x, y]], dtype=np.int32), (x, y, w, h), float(total), filled))
+    return merge_split_regions(out, k)
+
+
+def solidity(cnt: np.ndarray) -> float:
+    """Area of a contour over the area of its convex hull."""
+    return float(cv2.contourArea(cnt)) / max(float(cv2.contourArea(cv2.convexHull(cnt))), 1.0)
+
+
+def merge_split_regions(regions: list, gap0: int) -> list:
+    """Regions that connectors cut apart put back together: a container's inside is split by the
+    connectors that run through it to its children. Two regions (neither convex) that lie at most
+    twice ``gap0`` apart and together are clearly more convex are merged, until no pair is."""
+    solid_min = 0.93
+    pieces = [list(r) for r in regions]
+    changed = True
+    while changed:
+        changed = False
+        loose = [i for i, r in enumerate(pieces) if solidity(r[0]) < solid_min]
+        for ai in range(len(loose)):
+            for bi in range(ai + 1, len(loose)):
+                a, b = pieces[loose[ai]], pieces[loose[bi]]
+                (ax, ay, aw, ah), (bx, by, bw, bh) = a[1], b[1]
+                gap = 2 * gap0
+                if ax > bx + bw + gap or bx > ax + aw + gap or ay > by + bh + gap or by > ay + ah + gap:
+                    continue
+                x0, y0 = min(ax, bx) - gap, min(ay, by) - gap
+                x1, y1 = max(ax + aw, bx + bw) + gap, max(ay + ah, by + bh) + gap
+                m = np.zeros((y1 - y0, x1 - x0), np.uint8)
+                m[ay - y0:ay - y0 + ah, ax - x0:ax - x0 + aw] |= a[3]
+                m[by - y0:by - y0 + bh, bx - x0:bx - x0 + bw] |= b[3]
+                m = cv2.morphologyEx(m, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (2 * gap + 1,) * 2))
+                n, lab = cv2.connectedComponents(m, connectivity=8)
+                if n != 2:
+                    continue
+                contours, _ = cv2.findContours(m, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+                cnt = max(contours, key=cv2.contourArea)
+                if solidity(cnt) < max(solidity(a[0]), solidity(b[0])) + 0.05:
+                    continue
+                mx, my, mw, mh = cv2.boundingRect(cnt)
+                filled = np.zeros((mh, mw), np.uint8)
+                cv2.drawContours(filled, [cnt - np.array([[mx, my]])], -1, 1, thickness=cv2.FILLED)
+                merged = [cnt + np.array([[x0, y0]], dtype=np.int32), (mx + x0, my + y0, mw, mh),
+                          float(filled.sum()), filled]
+                pieces = [r for i, r in enumerate(pieces) if i not in (loose[ai], loose[bi])] + [merged]
+                changed = True
+                break
+            if changed:
+                break
+    return [tuple(r) for r in pieces]
+
+
+def extract_any(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] | None = None) -> dict[str, Any]:
+    """The graph drawn in an RGB image by any tool, in the parser's JSON form with coverage and
+    warnings (:func:`.pipeline.with_coverage`)."""
+    from benchmark.extract.pipeline import _Clock, count_words, to_parse_json, with_coverage
+
+    clock = _Clock(timings)
+    rgb, lum, _ = normalise(np.ascontiguousarray(rgb, dtype=np.uint8))
+    ink = ink_mask(lum)
+    text, th = text_layer(ink)
+    lines = ink & (text == 0)
+    lw = max(1, stroke_width(lines))
+    # the text mosaic shows all ink next to the letter-sized pieces: a letter that touches a
+    # line (Graphviz puts edge labels against their line) is read with a stub of the line
+    near = cv2.dilate(text, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (max(3, th // 2) | 1,) * 2))
+    r_text = Raster(rgb=rgb, lum=lum, stroke=lines, ink=ink & (near > 0), line_width=lw)
+    factor = 1
+    full_lines = lines
+    if min(lines.shape) >= 200 and lw >= 4:
+        # thick lines (d2 draws at twice the size): shapes and connectors on a half-size copy
+        factor, lw = 2, lw // 2
+        h, w = lines.shape
+        half = (w // 2, h // 2)
+        lines = cv2.resize(lines.view(np.uint8) * 255, half, interpolation=cv2.INTER_AREA) >= 96
+        text = (cv2.resize(text * 255, half, interpolation=cv2.INTER_AREA) >= 96).view(np.uint8)
+        rgb = cv2.resize(rgb, half, interpolation=cv2.INTER_AREA)
+        lum = cv2.resize(lum, half, interpolation=cv2.INTER_AREA)
+        th = max(1, th // 2)
+    regions = find_regions(lines, lw, max(2 * th, 6 * lw))
+    clock.lap("shapes")
+    words = [Word(w.text, w.x, w.y, w.w, w.h, w.conf, 0.0).scaled(1 / factor)
+             for w in strip_line_stubs(read_words(r_text, lang=lang), full_lines)]
+    clock.lap("ocr")
+    blocks = group_blocks(group_lines(words))
+    shapes = _shapes_with_text(regions, blocks, lw)
+    outside: dict[int, list[tuple[int, int, int, int]]] = {}
+    used: set[int] = set()
+    labels = assign_node_labels(blocks, shapes, outside, used)
+    edge_blocks = []
+    for bi, b in enumerate(blocks):
+        if bi not in used:
+            edge_blocks.append(Block(b.lines, grey=True))
+    r_lines = Raster(rgb=rgb, lum=lum, stroke=lines, ink=text.astype(bool), line_width=lw)
+    edges = [e for e in find_edges(r_lines, shapes, edge_blocks, outside) if not _hugs_its_shape(e, shapes)]
+    clock.lap("connectors")
+    return with_coverage(to_parse_json(shapes, labels, edges), count_words(words))
+
+
+def _pockets(leaves: list[Shape], masks: list[np.ndarray], gap: int) -> set[int]:
+    """Leaf candidates that are pockets between shapes and connectors, not shapes: two real
+    shapes never share an outline, so where two candidates lie right across one line from each
+    other along a stretch of their border, one of them is a pocket holding an edge label. The
+    one whose height is further from the common height of the candidates goes (a tool draws its
+    nodes at one height, pockets come in any)."""
+    if len(leaves) < 2:
+        return set()
+    heights = np.array([s.box[3] for s in leaves], float)
+    common = float(np.median(heights))
+    off = {s.index: abs(np.log(max(s.box[3], 1) / common)) for s in leaves}
+    drop: set[int] = set()
+    for i, a in enumerate(leaves):
+        ax, ay, aw, ah = a.box
+        for b in leaves[i + 1:]:
+            if a.index in drop or b.index in drop:
+                continue
+            bx, by, bw, bh = b.box
+            g = gap
+            if ax > bx + bw + g or bx > ax + aw + g or ay > by + bh + g or by > ay + ah + g:
+                continue
+            x0, y0 = min(ax, bx) - g, min(ay, by) - g
+            x1, y1 = max(ax + aw, bx + bw) + g, max(ay + ah, by + bh) + g
+            ma = np.zeros((y1 - y0, x1 - x0), np.uint8)
+            mb = np.zeros_like(ma)
+            ma[ay - y0:ay - y0 + ah, ax - x0:ax - x0 + aw] = masks[a.index]
+            mb[by - y0:by - y0 + bh, bx - x0:bx - x0 + bw] = masks[b.index]
+            grown = cv2.dilate(ma, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * g + 1,) * 2))
+            border_b = mb - cv2.erode(mb, np.ones((3, 3), np.uint8))
+            shared = int((grown & border_b).sum())
+            if shared >= 0.12 * min(2 * (aw + ah), 2 * (bw + bh)):
+                drop.add(a.index if off[a.index] > off[b.index] else b.index)
+    return drop
+
+
+def _hugs_its_shape(e: Any, shapes: list[Shape]) -> bool:
+    """A "loop" from a shape to itself that never leaves the shape's close surroundings is part
+    of its drawing (a cylinder's cap, a note's fold), not a connector."""
+    if e.a != e.b:
+        return False
+    x, y, w, h = shapes[e.a].box
+    m = 0.35 * min(w, h)
+    pts = e.points
+    return bool(((pts[:, 0] >= x - m) & (pts[:, 0] <= x + w + m) & (pts[:, 1] >= y - m)
+                 & (pts[:, 1] <= y + h + m)).all())
+
+
+def _titled(s: Shape, blocks: list[Block], own: list[int]) -> bool:
+    """Does a text block sit at the top of the region (inside, in its top fifth) or just above it?"""
+    sx, sy, sw, sh = s.box
+    for bi, b in enumerate(blocks):
+        x, y, w, h = b.box
+        if not (sx <= x + w / 2 <= sx + sw):
+            continue
+        if bi in own and y + h / 2 <= sy + max(0.2 * sh, 2 * b.line_height):
+            return True
+        if bi not in own and 0 <= sy - (y + h) <= 1.5 * b.line_height:
+            return True
+    return False
+
+
+def _centred(s: Shape, blocks: list[Block]) -> bool:
+    """Is the text roughly centred in the shape (every tool centres a node's label; an edge
+    label in a pocket fenced in by connectors seldom is)?"""
+    x0 = min(b.box[0] for b in blocks)
+    y0 = min(b.box[1] for b in blocks)
+    x1 = max(b.box[0] + b.box[2] for b in blocks)
+    y1 = max(b.box[1] + b.box[3] for b in blocks)
+    sx, sy, sw, sh = s.box
+    return (abs((x0 + x1) / 2 - (sx + sw / 2)) <= CENTRE_OFFSET_MAX * sw
+            and abs((y0 + y1) / 2 - (sy + sh / 2)) <= CENTRE_OFFSET_MAX * sh)
+
+
+def _shapes_with_text(regions: list, blocks: list[Block], lw: int) -> list[Shape]:
+    """Shapes from regions: nested, and kept when they hold a text block or another kept shape."""
+    regions = sorted(regions, key=lambda f: (f[1][1], f[1][0], -f[2]))
+    shapes = [Shape(i, "rectangle", c, box, area, (255, 255, 255)) for i, (c, box, area, _) in enumerate(regions)]
+    _nest(shapes)
+    centres = [b.centre for b in blocks]
+    keep: set[int] = set()
+    for s in sorted(shapes, key=lambda s: s.area):
+        own = [bi for bi, x in enumerate(centres) if s.contains(*x) and not any(
+            shapes[c].contains(*x) for c in s.children if c in keep)]
+        if any(c in keep for c in s.children):
+            # a container: a box with its label at its top or just above it (a region fenced in by
+            # connectors around shapes is seldom convex and never labelled so)
+            extent = s.area / max(1.0, float(s.box[2] * s.box[3]))
+            if solidity(s.contour) >= CONTAINER_SOLIDITY_MIN and extent >= CONTAINER_EXTENT_MIN \
+                    and _titled(s, blocks, own):
+                keep.add(s.index)
+            continue
+        if not own or solidity(s.contour) < LEAF_SOLIDITY_MIN:
+            continue               # an empty pocket, or a region fenced in by connectors
+        text_area = sum(blocks[bi].box[2] * blocks[bi].box[3] for bi in own)
+        if s.area <= LEAF_AREA_PER_TEXT * text_area and _centred(s, [blocks[bi] for bi in own]):
+            keep.add(s.index)
+    keep -= _pockets([s for s in shapes if s.index in keep and not any(c in keep for c in s.children)],
+                     [r[3] for r in regions], 3 * lw + 4)
+    kept = [s for s in shapes if s.index in keep]
+    leaves = [s for s in kept if not any(c in keep for c in s.children)]
+    parts = {s.index: [s.index] for s in kept}
+    for s in shapes:
+        if s.index in keep or s.children:
+            continue
+        owner = _cap_owner(s, leaves, 3 * lw + 4)
+        if owner is not None:
+            parts[owner.index].append(s.index)   # a cylinder's cap, a queue's end: part of the shape
+    out = []
+    masks = []
+    for i, s in enumerate(kept):
+        cnt, box, area, filled = _union([regions[j] for j in parts[s.index]], 3 * lw + 4)
+        out.append(Shape(i, "rectangle", cnt, box, area, s.fill))
+        masks.append(filled)
+    _nest(out)
+    for s, filled in zip(out, masks):
+        s.kind = "rectangle" if s.is_container else classify(filled)
+    return out
+
+
+def _cap_owner(s: Shape, leaves: list[Shape], gap: int) -> Shape | None:
+    """The leaf an empty region is a part of: right above or below it, no wider, and together
+    still convex (a cylinder's top drawn as its own closed ellipse)."""
+    sx, sy, sw, sh = s.box
+    for o in leaves:
+        ox, oy, ow, oh = o.box
+        if sx < ox - gap or sx + sw > ox + ow + gap or sh > oh:
+            continue
+        if -gap <= oy - (sy + sh) <= gap or -gap <= sy - (oy + oh) <= gap:
+            hull = cv2.convexHull(np.concatenate([s.contour, o.contour]))
+            if cv2.contourArea(hull) <= 1.25 * (s.area + o.area):
+                return o
+    return None
+
+
+def _union(regions: list, gap: int) -> tuple[np.ndarray, tuple[int, int, int, int], float, np.ndarray]:
+    """One region made of several (closed across the lines between them)."""
+    if len(regions) == 1:
+        return regions[0]
+    x0 = min(r[1][0] for r in regions) - gap
+    y0 = min(r[1][1] for r in regions) - gap
+    x1 = max(r[1][0] + r[1][2] for r in regions) + gap
+    y1 = max(r[1][1] + r[1][3] for r in regions) + gap
+    m = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    for _, (x, y, w, h), _, filled in regions:
+        m[y - y0:y - y0 + h, x - x0:x - x0 + w] |= filled
+    m = cv2.morphologyEx(m, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (2 * gap + 1,) * 2))
+    contours, _ = cv2.findContours(m, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    cnt = max(contours, key=cv2.contourArea)
+    bx, by, bw, bh = cv2.boundingRect(cnt)
+    filled = np.zeros((bh, bw), np.uint8)
+    cv2.drawContours(filled, [cnt - np.array([[bx, by]])], -1, 1, thickness=cv2.FILLED)
+    return cnt + np.array([[x0, y0]], dtype=np.int32), (bx + x0, by + y0, bw, bh), float(filled.sum()), filled

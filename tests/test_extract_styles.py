@@ -1,0 +1,86 @@
+"""Extraction of one small graph drawn by real Graphviz, PlantUML, Mermaid and d2's dark theme,
+read back by structure alone and scored against the D2; skipped where a tool is not installed."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from benchmark.extract.ocr import tesseract_available
+from benchmark.render import render_file
+
+pytestmark = pytest.mark.skipif(not tesseract_available(), reason="tesseract is not installed")
+
+GRAPH = """direction: down
+start: Receive order {shape: oval}
+check: Payment ok? {shape: diamond}
+ship: Ship parcel
+refund: Refund customer
+archive: Archive {shape: cylinder}
+start -> check
+check -> ship: yes
+check -> refund: no
+ship -> archive
+refund -> archive: log
+"""
+
+TOOLS = {"graphviz": "dot", "plantuml": "plantuml", "mermaid": "mmdc", "dark": "d2"}
+
+
+def _available(style: str) -> bool:
+    if style == "dark":
+        return True
+    return shutil.which(TOOLS[style]) is not None
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory) -> Path:
+    d2 = tmp_path_factory.mktemp("styles") / "order.d2"
+    d2.write_text(GRAPH, encoding="utf-8")
+    return d2
+
+
+@pytest.mark.parametrize("style", ["graphviz", "plantuml", "mermaid", "dark"])
+def test_a_graph_drawn_by_another_tool_is_read_by_structure(style, source, tmp_path):
+    if not _available(style):
+        pytest.skip(f"{TOOLS[style]} is not installed (scripts/setup.sh installs it)")
+    from benchmark.d2 import parse_file
+    from benchmark.extract.evaluate import score_diagram
+    from benchmark.extract.pipeline import extract
+
+    png = tmp_path / f"order-{style}.png"
+    render_file(source, png, style=style)
+    graph = extract(png)
+    assert graph["reader"] == "any"
+    s = score_diagram("order", graph, parse_file(source))
+    assert s.node_f1 == 1.0, graph["nodes"]
+    assert s.edge_f1 >= 0.8, graph["edges"]
+    assert graph["warnings"] == []
+
+
+def test_d2_default_render_is_still_read_by_its_colours(source, tmp_path):
+    from benchmark.extract.pipeline import extract
+
+    png = tmp_path / "order.png"
+    render_file(source, png)
+    assert extract(png)["reader"] == "d2"
+
+
+def test_tool_writers_name_every_node_and_edge(source):
+    from benchmark.d2 import parse_file
+    from benchmark.renderers import to_dot, to_mermaid, to_plantuml
+
+    g = parse_file(source)
+    for text in (to_dot(g), to_plantuml(g), to_mermaid(g)):
+        for label in ("Receive order", "Payment ok?", "Ship parcel", "Refund customer", "Archive", "yes", "no", "log"):
+            assert label in text
+    assert to_dot(g).count(" -> ") == 5 and to_mermaid(g).count("-->") == 5 and to_plantuml(g).count("-->") == 5
+
+
+def test_a_missing_tool_is_reported_as_unavailable(monkeypatch, source, tmp_path):
+    from benchmark.errors import StageUnavailable
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # no dot, plantuml or mmdc here
+    with pytest.raises(StageUnavailable, match="graphviz"):
+        render_file(source, tmp_path / "x.png", style="graphviz")
