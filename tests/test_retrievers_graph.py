@@ -43,7 +43,15 @@ def test_every_name_pattern_resolves(name, cls_name):
     assert SELECTORS.create(name).name == cls_name
 
 
-@pytest.mark.parametrize("bad", ["khop", "bm25", "bm25-", "dense8", "d2chunks", "khop-2", "random"])
+@pytest.mark.parametrize("bad,example", [("khop", "khop1"), ("bm25", "bm25-8"), ("d2chunks", "d2chunks-5")])
+def test_a_sized_selector_without_its_size_says_how_to_write_it(bad, example):
+    with pytest.raises(UnknownNameError) as exc:
+        SELECTORS.create(bad)
+    assert f"selector {bad} needs a size, e.g. {example}" in str(exc.value)
+    assert SELECTORS.create(example) is not None
+
+
+@pytest.mark.parametrize("bad", ["bm25-", "dense8", "khop-2", "random"])
 def test_unknown_names_list_the_known_ones(bad):
     with pytest.raises(UnknownNameError) as exc:
         SELECTORS.create(bad)
