@@ -203,11 +203,12 @@ def _resolve(spec: RunSpec, dataset: Dataset, say: Any = lambda msg: None) -> tu
 
 # -- the dataset, checked ---------------------------------------------------------------------------
 
-def prepare_dataset(data_dir: Path, limit: int | None = None) -> tuple[Dataset, list[Question], list[InputError]]:
+def prepare_dataset(data_dir: Path, limit: int | None = None, sample: int | None = None,
+                    seed: int = 0) -> tuple[Dataset, list[Question], list[InputError]]:
     """Load ``data_dir``, parse every diagram and check every question (validator rules, renders aside).
 
-    Returns the dataset, the questions that pass (dataset order, at most ``limit``) and the
-    problems of those left out.
+    Returns the dataset, the questions that pass (dataset order; a stratified ``sample`` of them
+    by type when given, chosen by ``seed``; then at most ``limit``) and the problems of those left out.
     """
     dataset, problems = load_dataset(data_dir, strict=False)
     good: list[Question] = []
@@ -227,6 +228,10 @@ def prepare_dataset(data_dir: Path, limit: int | None = None) -> tuple[Dataset, 
                 problems.append(problem)
             else:
                 good.append(q)
+    if sample is not None:
+        from benchmark.sampling import stratified
+
+        good = stratified(good, sample, seed)
     if limit is not None:
         good = good[:limit]
     return dataset, good, problems
@@ -306,16 +311,21 @@ def _redacted(q: Question) -> Question:
 
 
 def run_diagram(work: _Work, diagram_id: str) -> list[SampleRecord]:
-    """Every sample of one diagram's questions, in (question, variant, answerer) order."""
+    """Every sample of one diagram's questions, in (question, variant, answerer) order.
+
+    Contexts are made first; an answerer with ``answer_many`` (the ``llm`` answerer, which keeps
+    its own requests in flight) then gets all of this diagram's contexts at once, the others one
+    by one; then every sample is scored.
+    """
     from benchmark.context import make_context
 
     out: list[SampleRecord] = []
     answer_cache: dict[Any, Any] = {}  # score_answer per question and answer (see score_stored)
+    prepared = []
     for q in work.questions.get(diagram_id, []):
         qjson = question_to_json(q)
         qstored = question_from_json(qjson)   # what a re-score will rebuild
         qhash = question_hash(qjson)
-        gold = work.gold(q.diagram)
         for v in work.variants:
             base = dict(question_id=q.id, diagram_id=q.diagram, variant=v.name, finder=v.finder, source=v.source,
                         selector=v.selector, question=qjson)
@@ -323,7 +333,7 @@ def run_diagram(work: _Work, diagram_id: str) -> list[SampleRecord]:
             found = work.found[v.finder][q.id]
             timings["find_s"] = found["time"]
             err = found["error"]
-            retrieved = ctx_json = ctx = sub_scored = ctx_scored = context_metrics = None
+            retrieved = ctx_json = ctx = sub_scored = ctx_scored = None
             hashes = {"question": qhash}
             if err is None:
                 try:
@@ -342,35 +352,72 @@ def run_diagram(work: _Work, diagram_id: str) -> list[SampleRecord]:
                 except Exception as exc:
                     err = _error("select", exc)
                 timings["select_s"] = time.perf_counter() - t
-            for a in work.answerers:
-                rec_t = dict(timings)
-                answer = metrics = None
-                rec_err = err
-                if rec_err is None:
-                    t = time.perf_counter()
-                    try:
+            prepared.append((q, qstored, v, base, timings, found, err, retrieved, ctx_json, ctx, sub_scored,
+                             ctx_scored, hashes))
+    batched = _answer_batches(work, prepared)
+    for q, qstored, v, base, timings, found, err, retrieved, ctx_json, ctx, sub_scored, ctx_scored, hashes in prepared:
+        gold = work.gold(q.diagram)
+        context_metrics = None
+        for a in work.answerers:
+            rec_t = dict(timings)
+            answer = metrics = None
+            rec_err = err
+            if rec_err is None:
+                t = time.perf_counter()
+                try:
+                    pre = batched.get((a, q.id, v.name))
+                    if pre is not None:
+                        ans, rec_t["answer_s"] = pre
+                    else:
                         ans = work.stages.answerers[a].answer(_redacted(q), ctx)
-                        answer = answer_to_json_record(ans)
-                    except Exception as exc:
-                        rec_err = _error("answer", exc)
+                        rec_t["answer_s"] = time.perf_counter() - t
+                    answer = answer_to_json_record(ans)
+                except Exception as exc:
+                    rec_err = _error("answer", exc)
                     rec_t["answer_s"] = time.perf_counter() - t
-                if answer is not None:
-                    t = time.perf_counter()
-                    try:
-                        if context_metrics is None:  # the same for every answerer of this context
-                            from benchmark.metrics import score_context
-                            context_metrics = score_context(qstored, gold, sub_scored)
-                        metrics = score_stored(qstored, gold, sub_scored, ctx_scored, answer, context_metrics,
-                                               answer_cache)
-                    except Exception as exc:
-                        rec_err = _error("score", exc)
-                    rec_t["score_s"] = time.perf_counter() - t
-                out.append(SampleRecord(
-                    sample_id=sample_id(q.id, v.name, a), answerer=a, **base,
-                    found_diagram=found["diagram"], finder_rank=found["rank"], retrieved=retrieved,
-                    context=ctx_json, answer=answer, metrics=metrics, error=rec_err,
-                    timings={k: round(x, 6) for k, x in rec_t.items()},
-                    hashes=dict(hashes, answer=answer_hash(answer)) if answer is not None else dict(hashes)))
+            if answer is not None:
+                t = time.perf_counter()
+                try:
+                    if context_metrics is None:  # the same for every answerer of this context
+                        from benchmark.metrics import score_context
+                        context_metrics = score_context(qstored, gold, sub_scored)
+                    metrics = score_stored(qstored, gold, sub_scored, ctx_scored, answer, context_metrics,
+                                           answer_cache)
+                except Exception as exc:
+                    rec_err = _error("score", exc)
+                rec_t["score_s"] = time.perf_counter() - t
+            out.append(SampleRecord(
+                sample_id=sample_id(q.id, v.name, a), answerer=a, **base,
+                found_diagram=found["diagram"], finder_rank=found["rank"], retrieved=retrieved,
+                context=ctx_json, answer=answer, metrics=metrics, error=rec_err,
+                timings={k: round(x, 6) for k, x in rec_t.items()},
+                hashes=dict(hashes, answer=answer_hash(answer)) if answer is not None else dict(hashes)))
+    return out
+
+
+def _answer_batches(work: _Work, prepared: list[tuple]) -> dict[tuple[str, str, str], tuple[Any, float]]:
+    """(answerer, question id, variant) -> (answer, seconds) for answerers that answer many at once.
+
+    The seconds of one answer are its own latency when the answerer reports one, else the batch's
+    time shared out evenly. A batch that raises leaves its samples to be answered one by one.
+    """
+    out: dict[tuple[str, str, str], tuple[Any, float]] = {}
+    for a in work.answerers:
+        many = getattr(work.stages.answerers[a], "answer_many", None)
+        if many is None:
+            continue
+        todo = [p for p in prepared if p[6] is None]
+        if not todo:
+            continue
+        t = time.perf_counter()
+        try:
+            answers = many([(_redacted(p[0]), p[9], work.dataset.diagrams[p[5]["diagram"]].png_path) for p in todo])
+        except Exception:  # noqa: BLE001 - answered one by one below, where errors are recorded per sample
+            continue
+        share = (time.perf_counter() - t) / len(todo)
+        for p, ans in zip(todo, answers):
+            latency = (getattr(ans, "usage", None) or {}).get("latency_s")
+            out[(a, p[0].id, p[2].name)] = (ans, latency if latency is not None else share)
     return out
 
 
@@ -469,7 +516,7 @@ def run(spec: RunSpec, *, progress: bool = True, quiet: bool = False, report: bo
     started = _dt.datetime.now(_dt.timezone.utc)
     spec = with_run_id(spec, started)
     load_all()
-    dataset, questions, problems = prepare_dataset(spec.data_dir, spec.limit)
+    dataset, questions, problems = prepare_dataset(spec.data_dir, spec.limit, spec.sample, spec.seed)
     for p in problems:
         _say(f"skipped: {p}", quiet)
     t_loaded = time.perf_counter()

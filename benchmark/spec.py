@@ -9,6 +9,7 @@ The default grid lives in one place, ``configs/default.yaml``; a YAML config giv
     seed: 0
     workers: 2
     limit: null
+    sample: null               # a stratified sample of this many questions (by type, chosen by seed)
     options: {llm: {base_url: "http://127.0.0.1:8000/v1", model: m}}
 
 >>> Variant.parse("oracle+d2+khop2")
@@ -33,7 +34,7 @@ from benchmark.errors import DiagQAError, InputError
 
 #: the default run configuration (variants x answerers); image variants are added there too
 DEFAULT_CONFIG = DEFAULT_ROOT / "configs" / "default.yaml"
-CONFIG_KEYS = {"data", "variants", "answerers", "seed", "workers", "limit", "options", "out", "run_id"}
+CONFIG_KEYS = {"data", "variants", "answerers", "seed", "workers", "limit", "sample", "options", "out", "run_id"}
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,7 @@ class RunSpec:
     limit: int | None = None
     options: dict[str, dict[str, Any]] = field(default_factory=dict)
     config_file: str | None = None
+    sample: int | None = None
 
     def __post_init__(self) -> None:
         for v in self.variants:
@@ -84,6 +86,8 @@ class RunSpec:
             raise DiagQAError("workers must be at least 1")
         if self.limit is not None and self.limit < 0:
             raise DiagQAError("limit must not be negative")
+        if self.sample is not None and self.sample < 1:
+            raise DiagQAError("sample must be at least 1")
 
     def parsed_variants(self) -> list[Variant]:
         return [Variant.parse(v) for v in self.variants]
@@ -92,7 +96,7 @@ class RunSpec:
         """The part of the spec that decides the samples (no paths to outputs, no worker count)."""
         return {"data": str(Path(self.data_dir).resolve()), "variants": list(self.variants),
                 "answerers": list(self.answerers), "seed": self.seed, "limit": self.limit,
-                "options": self.options}
+                "options": self.options, **({"sample": self.sample} if self.sample is not None else {})}
 
     def config_hash(self) -> str:
         """SHA-256 of :meth:`identity` as canonical JSON."""
@@ -134,7 +138,7 @@ def load_config(path: Path | str) -> dict[str, Any]:
             raise InputError(f"unknown key {key!r}; allowed: {', '.join(sorted(CONFIG_KEYS))}", **where)
         if key in ("variants", "answerers") and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
             raise InputError(f"{key} must be a list of names", **where)
-        if key in ("seed", "workers", "limit") and value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        if key in ("seed", "workers", "limit", "sample") and value is not None and (isinstance(value, bool) or not isinstance(value, int)):
             raise InputError(f"{key} must be an integer", **where)
         if key == "options" and not (isinstance(value, dict) and all(isinstance(v, dict) for v in value.values())):
             raise InputError("options must map a component name to its keyword arguments", **where)
@@ -148,7 +152,7 @@ def build_spec(config: Path | str | None = None, **overrides: Any) -> RunSpec:
     """The spec of a run: ``configs/default.yaml``, then ``config``, then non-None ``overrides``.
 
     ``overrides`` use the config's key names (``data``, ``variants``, ``answerers``, ``seed``,
-    ``workers``, ``limit``, ``options``, ``out``, ``run_id``).
+    ``workers``, ``limit``, ``sample``, ``options``, ``out``, ``run_id``).
     """
     merged: dict[str, Any] = load_config(DEFAULT_CONFIG) if DEFAULT_CONFIG.exists() else {}
     if config is not None:
@@ -168,6 +172,7 @@ def build_spec(config: Path | str | None = None, **overrides: Any) -> RunSpec:
         limit=merged.get("limit"),
         options=dict(merged.get("options") or {}),
         config_file=str(config) if config is not None else None,
+        sample=merged.get("sample"),
     )
 
 
