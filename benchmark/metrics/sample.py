@@ -29,6 +29,7 @@ from benchmark.answers import Answer
 from benchmark.graph import Subgraph
 from benchmark.metrics.accuracy import normalise_with_reason
 from benchmark.metrics.claims import extract_claims
+from benchmark.metrics.evidence import cite_edges, evidence_scores
 from benchmark.metrics.faithfulness import faithfulness
 from benchmark.metrics.guess import guess_class
 from benchmark.metrics.overlap import overlap
@@ -74,6 +75,8 @@ def score_answer(question: Question, diagram_graph: nx.MultiDiGraph, answer: Ans
         value, reason = normalise_with_reason(question.kind, answer.raw, diagram_graph, question.language)
     out = {"answer_value": answer_to_json(value), "answer_reason": reason,
            "correct": answers_match(question.type, question.arg, value, question.answer, diagram_graph)}
+    # evidence attribution: the cited edges on the diagram against the gold certificate (text or image input)
+    out.update(evidence_scores(cite_edges(answer.evidence, diagram_graph), gold_subgraph(question, diagram_graph)))
     return out, extract_claims(answer, diagram_graph)
 
 

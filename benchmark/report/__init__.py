@@ -149,17 +149,21 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
     from benchmark.report.document import analyse, build_sections
     from benchmark.report.html import render_html
     from benchmark.report.markdown import render_markdown
+    from benchmark.report.usage import usage_json, usage_section, usage_table, with_usage
 
     run_dir = Path(run_dir)
     with Plotting(workers) as plotting:
         # the plots are drawn while the tables that no plot shows are computed
         a = analyse(records, seed=int(card.get("seed") or 0), n_boot=n_boot, ready=plotting.table)
-        write_summary(run_dir / SUMMARY, a.summary)
+        usage = usage_table(a.samples)
+        write_summary(run_dir / SUMMARY, with_usage(a.summary, usage))
+        card["usage"] = usage_json(usage)   # the run card (run.json) holds the same roll-up
         figs = plotting.result()
     (run_dir / "plots").mkdir(exist_ok=True)
     for name, data in figs.items():
         (run_dir / "plots" / name).write_bytes(data)
     sections = build_sections(a, card, figs)
+    sections.insert(len(sections) - 1, usage_section(usage))   # before "Errors and skipped stages"
     title = f"diagqa report — {card.get('run_id', run_dir.name)}"
     (run_dir / "report.md").write_text(render_markdown(sections, title), encoding="utf-8")
     (run_dir / "report.html").write_text(render_html(sections, title, figs), encoding="utf-8")

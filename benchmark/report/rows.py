@@ -15,13 +15,13 @@ from typing import Any
 #: the per-sample columns the tables read from ``metrics`` (see benchmark.metrics.sample)
 METRIC_COLUMNS = ("correct", "sufficient", "guess_class", "srr", "precision", "f1", "node_srr", "edge_srr",
                   "label_srr", "faithfulness", "n_claims", "claims_supported", "claims_unsupported",
-                  "claims_fabricated", "answer_value")
+                  "claims_fabricated", "answer_value", "evidence_recall", "evidence_precision")
 
 #: every column of the samples frame, in order
 FRAME_COLUMNS = ("sample_id", "question_id", "diagram_id", "variant", "answerer", "selector", "qtype",
                  "counter_prior", "twin_question", "question_text", "gold", "answer_raw", "answer_error",
-                 "context_text", "finder", "finder_rank", "source", "found_diagram", "twin_of", "error_stage",
-                 "error_message", *METRIC_COLUMNS)
+                 "answer_error_kind", "answer_usage", "context_text", "finder", "finder_rank", "source",
+                 "found_diagram", "twin_of", "error_stage", "error_message", *METRIC_COLUMNS)
 
 _EMPTY: dict[str, Any] = {}
 
@@ -47,7 +47,7 @@ def frame_row(rec: Any, metrics: Any = _SAME, error: Any = _SAME) -> tuple[Any, 
     answer, context = r.get("answer") or _EMPTY, r.get("context") or _EMPTY
     return (r["sample_id"], r["question_id"], r["diagram_id"], r["variant"], r["answerer"], r["selector"],
             q["type"], bool(q.get("counter_prior")), (q.get("extra") or _EMPTY).get("twin_question"), q["text"],
-            q["answer"], answer.get("raw"), answer.get("error"),
+            q["answer"], answer.get("raw"), answer.get("error"), answer.get("error_kind"), answer.get("usage"),
             context.get("text") if m.get("guess_class") == "lucky_guess" else None,
             r.get("finder"), r.get("finder_rank"), r.get("source"), r.get("found_diagram"), q.get("twin_of"),
             error.get("stage"), error.get("message"),
