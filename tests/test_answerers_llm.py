@@ -84,6 +84,12 @@ def test_endpoint_without_structured_output_falls_back_to_lenient_parsing(answer
     assert ["response_format" in r["json"] for r in server.requests] == [True, False, False]
 
 
+def test_structured_output_fallback_with_requests_in_flight(answerer_for):
+    with LLMServer(reject_response_format=True, latency=0.5, responder=lambda req: GOOD) as server:
+        answers = answerer_for(server, concurrency=4, cache_path=None).answer_many(_items(8))
+    assert [a.raw for a in answers] == ["yes"] * 8   # the requests rejected while in flight were asked again
+
+
 def test_retry_after_500_and_429_with_backoff(answerer_for):
     with LLMServer([{"status": 500}, {"status": 429}, {"content": GOOD}]) as server:
         answerer = answerer_for(server)

@@ -384,9 +384,10 @@ class LLMAnswerer:
         attempt = 0
         while True:
             attempt += 1
+            sent_format = self._format_ok
             try:
                 calls += 1
-                resp, formatted = self._request(messages, schema, until)
+                resp, _ = self._request(messages, schema, until)
                 usage = resp.usage.model_dump(exclude_none=True) if getattr(resp, "usage", None) else {}
                 usage = {k: v for k, v in usage.items() if isinstance(v, (int, float))}
                 choice = resp.choices[0] if resp.choices else None
@@ -396,7 +397,7 @@ class LLMAnswerer:
             except Exception as exc:  # noqa: BLE001 - classified below
                 kind, retryable = self._classify(exc)
                 status = getattr(exc, "status_code", None)
-                if status == 400 and self._format_ok and formatted_rejected(exc):
+                if status == 400 and sent_format and formatted_rejected(exc):
                     self._format_ok = False  # the endpoint has no structured output: ask plainly from now on
                     attempt -= 1
                     continue
