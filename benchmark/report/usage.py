@@ -1,6 +1,7 @@
 """What answering cost and what the answers cited, per variant x answerer: tokens in and out, calls,
 cache hits, latency p50/p95, cost (when prices are configured), failed answers by kind (the share
 of unparsable replies among them) and evidence recall / precision against the gold certificate.
+Tokens, cost and latency count the requests this run made: a cache hit was paid for earlier.
 
 Answerers that report no usage (the reference answerers) get ``None`` for the usage columns; the
 evidence columns are measured for every answerer that cites edges.
@@ -13,7 +14,7 @@ evidence columns are measured for every answerer that cites edges.
 ...     "evidence_recall": [1.0, None, 0.5], "evidence_precision": [0.5, None, None]})
 >>> r = usage_table(df).iloc[0].to_dict()
 >>> r["tokens_in"], r["tokens_out"], r["calls"], r["cache_hits"], r["latency_p50"], r["latency_p95"], r["cost"]
-(30, 19, 2, 1, 2.0, 2.9, None)
+(20, 14, 2, 1, 2.0, 2.9, None)
 >>> r["failed"], r["unparsable"], r["unparsable_share"], r["evidence_recall"], r["evidence_precision"]
 (1, 1, 0.3333333333333333, 0.75, 0.5)
 """
@@ -53,10 +54,11 @@ def usage_table(df: pd.DataFrame) -> pd.DataFrame:
         by_kind = {k: kinds.count(k) for k in sorted(set(kinds))}
         row: dict[str, Any] = {"variant": variant, "answerer": answerer}
         if usages:
-            latencies = [float(u.get("latency_s") or 0.0) for u in usages if u.get("calls")]
-            costs = [u["cost"] for u in usages if u.get("cost") is not None]
-            row.update(tokens_in=sum(int(u.get("prompt_tokens") or 0) for u in usages),
-                       tokens_out=sum(int(u.get("completion_tokens") or 0) for u in usages),
+            paid = [u for u in usages if not u.get("cache_hit")]   # a cache hit's tokens were paid by an earlier run
+            latencies = [float(u.get("latency_s") or 0.0) for u in paid if u.get("calls")]
+            costs = [u["cost"] for u in paid if u.get("cost") is not None]
+            row.update(tokens_in=sum(int(u.get("prompt_tokens") or 0) for u in paid),
+                       tokens_out=sum(int(u.get("completion_tokens") or 0) for u in paid),
                        calls=sum(int(u.get("calls") or 0) for u in usages),
                        cache_hits=sum(1 for u in usages if u.get("cache_hit")),
                        latency_p50=float(np.percentile(latencies, 50)) if latencies else None,
