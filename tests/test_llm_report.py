@@ -70,3 +70,5 @@ def test_a_run_rolls_up_usage_and_evidence(tmp_path, monkeypatch):
     assert {(u["variant"], u["answerer"]) for u in card["usage"]} == set(rows)
     report = (run_dir / "report.md").read_text()
     assert "Usage, failed answers and evidence attribution" in report and "unparsable:" in report
+    all_failed = sum(1 for r in result.records if r.answerer == "llm" and r.answer.get("error"))
+    assert all_failed > failed and f"Failed answers ({all_failed}; unmeasured, not wrong)" in report

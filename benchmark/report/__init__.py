@@ -163,7 +163,7 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
     for name, data in figs.items():
         (run_dir / "plots" / name).write_bytes(data)
     sections = build_sections(a, card, figs)
-    sections.insert(len(sections) - 1, usage_section(usage))   # before "Errors and skipped stages"
+    sections.insert(len(sections) - 1, usage_section(usage, a.samples))   # before "Errors and skipped stages"
     title = f"diagqa report — {card.get('run_id', run_dir.name)}"
     (run_dir / "report.md").write_text(render_markdown(sections, title), encoding="utf-8")
     (run_dir / "report.html").write_text(render_html(sections, title, figs), encoding="utf-8")

@@ -95,8 +95,13 @@ def usage_json(usage: pd.DataFrame) -> list[dict[str, Any]]:
     return [{k: (v.item() if hasattr(v, "item") else v) for k, v in r.items()} for r in usage.to_dict("records")]
 
 
-def usage_section(usage: pd.DataFrame) -> Any:
-    """The report section: usage where an answerer reported it, failures and evidence attribution."""
+#: failed answers listed in the report (all are counted)
+FAILED_LISTED = 30
+
+
+def usage_section(usage: pd.DataFrame, samples: pd.DataFrame | None = None) -> Any:
+    """The report section: usage where an answerer reported it, failures (counted, and the first
+    :data:`FAILED_LISTED` listed from ``samples``) and evidence attribution."""
     from benchmark.report.document import Section
     from benchmark.report.tables import Table, fmt
 
@@ -115,4 +120,17 @@ def usage_section(usage: pd.DataFrame) -> Any:
                                                        "tokens in", "tokens out", "calls", "cache hits",
                                                        "latency p50 (s)", "latency p95 (s)", "cost"], rows,
                             align=["l", "l", "r", "l"] + ["r"] * 11))
+    if samples is not None and len(samples):
+        # an answer error with a kind is a failure; the reference answerers' kind-less "error" is an abstention
+        failed = samples[samples["answer_error_kind"].map(lambda e: isinstance(e, str))]
+        if len(failed):
+            from benchmark.report.tables import short
+
+            rows = [[r["variant"], r["answerer"], r["question_id"], str(r["answer_error_kind"] or "–"),
+                     short(r["answer_error"], 120)] for _, r in failed.head(FAILED_LISTED).iterrows()]
+            sec.blocks.append(Table(f"Failed answers ({len(failed)}; unmeasured, not wrong"
+                                    + (f"; the first {FAILED_LISTED} listed" if len(failed) > FAILED_LISTED else "") + ")",
+                                    ["variant", "answerer", "question", "kind", "error"], rows))
+        else:
+            sec.blocks.append("No answer failed.")
     return sec
