@@ -29,5 +29,7 @@ def main(args: argparse.Namespace) -> int:
     card_path = run_dir / CARD
     card = json.loads(card_path.read_text(encoding="utf-8")) if card_path.exists() else {"run_id": run_dir.name}
     paths = write_report(run_dir, records, card, n_boot=args.bootstrap)
+    if card_path.exists():  # the run card's usage roll-up is rewritten with the summary
+        card_path.write_text(json.dumps(card, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
     print(f"report: {paths['html']}")
     return 0

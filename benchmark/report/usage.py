@@ -74,20 +74,23 @@ def usage_table(df: pd.DataFrame) -> pd.DataFrame:
                    evidence_precision=_mean(list(g["evidence_precision"])),
                    evidence_measured=sum(1 for v in g["evidence_recall"] if v is not None and v == v))
         rows.append(row)
-    out = pd.DataFrame(rows)
-    return out.astype(object).where(out.notna(), None)
+    return _counts_as_ints(pd.DataFrame(rows))
+
+
+def _counts_as_ints(df: pd.DataFrame) -> pd.DataFrame:
+    """Missing values as ``None`` and the count columns as integers (a column with gaps is float in pandas)."""
+    df = df.astype(object).where(df.notna(), None)
+    for col in _COUNTS:
+        if col in df:
+            df[col] = pd.Series([None if v is None or v != v else int(v) for v in df[col]], index=df.index, dtype=object)
+    return df
 
 
 def with_usage(summary: pd.DataFrame, usage: pd.DataFrame) -> pd.DataFrame:
     """``summary`` with the usage columns joined on (variant, answerer), its row order kept."""
     if not len(summary):
         return summary
-    merged = summary.merge(usage, on=["variant", "answerer"], how="left", sort=False)
-    merged = merged.astype(object).where(merged.notna(), None)
-    for col in _COUNTS:  # a join with missing rows makes counts floats: back to integers
-        merged[col] = pd.Series([None if v is None or v != v else int(v) for v in merged[col]], index=merged.index,
-                                dtype=object)
-    return merged
+    return _counts_as_ints(summary.merge(usage, on=["variant", "answerer"], how="left", sort=False))
 
 
 def usage_json(usage: pd.DataFrame) -> list[dict[str, Any]]:
