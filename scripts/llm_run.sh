@@ -21,7 +21,11 @@ LOG="$LLM_HOME/server.log"
 
 LLM_HOME="$LLM_HOME" bash "$ROOT/scripts/llm_setup.sh"
 
-if curl -fsS "http://127.0.0.1:$PORT/v1/models" > /dev/null 2>&1; then
+answers() {  # whether a server answers on the port (the server's own Python: no curl needed)
+  "$LLM_HOME/venv/bin/python" -c "import urllib.request, sys; urllib.request.urlopen(sys.argv[1], timeout=2)" \
+    "http://127.0.0.1:$PORT/v1/models" > /dev/null 2>&1
+}
+if answers; then
   echo "llm-run: something already answers on 127.0.0.1:$PORT; stop it first" >&2; exit 1
 fi
 echo "llm-run: starting the llama.cpp server on 127.0.0.1:$PORT (log: $LOG)" >&2
@@ -40,10 +44,10 @@ for _ in $(seq 1 240); do
   if ! kill -0 "$SERVER" 2>/dev/null; then
     echo "llm-run: the server exited; the end of its log:" >&2; tail -20 "$LOG" >&2; exit 1
   fi
-  if curl -fsS "http://127.0.0.1:$PORT/v1/models" > /dev/null 2>&1; then break; fi
+  if answers; then break; fi
   sleep 0.5
 done
-curl -fsS "http://127.0.0.1:$PORT/v1/models" > /dev/null || { echo "llm-run: the server did not get ready in 120 s" >&2; exit 1; }
+answers || { echo "llm-run: the server did not get ready in 120 s" >&2; exit 1; }
 kill -0 "$SERVER" 2>/dev/null || { echo "llm-run: the server exited; see $LOG" >&2; exit 1; }
 echo "llm-run: server ready" >&2
 
