@@ -41,7 +41,12 @@ class Answer:
     """An answerer's reply to one question.
 
     ``error`` says why there is no usable answer (timeout, unparsable reply ...); such an answer
-    is still recorded and scored as not correct. ``meta`` holds latency_s, cached, tokens, model.
+    is still recorded, and is unmeasured for accuracy rather than wrong. ``error_kind`` names the
+    failure in one word (``timeout``, ``http_error``, ``rate_limited``, ``connection_error``,
+    ``reply_too_large``, ``unparsable``, ``not_attempted``). ``usage`` is what answering cost
+    (``prompt_tokens``, ``completion_tokens``, ``calls``, ``cache_hit``, ``latency_s``, and
+    ``cost`` when prices are configured). ``meta`` holds latency_s, cached, tokens, model.
+    Both are written to JSON only when set, so answers of answerers without them keep their form.
     """
 
     answerer: str
@@ -50,6 +55,8 @@ class Answer:
     explanation: str = ""
     error: str | None = None
     meta: dict = field(default_factory=dict, compare=True, hash=False)
+    error_kind: str | None = None
+    usage: dict | None = field(default=None, compare=True, hash=False)
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form (sets become sorted lists)."""
@@ -58,15 +65,21 @@ class Answer:
             raw = sorted(raw, key=str)
         elif isinstance(raw, tuple):
             raw = list(raw)
-        return {"answerer": self.answerer, "raw": raw, "evidence": [list(e) for e in self.evidence],
-                "explanation": self.explanation, "error": self.error, "meta": dict(self.meta)}
+        out = {"answerer": self.answerer, "raw": raw, "evidence": [list(e) for e in self.evidence],
+               "explanation": self.explanation, "error": self.error, "meta": dict(self.meta)}
+        if self.error_kind is not None:
+            out["error_kind"] = self.error_kind
+        if self.usage is not None:
+            out["usage"] = dict(self.usage)
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Answer":
         return cls(answerer=str(data["answerer"]), raw=data.get("raw"),
                    evidence=evidence_pairs(data.get("evidence") or ()),
                    explanation=str(data.get("explanation") or ""), error=data.get("error"),
-                   meta=dict(data.get("meta") or {}))
+                   meta=dict(data.get("meta") or {}), error_kind=data.get("error_kind"),
+                   usage=dict(data["usage"]) if data.get("usage") is not None else None)
 
 
 def evidence_pairs(items: Any) -> tuple[tuple[str, str], ...]:

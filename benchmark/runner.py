@@ -32,7 +32,7 @@ import time
 import traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
 import networkx as nx
 
@@ -207,12 +207,12 @@ def _resolve(spec: RunSpec, dataset: Dataset, say: Any = lambda msg: None) -> tu
 
 # -- the dataset, checked ---------------------------------------------------------------------------
 
-def prepare_dataset(data_dir: Path, limit: int | None = None,
+def prepare_dataset(data_dir: Path, limit: int | None = None, sample: int | None = None, seed: int = 0,
                     allow_outside_imports: bool = False) -> tuple[Dataset, list[Question], list[InputError]]:
     """Load ``data_dir``, parse every diagram and check every question (validator rules, renders aside).
 
-    Returns the dataset, the questions that pass (dataset order, at most ``limit``) and the
-    problems of those left out.
+    Returns the dataset, the questions that pass (dataset order; a stratified ``sample`` of them
+    by type when given, chosen by ``seed``; then at most ``limit``) and the problems of those left out.
     """
     dataset, problems = load_dataset(data_dir, strict=False, allow_outside_imports=allow_outside_imports)
     good: list[Question] = []
@@ -232,6 +232,10 @@ def prepare_dataset(data_dir: Path, limit: int | None = None,
                 problems.append(problem)
             else:
                 good.append(q)
+    if sample is not None:
+        from benchmark.sampling import stratified
+
+        good = stratified(good, sample, seed)
     if limit is not None:
         good = good[:limit]
     return dataset, good, problems
@@ -307,18 +311,22 @@ def run_diagram(work: _Work, diagram_id: str) -> list[SampleRecord]:
 
 
 def iter_diagram(work: _Work, diagram_id: str) -> Iterator[list[SampleRecord]]:
-    """The samples of one diagram, a list per question as soon as that question is done; samples whose
-    id is in ``work.done`` are not run again (nor their context selected, when none of its answerers is left)."""
+    """The samples of one diagram, a list per question; samples whose id is in ``work.done`` are not run
+    again (nor their context selected, when none of its answerers is left).
+
+    Contexts are made first; an answerer with ``answer_many`` (the ``llm`` answerer, which keeps its own
+    requests in flight) then gets all of this diagram's contexts at once, the others one by one as each
+    question is scored and handed back.
+    """
     from benchmark.context import make_context
 
     answer_cache: dict[Any, Any] = {}  # score_answer per question and answer (see score_stored)
+    prepared: list[tuple[Question, Question, list[_Prepared]]] = []
     for q in work.questions.get(diagram_id, []):
-        out: list[SampleRecord] = []
         qjson = question_to_json(q)
         qstored = question_from_json(qjson)   # what a re-score will rebuild
         qhash = question_hash(qjson)
-        gold = work.gold(q.diagram)
-        certs = None
+        items: list[_Prepared] = []
         for v in work.variants:
             todo = [a for a in work.answerers if sample_id(q.id, v.name, a) not in work.done]
             if not todo:
@@ -351,45 +359,109 @@ def iter_diagram(work: _Work, diagram_id: str) -> Iterator[list[SampleRecord]]:
                 except Exception as exc:
                     err = _error("select", exc)
                 timings["select_s"] = time.perf_counter() - t
+            items.append(_Prepared(v, todo, base, timings, found, err, retrieved, ctx_json, ctx, sub_scored,
+                                   ctx_scored, none_json, none_ctx, hashes))
+        prepared.append((q, qstored, items))
+
+    batched = _answer_batches(work, [(q, p) for q, _, items in prepared for p in items])
+    for q, qstored, items in prepared:
+        out: list[SampleRecord] = []
+        gold = work.gold(q.diagram)
+        certs = None
+        for p in items:
             received_metrics: dict[bool, dict[str, Any]] = {}  # score_context of each received context
-            for a in todo:
-                rec_t = dict(timings)
+            for a in p.todo:
+                rec_t = dict(p.timings)
                 answer = metrics = None
-                rec_err = err
+                rec_err = p.err
                 reads = reads_context(work.stages.answerers[a])
-                rec_ctx_json = ctx_json if reads else (none_json if err is None else None)
-                rec_hashes = hashes if reads or err is not None else dict(hashes, context=context_hash(none_json))
+                rec_ctx_json = p.ctx_json if reads else (p.none_json if p.err is None else None)
+                rec_hashes = (p.hashes if reads or p.err is not None
+                              else dict(p.hashes, context=context_hash(p.none_json)))
                 if rec_err is None:
                     t = time.perf_counter()
                     try:
-                        ans = work.stages.answerers[a].answer(_redacted(q), ctx if reads else None)
+                        pre = batched.get((a, q.id, p.variant.name))
+                        if pre is not None:
+                            ans, rec_t["answer_s"] = pre
+                        else:
+                            ans = work.stages.answerers[a].answer(_redacted(q), p.ctx if reads else None)
+                            rec_t["answer_s"] = time.perf_counter() - t
                         answer = answer_to_json_record(ans)
                     except Exception as exc:
                         rec_err = _error("answer", exc)
-                    rec_t["answer_s"] = time.perf_counter() - t
+                        rec_t["answer_s"] = time.perf_counter() - t
                 if answer is not None:
                     t = time.perf_counter()
                     try:
-                        got = ctx_scored if reads else none_ctx
+                        got = p.ctx_scored if reads else p.none_ctx
                         if reads not in received_metrics:  # the same for every answerer of this context
                             from benchmark.metrics import score_context
                             if certs is None:  # the question's valid certificates, once per question
                                 from benchmark.metrics.sample import gold_certificates
                                 certs = gold_certificates(qstored, gold)
                             received_metrics[reads] = score_context(qstored, gold, got.subgraph, certs)
-                        metrics = score_stored(qstored, gold, sub_scored, got, answer, received_metrics[reads],
+                        metrics = score_stored(qstored, gold, p.sub_scored, got, answer, received_metrics[reads],
                                                answer_cache)
                     except Exception as exc:
                         rec_err = _error("score", exc)
                     rec_t["score_s"] = time.perf_counter() - t
                 out.append(SampleRecord(
-                    sample_id=sample_id(q.id, v.name, a), answerer=a, **base,
-                    found_diagram=found["diagram"], finder_rank=found["rank"], retrieved=retrieved,
+                    sample_id=sample_id(q.id, p.variant.name, a), answerer=a, **p.base,
+                    found_diagram=p.found["diagram"], finder_rank=p.found["rank"], retrieved=p.retrieved,
                     context=rec_ctx_json, answer=answer, metrics=metrics, error=rec_err,
                     timings={k: round(x, 6) for k, x in rec_t.items()},
                     hashes=dict(rec_hashes, answer=answer_hash(answer)) if answer is not None else dict(rec_hashes)))
         if out:
             yield out
+
+
+class _Prepared(NamedTuple):
+    """One (question, variant) whose context is made, with the answerers still to run on it."""
+
+    variant: Any
+    todo: list[str]
+    base: dict[str, Any]
+    timings: dict[str, float]
+    found: dict[str, Any]
+    err: dict[str, Any] | None
+    retrieved: dict[str, Any] | None
+    ctx_json: dict[str, Any] | None
+    ctx: Any
+    sub_scored: Any
+    ctx_scored: Any
+    none_json: dict[str, Any] | None
+    none_ctx: Any
+    hashes: dict[str, str]
+
+
+def _answer_batches(work: _Work, prepared: list[tuple[Question, _Prepared]]) -> dict[tuple[str, str, str], tuple[Any, float]]:
+    """(answerer, question id, variant) -> (answer, seconds) for answerers that answer many at once.
+
+    The seconds of one answer are its own latency when the answerer reports one, else the batch's
+    time shared out evenly. A batch that raises leaves its samples to be answered one by one.
+    """
+    out: dict[tuple[str, str, str], tuple[Any, float]] = {}
+    for a in work.answerers:
+        answerer = work.stages.answerers[a]
+        many = getattr(answerer, "answer_many", None)
+        if many is None:
+            continue
+        reads = reads_context(answerer)
+        todo = [(q, p) for q, p in prepared if p.err is None and a in p.todo]
+        if not todo:
+            continue
+        t = time.perf_counter()
+        try:
+            answers = many([(_redacted(q), p.ctx if reads else None, work.dataset.diagrams[p.found["diagram"]].png_path)
+                            for q, p in todo])
+        except Exception:  # noqa: BLE001 - answered one by one, where errors are recorded per sample
+            continue
+        share = (time.perf_counter() - t) / len(todo)
+        for (q, p), ans in zip(todo, answers):
+            latency = (getattr(ans, "usage", None) or {}).get("latency_s")
+            out[(a, q.id, p.variant.name)] = (ans, latency if latency is not None else share)
+    return out
 
 
 def _rank_all(finders: dict[str, Any], questions: list[Question]) -> dict[str, dict[str, dict[str, Any]]]:
@@ -705,7 +777,8 @@ def _execute(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: b
 
     t_start = time.perf_counter()
     load_all()
-    dataset, questions, problems = prepare_dataset(spec.data_dir, spec.limit, spec.allow_outside_imports)
+    dataset, questions, problems = prepare_dataset(spec.data_dir, spec.limit, spec.sample, spec.seed,
+                                                   allow_outside_imports=spec.allow_outside_imports)
     for p in problems:
         _say(f"skipped: {p}", quiet)
     if not questions and spec.limit != 0:

@@ -9,6 +9,7 @@ The default grid lives in one place, ``configs/default.yaml``; a YAML config giv
     seed: 0
     workers: 2
     limit: null
+    sample: null               # a stratified sample of this many questions (by type, chosen by seed)
     options: {llm: {base_url: "http://127.0.0.1:8000/v1", model: m}}
 
 >>> Variant.parse("oracle+d2+khop2")
@@ -33,7 +34,7 @@ from benchmark.errors import DiagQAError, InputError
 
 #: the default run configuration (variants x answerers); image variants are added there too
 DEFAULT_CONFIG = DEFAULT_ROOT / "configs" / "default.yaml"
-CONFIG_KEYS = {"data", "variants", "answerers", "seed", "workers", "limit", "options", "out", "run_id",
+CONFIG_KEYS = {"data", "variants", "answerers", "seed", "workers", "limit", "sample", "options", "out", "run_id",
                "allow_outside_imports"}
 
 
@@ -72,6 +73,7 @@ class RunSpec:
     options: dict[str, dict[str, Any]] = field(default_factory=dict)
     config_file: str | None = None
     allow_outside_imports: bool = False   # D2 imports may leave the dataset folder
+    sample: int | None = None
 
     def __post_init__(self) -> None:
         for v in self.variants:
@@ -86,6 +88,8 @@ class RunSpec:
             raise DiagQAError("workers must be at least 1")
         if self.limit is not None and self.limit < 0:
             raise DiagQAError("limit must not be negative")
+        if self.sample is not None and self.sample < 1:
+            raise DiagQAError("sample must be at least 1")
 
     def parsed_variants(self) -> list[Variant]:
         return [Variant.parse(v) for v in self.variants]
@@ -94,7 +98,7 @@ class RunSpec:
         """The part of the spec that decides the samples (no paths to outputs, no worker count)."""
         ident = {"data": str(Path(self.data_dir).resolve()), "variants": list(self.variants),
                  "answerers": list(self.answerers), "seed": self.seed, "limit": self.limit,
-                 "options": self.options}
+                 "options": self.options, **({"sample": self.sample} if self.sample is not None else {})}
         if self.allow_outside_imports:   # absent when off, so earlier runs keep their hash
             ident["allow_outside_imports"] = True
         return ident
@@ -139,7 +143,7 @@ def load_config(path: Path | str) -> dict[str, Any]:
             raise InputError(f"unknown key {key!r}; allowed: {', '.join(sorted(CONFIG_KEYS))}", **where)
         if key in ("variants", "answerers") and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
             raise InputError(f"{key} must be a list of names", **where)
-        if key in ("seed", "workers", "limit") and value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        if key in ("seed", "workers", "limit", "sample") and value is not None and (isinstance(value, bool) or not isinstance(value, int)):
             raise InputError(f"{key} must be an integer", **where)
         if key == "options" and not (isinstance(value, dict) and all(isinstance(v, dict) for v in value.values())):
             raise InputError("options must map a component name to its keyword arguments", **where)
@@ -153,7 +157,7 @@ def build_spec(config: Path | str | None = None, **overrides: Any) -> RunSpec:
     """The spec of a run: ``configs/default.yaml``, then ``config``, then non-None ``overrides``.
 
     ``overrides`` use the config's key names (``data``, ``variants``, ``answerers``, ``seed``,
-    ``workers``, ``limit``, ``options``, ``out``, ``run_id``).
+    ``workers``, ``limit``, ``sample``, ``options``, ``out``, ``run_id``).
     """
     merged: dict[str, Any] = load_config(DEFAULT_CONFIG) if DEFAULT_CONFIG.exists() else {}
     if config is not None:
@@ -174,6 +178,7 @@ def build_spec(config: Path | str | None = None, **overrides: Any) -> RunSpec:
         options=dict(merged.get("options") or {}),
         config_file=str(config) if config is not None else None,
         allow_outside_imports=bool(merged.get("allow_outside_imports") or False),
+        sample=merged.get("sample"),
     )
 
 

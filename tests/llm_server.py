@@ -3,8 +3,12 @@
 It implements ``POST /v1/chat/completions``. Replies follow a script, one step per request, then a
 ``responder`` function (request JSON -> reply content) once the script is used up. A step is a
 dict: ``{"status": 500}`` (an error body), ``{"content": "..."}`` (a reply), ``{"body": "..."}``
-(raw bytes, e.g. a broken body), ``"headers": {...}`` to add and ``"delay": seconds`` before
-answering. Every request is kept (headers and JSON) in :attr:`LLMServer.requests`.
+(raw bytes, e.g. a broken body), ``"headers": {...}`` to add, ``"delay": seconds`` before
+answering (a long one is a hanging server) and ``"trickle": seconds`` between the body's bytes.
+``latency`` is added before every reply (a server with a fixed latency, for throughput);
+``reject_response_format`` answers HTTP 400 to a request that carries ``response_format`` (an
+endpoint without structured output). Every request is kept (headers and JSON) in
+:attr:`LLMServer.requests`; :attr:`LLMServer.max_in_flight` is the most requests served at once.
 """
 from __future__ import annotations
 
@@ -25,8 +29,11 @@ class LLMServer:
     """Start with :meth:`start` (or ``with LLMServer(...) as s``); :attr:`base_url` ends in ``/v1``."""
 
     def __init__(self, script: list[dict[str, Any]] | None = None,
-                 responder: Callable[[dict[str, Any]], str] | None = None) -> None:
+                 responder: Callable[[dict[str, Any]], str] | None = None, latency: float = 0.0,
+                 reject_response_format: bool = False) -> None:
         self.script = list(script or [])
+        self.latency, self.reject_response_format = latency, reject_response_format
+        self.in_flight = self.max_in_flight = 0
         self.responder = responder or (lambda req: json.dumps({"answer": "yes", "evidence": [], "explanation": ""}))
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -41,15 +48,28 @@ class LLMServer:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with server._lock:
                     server.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "json": body})
-                    step = server.script.pop(0) if server.script else {"content": server.responder(body)}
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                    if server.reject_response_format and "response_format" in body:
+                        step = {"status": 400, "body": json.dumps({"error": {
+                            "message": "response_format is not supported", "type": "invalid_request_error"}})}
+                    else:
+                        step = server.script.pop(0) if server.script else {"content": server.responder(body)}
                 if self.path.rstrip("/") != "/v1/chat/completions":
                     step = {"status": 404}
-                time.sleep(step.get("delay", 0))
+                try:
+                    self._reply(step)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+
+            def _reply(self, step: dict[str, Any]) -> None:
+                time.sleep(server.latency + step.get("delay", 0))
                 status = step.get("status", 200)
                 if "body" in step:
                     payload = step["body"].encode()
                 elif status == 200:
-                    payload = json.dumps(completion(step.get("content", ""), body.get("model", ""))).encode()
+                    payload = json.dumps(completion(step.get("content", ""), "test-model")).encode()
                 else:
                     payload = json.dumps({"error": {"message": f"scripted {status}", "type": "server_error"}}).encode()
                 try:
@@ -59,7 +79,13 @@ class LLMServer:
                     for name, value in step.get("headers", {}).items():
                         self.send_header(name, value)
                     self.end_headers()
-                    self.wfile.write(payload)
+                    if step.get("trickle"):
+                        for i in range(len(payload)):
+                            self.wfile.write(payload[i:i + 1])
+                            self.wfile.flush()
+                            time.sleep(step["trickle"])
+                    else:
+                        self.wfile.write(payload)
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
                     pass
 

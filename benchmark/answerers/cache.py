@@ -1,8 +1,11 @@
 """A SQLite cache of chat replies keyed by a hash of (model, messages, params).
 
 Re-runs read replies from here instead of calling the endpoint again, so an interrupted run
-resumes where it stopped. Only what the endpoint replied is stored -- never credentials. Safe
-to share between threads (one short-lived connection per call) and processes (SQLite locking).
+resumes where it stopped. Only replies that parsed are stored (a failed call, an empty or
+unparsable reply is asked again next time), and only what the endpoint replied, with any echo of
+the key scrubbed -- never credentials. The file lives in ``$DIAGQA_CACHE`` (default
+``~/.cache/diagqa``), not in the working directory, so runs from any directory share it. Safe to
+share between threads (one short-lived connection per call) and processes (SQLite locking).
 
 >>> import tempfile, pathlib
 >>> c = ReplyCache(pathlib.Path(tempfile.mkdtemp()) / "llm.sqlite")
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -26,6 +30,26 @@ from typing import Any
 _SCHEMA = """CREATE TABLE IF NOT EXISTS replies (
     key TEXT PRIMARY KEY, model TEXT NOT NULL, content TEXT NOT NULL,
     usage TEXT NOT NULL, latency_s REAL, created REAL NOT NULL)"""
+
+
+def cache_dir() -> Path:
+    """``$DIAGQA_CACHE`` when set, else ``$XDG_CACHE_HOME/diagqa`` or ``~/.cache/diagqa`` (absolute).
+
+    >>> import os; os.environ["DIAGQA_CACHE"] = "/tmp/x"; str(cache_dir())
+    '/tmp/x'
+    >>> del os.environ["DIAGQA_CACHE"]
+    """
+    env = os.environ.get("DIAGQA_CACHE")
+    if env:
+        return Path(env).expanduser().resolve()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return (Path(base).expanduser() / "diagqa").resolve()
+
+
+def cache_file(path: str | Path | None, name: str = "llm.sqlite") -> Path:
+    """Where a cache lives: ``path`` when absolute, else under :func:`cache_dir` (``name`` when None)."""
+    p = Path(path).expanduser() if path else Path(name)
+    return p if p.is_absolute() else cache_dir() / p
 
 
 def request_key(model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
@@ -74,6 +98,15 @@ class ReplyCache:
             try:
                 con.execute("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?)",
                             (key, model, content, json.dumps(usage, sort_keys=True), latency_s, time.time()))
+                con.commit()
+            finally:
+                con.close()
+
+    def delete(self, key: str) -> None:
+        with self._lock:
+            con = self._connect()
+            try:
+                con.execute("DELETE FROM replies WHERE key = ?", (key,))
                 con.commit()
             finally:
                 con.close()

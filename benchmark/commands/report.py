@@ -33,7 +33,7 @@ def main(args: argparse.Namespace) -> int:
     from benchmark.records import loads_line
     from benchmark.report.rows import frame_row
     from benchmark.rescore import resolve_run_dir
-    from benchmark.rundir import RunLock, scan_samples
+    from benchmark.rundir import RunLock, scan_samples, write_atomic
     from benchmark.runner import CARD, SAMPLES, RowStore, write_report_atomic
 
     run_dir = resolve_run_dir(args.run_dir)
@@ -44,5 +44,7 @@ def main(args: argparse.Namespace) -> int:
         card_path = run_dir / CARD
         card = json.loads(card_path.read_text(encoding="utf-8")) if card_path.exists() else {"run_id": run_dir.name}
         paths = write_report_atomic(run_dir, rows, card, n_boot=args.bootstrap)
+        if card_path.exists():  # the run card's usage roll-up is rewritten with the summary
+            write_atomic(card_path, json.dumps(card, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
     print(f"report: {paths['html']}")
     return 0

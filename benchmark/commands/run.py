@@ -22,6 +22,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, help="seed recorded in the run card (bootstrap intervals)")
     p.add_argument("--workers", type=int, help="worker processes over diagrams (default: one per core)")
     p.add_argument("--limit", type=int, help="run at most this many questions")
+    p.add_argument("--sample", type=int, metavar="N",
+                   help="a stratified sample of N questions (the same share of every question type, chosen by --seed; "
+                        "a smaller sample is part of a larger one with the same seed)")
     p.add_argument("--run-id", help="name of the run directory (default: <UTC time>-<config hash>)")
     p.add_argument("--out", type=Path, help="results directory (default: results/)")
     p.add_argument("--overwrite", action="store_true",
@@ -30,6 +33,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="finish a stopped run: a run id in the results directory, or a path with a '/' to a run directory; only its "
                         "missing samples are run (its own configuration is used; --workers may differ)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--max-error-share", type=float, default=0.1, metavar="SHARE",
+                   help="exit with status 3 when more than this share of an answerer's samples failed "
+                        "(failed call, unparsable reply, not attempted); default 0.1")
     p.add_argument("--allow-outside-imports", action="store_true",
                    help="let D2 imports read files outside the dataset folder (refused by default)")
     p.add_argument("--list", action="store_true",
@@ -76,7 +82,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         if args.resume:
             fixed = [f"--{n.replace('_', '-')}" for n in ("data", "config", "variants", "answerers", "seed", "limit",
-                                                           "run_id") if getattr(args, n) is not None]
+                                                           "sample", "run_id") if getattr(args, n) is not None]
             if fixed or args.overwrite:
                 raise DiagQAError(f"--resume runs the stopped run as it was configured: {', '.join(fixed or ['--overwrite'])} "
                                   "cannot be given with it")
@@ -84,7 +90,7 @@ def main(args: argparse.Namespace) -> int:
         else:
             spec = build_spec(args.config, data=str(args.data) if args.data else None, variants=args.variants,
                               answerers=args.answerers, seed=args.seed, workers=args.workers, limit=args.limit,
-                              run_id=args.run_id, out=str(args.out) if args.out else None,
+                              sample=args.sample, run_id=args.run_id, out=str(args.out) if args.out else None,
                               allow_outside_imports=True if args.allow_outside_imports else None)
             result = run(spec, progress=not args.no_progress, overwrite=args.overwrite)
     except RunInterrupted as exc:
@@ -100,4 +106,52 @@ def main(args: argparse.Namespace) -> int:
         print(f"diagqa run: results/LATEST not moved; the failed run is in {result.run_dir}", file=sys.stderr)
         return 1
     print(result.run_dir / "report.html")
-    return 0
+    failing = failed_answerers(_stored(result.run_dir), args.max_error_share)
+    for line in failing:
+        print(f"diagqa run: {line}", file=sys.stderr)
+    return 3 if failing else 0
+
+
+def _stored(run_dir: Path):
+    """The run's records as dicts, read one by one from its ``samples.jsonl`` (none held at once)."""
+    from benchmark.records import loads_line
+    from benchmark.rundir import scan_samples
+    from benchmark.runner import SAMPLES
+
+    return (rec for _, rec in scan_samples(Path(run_dir) / SAMPLES, loads_line))
+
+
+def failure_counts(records) -> dict[str, tuple[int, int, dict[str, int]]]:
+    """Per answerer: (samples it was asked about, samples whose answer failed, failures by kind).
+
+    A sample fails when the answerer raised or returned an error (``Answer.error``); samples that
+    never reached the answerer (a finder or selector error) are not its failures.
+    """
+    out: dict[str, tuple[int, int, dict[str, int]]] = {}
+    for r in records:
+        if not isinstance(r, dict):
+            r = r.to_json()
+        stage = (r.get("error") or {}).get("stage")
+        if stage is not None and stage not in ("answer", "score"):
+            continue
+        asked, failed, kinds = out.get(r["answerer"], (0, 0, {}))
+        kind = None
+        if stage == "answer":
+            kind = "raised"
+        elif r.get("answer") is not None and r["answer"].get("error"):
+            kind = r["answer"].get("error_kind") or "error"
+        if kind is not None:
+            kinds = dict(kinds, **{kind: kinds.get(kind, 0) + 1})
+        out[r["answerer"]] = (asked + 1, failed + (kind is not None), kinds)
+    return out
+
+
+def failed_answerers(records, max_share: float) -> list[str]:
+    """One line per answerer with more than ``max_share`` of its samples failed."""
+    lines = []
+    for name, (asked, failed, kinds) in sorted(failure_counts(records).items()):
+        if asked and failed / asked > max_share:
+            what = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
+            lines.append(f"answerer {name}: {failed} of {asked} samples failed ({failed / asked:.0%}: {what}), "
+                         f"more than --max-error-share {max_share:g}")
+    return lines

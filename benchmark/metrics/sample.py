@@ -38,6 +38,7 @@ from benchmark.graph import Subgraph
 from benchmark.metrics.abstention import error_kind, is_abstention
 from benchmark.metrics.accuracy import normalise_with_reason
 from benchmark.metrics.claims import extract_claims
+from benchmark.metrics.evidence import cite_edges, evidence_scores
 from benchmark.metrics.faithfulness import faithfulness
 from benchmark.metrics.guess import guess_class
 from benchmark.metrics.overlap import best_overlap
@@ -113,7 +114,7 @@ def score_answer(question: Question, diagram_graph: nx.MultiDiGraph, answer: Ans
         value, reason = None, "abstained"
     elif answer.error:
         value, reason = None, f"answerer error: {answer.error}"
-        error = error_kind(answer.error, kind)
+        error = error_kind(answer.error, kind or getattr(answer, "error_kind", None))
     else:
         value, reason = normalise_with_reason(question.kind, answer.raw, diagram_graph, question.language)
         abstained = value is None and is_abstention(answer, value)
@@ -124,6 +125,8 @@ def score_answer(question: Question, diagram_graph: nx.MultiDiGraph, answer: Ans
     out = {"answer_value": answer_to_json(value), "answer_reason": reason, "correct": correct,
            "correct_reason": f"answerer error ({error})" if error else None,
            "abstained": abstained, "error": error}
+    # evidence attribution: the cited edges on the diagram against the gold certificate (text or image input)
+    out.update(evidence_scores(cite_edges(answer.evidence, diagram_graph), gold_subgraph(question, diagram_graph)))
     return out, extract_claims(answer, diagram_graph)
 
 

@@ -82,18 +82,22 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
     from benchmark.report.explorer import explorer_data, node_labels
     from benchmark.report.html import render_html
     from benchmark.report.markdown import render_markdown
+    from benchmark.report.usage import usage_json, usage_section, usage_table, with_usage
 
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
         raise DiagQAError(f"bootstrap resamples must be a whole number of at least 1, got {n_boot!r}")
     run_dir = Path(run_dir)
     run_files = Path(run_files) if run_files is not None else run_dir
     a = analyse(records, seed=int(card.get("seed") or 0), n_boot=n_boot)
-    write_summary(run_dir / SUMMARY, a.summary)
+    usage = usage_table(a.samples)
+    write_summary(run_dir / SUMMARY, with_usage(a.summary, usage))
+    card["usage"] = usage_json(usage)   # the run card (run.json) holds the same roll-up
     figs = make_plots(a)
     (run_dir / "plots").mkdir(exist_ok=True)
     for name, data in figs.items():
         (run_dir / "plots" / name).write_bytes(data)
     sections = build_sections(a, card, figs, node_labels(run_files))
+    sections.insert(len(sections) - 1, usage_section(usage, a.samples))   # before "Errors and skipped stages"
     title = f"diagqa report — {card.get('run_id', run_dir.name)}"
     (run_dir / "report.md").write_text(render_markdown(sections, title), encoding="utf-8")
     explorer = explorer_data(run_files, records, card)

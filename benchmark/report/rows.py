@@ -18,7 +18,8 @@ from typing import Any
 #: unmeasured, ``sufficient_if_aligned`` whether an extracted context would prove the answer once aligned
 METRIC_COLUMNS = ("correct", "sufficient", "guess_class", "srr", "precision", "f1", "node_srr", "faithfulness",
                   "n_claims", "claims_supported", "claims_unsupported", "claims_fabricated", "answer_value",
-                  "abstained", "error", "precision_reason", "sufficient_if_aligned")
+                  "abstained", "error", "precision_reason", "sufficient_if_aligned", "evidence_recall",
+                  "evidence_precision")
 
 #: per-sample cost columns: the received context's size in tokens (:func:`count_tokens`), the seconds spent
 #: finding, loading and selecting it, and the seconds the answerer took
@@ -27,8 +28,8 @@ COST_COLUMNS = ("context_tokens", "retrieval_s", "answer_s")
 #: every column of the samples frame, in order
 FRAME_COLUMNS = ("sample_id", "question_id", "diagram_id", "variant", "answerer", "selector", "qtype",
                  "counter_prior", "twin_question", "question_text", "gold", "answer_raw", "answer_error",
-                 "context_text", "finder", "finder_rank", "source", "found_diagram", "twin_of", "error_stage",
-                 "error_message", *METRIC_COLUMNS, *COST_COLUMNS)
+                 "answer_error_kind", "answer_usage", "context_text", "finder", "finder_rank", "source",
+                 "found_diagram", "twin_of", "error_stage", "error_message", *METRIC_COLUMNS, *COST_COLUMNS)
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 
@@ -68,7 +69,7 @@ def frame_row(rec: Any, metrics: Any = _SAME, error: Any = _SAME) -> tuple[Any, 
     parts = [timings[k] for k in ("find_s", "source_s", "select_s") if timings.get(k) is not None]
     return (r["sample_id"], r["question_id"], r["diagram_id"], r["variant"], r["answerer"], r["selector"],
             q["type"], bool(q.get("counter_prior")), (q.get("extra") or _EMPTY).get("twin_question"), q["text"],
-            q["answer"], answer.get("raw"), answer.get("error"),
+            q["answer"], answer.get("raw"), answer.get("error"), answer.get("error_kind"), answer.get("usage"),
             context.get("text") if m.get("guess_class") == "lucky_guess" else None,
             r.get("finder"), r.get("finder_rank"), r.get("source"), r.get("found_diagram"), q.get("twin_of"),
             error.get("stage"), error.get("message"),
