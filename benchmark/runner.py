@@ -698,6 +698,21 @@ def _existing_outputs(run_dir: Path) -> list[str]:
     return [name for name in OUTPUTS if (run_dir / name).exists()]
 
 
+_SECRET_WORDS = ("key", "token", "secret", "password")
+
+
+def _refuse_secrets(spec: RunSpec) -> None:
+    """Refuse run options that hold a secret (they would be stored in run.json); ``*_env`` options name
+    the environment variable that holds one, which is how a secret is given."""
+    for component, opts in sorted((spec.options or {}).items()):
+        for name in sorted(opts or {}):
+            low = str(name).lower()
+            if not low.endswith("_env") and any(w in low for w in _SECRET_WORDS):
+                raise DiagQAError(f"options.{component}.{name}: an API key must not be written into the run options "
+                                  "(it would be stored in run.json); put it in an environment variable and name "
+                                  "that variable with api_key_env")
+
+
 def run(spec: RunSpec, *, progress: bool = True, quiet: bool = False, report: bool = True,
         overwrite: bool = False) -> RunResult:
     """Run the benchmark ``spec`` describes and write ``results/<run-id>/`` (see module doc).
@@ -705,6 +720,7 @@ def run(spec: RunSpec, *, progress: bool = True, quiet: bool = False, report: bo
     A run directory that already holds a run is refused unless ``overwrite`` (its old outputs are then
     removed first); :func:`resume` finishes a run that was stopped.
     """
+    _refuse_secrets(spec)  # before anything is written
     started = _dt.datetime.now(_dt.timezone.utc)
     spec = with_run_id(spec, started)
     run_dir = run_dir_for(spec.out_dir, str(spec.run_id))

@@ -100,15 +100,15 @@ def main(args: argparse.Namespace) -> int:
     print(f"run {result.run_id}: {card['samples']} samples ({card['sample_errors']} with a stage error, "
           f"{len(result.skipped)} skipped stage(s), {len(result.problems)} dataset problem(s)) "
           f"in {card['wall_s']['total']:.1f} s", file=sys.stderr)
-    if result.failures:
+    failing = failed_answerers(_stored(result.run_dir), args.max_error_share)
+    for line in failing:
+        print(f"diagqa run: {line}", file=sys.stderr)
+    if result.failures:  # no sample, or every sample of an answerer failed: the run itself failed
         for why in result.failures:
             print(f"diagqa run: failed: {why}", file=sys.stderr)
         print(f"diagqa run: results/LATEST not moved; the failed run is in {result.run_dir}", file=sys.stderr)
         return 1
     print(result.run_dir / "report.html")
-    failing = failed_answerers(_stored(result.run_dir), args.max_error_share)
-    for line in failing:
-        print(f"diagqa run: {line}", file=sys.stderr)
     return 3 if failing else 0
 
 
