@@ -3,7 +3,8 @@
 ``run(spec)`` loads and checks the dataset (bad questions are reported with file, line and
 question and left out), resolves every stage by name (an unavailable one is reported in one line,
 recorded in the run card and left out), ranks diagrams once per finder, then works diagram by
-diagram -- in a pool of processes when ``spec.workers > 1`` -- getting each graph once, selecting
+diagram -- in a pool of processes when ``spec.workers > 1``, or on the actors of a Ray cluster with
+``spec.executor == "ray"`` (:mod:`benchmark.cluster`) -- getting each graph once, selecting
 each context once per variant and asking every answerer about it. Each sample is scored from the
 JSON forms that go to disk, so a re-score (:mod:`benchmark.rescore`) gets the same numbers. A stage
 that raises is recorded in that sample's ``error`` and the run goes on.
@@ -495,16 +496,22 @@ def _worker_run(diagram_id: str) -> list[Emitted]:
     return _emit(run_diagram(_WORKER, diagram_id), _WORKER_ROWS)
 
 
-def _iter_emitted(spec: RunSpec, work: _Work, order: list[str], n_workers: int, rows: bool) -> Iterator[list[Emitted]]:
-    """Batches of finished samples: one per question with one process, one per diagram with a pool."""
+def _iter_emitted(spec: RunSpec, work: _Work, order: list[str], n_workers: int, rows: bool,
+                  peak: dict[str, int] | None = None) -> Iterator[list[Emitted]]:
+    """Batches of finished samples: one per question with one process, one per diagram with a pool or on Ray."""
+    init = (work.dataset, work.questions, [v.name for v in work.variants], work.answerers, spec.options, work.found,
+            work.done, rows)
+    if spec.executor == "ray":
+        from benchmark.cluster import iter_ray
+
+        yield from iter_ray(init, order, n_workers, spec.address, work.answerers, spec.options, peak)
+        return
     if n_workers <= 1:
         for did in order:
             for recs in iter_diagram(work, did):
                 yield _emit(recs, rows)
         return
     ctx = multiprocessing.get_context("forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn")
-    init = (work.dataset, work.questions, [v.name for v in work.variants], work.answerers, spec.options, work.found,
-            work.done, rows)
     pool = ctx.Pool(n_workers, initializer=_init_worker, initargs=init)
     try:
         yield from pool.imap(_worker_run, order, chunksize=1)
@@ -666,12 +673,13 @@ def _describe_existing(run_dir: Path) -> tuple[str, str | None]:
 
 
 def resume(run_dir: Path | str, *, workers: int | None = None, progress: bool = True, quiet: bool = False,
-           report: bool = True) -> RunResult:
+           report: bool = True, executor: str | None = None, address: str | None = None) -> RunResult:
     """Finish the run in ``run_dir``: run only the samples missing from its ``samples.jsonl`` (a line cut
     off by a kill is dropped), append them, then write the summary, the reports and the run card.
 
     The run is the one its card describes (configuration, variants and answerers as resolved when it
-    started); the dataset must be unchanged (same content hash). ``workers`` may differ.
+    started); the dataset must be unchanged (same content hash). ``workers`` and the ``executor`` (with
+    its ``address``) may differ.
     """
     run_dir = Path(run_dir)
     card_path = run_dir / CARD
@@ -686,7 +694,9 @@ def resume(run_dir: Path | str, *, workers: int | None = None, progress: bool = 
             config = card["config"]
             spec = RunSpec(**dict(config, data_dir=Path(config["data_dir"]), out_dir=run_dir.parent,
                                   variants=tuple(config["variants"]), answerers=tuple(config["answerers"]),
-                                  run_id=run_dir.name, workers=workers or config["workers"]))
+                                  run_id=run_dir.name, workers=workers or config["workers"],
+                                  executor=executor or config.get("executor") or "local",
+                                  address=address if executor else config.get("address")))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise InputError(f"not a run card this version can resume: {type(exc).__name__}: {exc}",
                              file=str(card_path)) from None
@@ -796,7 +806,8 @@ def _execute(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: b
     from tqdm import tqdm
 
     log = SampleLog(run_dir / SAMPLES)
-    batches = _iter_emitted(spec, work, order, n_workers, report)
+    peak: dict[str, int] = {}  # most requests in flight at once per limited answerer (Ray executor)
+    batches = _iter_emitted(spec, work, order, n_workers, report, peak)
     interrupted = False
     try:
         with tqdm(total=total, initial=tally.samples, desc=f"diagqa run {spec.run_id}", unit="sample",
@@ -831,6 +842,9 @@ def _execute(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: b
                 samples=tally.samples, sample_errors=tally.stage_errors,
                 answerer_failures={a: {"samples": n, "failed": f} for a, (n, f) in sorted(tally.by_answerer.items())})
     card["wall_s"]["samples"] = round(t_samples - t_ranked, 3)
+    if spec.executor != "local":
+        card["executor"] = {"name": spec.executor, "address": spec.address, "actors": n_workers,
+                            "peak_in_flight": dict(sorted(peak.items()))}
     if rows is not None:
         t = time.perf_counter()
         write_report_atomic(run_dir, rows, card)

@@ -34,7 +34,10 @@ from benchmark.errors import DiagQAError, InputError
 #: the default run configuration (variants x answerers); image variants are added there too
 DEFAULT_CONFIG = DEFAULT_ROOT / "configs" / "default.yaml"
 CONFIG_KEYS = {"data", "variants", "answerers", "seed", "workers", "limit", "options", "out", "run_id",
-               "allow_outside_imports"}
+               "allow_outside_imports", "executor", "address"}
+
+#: where a run's per-diagram work runs: ``local`` (this process, or a pool of processes) or ``ray`` (a Ray cluster)
+EXECUTORS = ("local", "ray")
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,8 @@ class RunSpec:
     options: dict[str, dict[str, Any]] = field(default_factory=dict)
     config_file: str | None = None
     allow_outside_imports: bool = False   # D2 imports may leave the dataset folder
+    executor: str = "local"               # where the work runs (EXECUTORS); does not change the samples
+    address: str | None = None            # the Ray cluster (``auto``, ``ray://host:port``); None starts one here
 
     def __post_init__(self) -> None:
         for v in self.variants:
@@ -86,12 +91,16 @@ class RunSpec:
             raise DiagQAError("workers must be at least 1")
         if self.limit is not None and self.limit < 0:
             raise DiagQAError("limit must not be negative")
+        if self.executor not in EXECUTORS:
+            raise DiagQAError(f"executor {self.executor!r} is not one of {', '.join(EXECUTORS)}")
+        if self.address is not None and self.executor != "ray":
+            raise DiagQAError("an address is a Ray cluster's: give it with executor ray")
 
     def parsed_variants(self) -> list[Variant]:
         return [Variant.parse(v) for v in self.variants]
 
     def identity(self) -> dict[str, Any]:
-        """The part of the spec that decides the samples (no paths to outputs, no worker count)."""
+        """The part of the spec that decides the samples (no paths to outputs, no worker count, no executor)."""
         ident = {"data": str(Path(self.data_dir).resolve()), "variants": list(self.variants),
                  "answerers": list(self.answerers), "seed": self.seed, "limit": self.limit,
                  "options": self.options}
@@ -153,7 +162,7 @@ def build_spec(config: Path | str | None = None, **overrides: Any) -> RunSpec:
     """The spec of a run: ``configs/default.yaml``, then ``config``, then non-None ``overrides``.
 
     ``overrides`` use the config's key names (``data``, ``variants``, ``answerers``, ``seed``,
-    ``workers``, ``limit``, ``options``, ``out``, ``run_id``).
+    ``workers``, ``limit``, ``options``, ``out``, ``run_id``, ``executor``, ``address``).
     """
     merged: dict[str, Any] = load_config(DEFAULT_CONFIG) if DEFAULT_CONFIG.exists() else {}
     if config is not None:
@@ -174,6 +183,8 @@ def build_spec(config: Path | str | None = None, **overrides: Any) -> RunSpec:
         options=dict(merged.get("options") or {}),
         config_file=str(config) if config is not None else None,
         allow_outside_imports=bool(merged.get("allow_outside_imports") or False),
+        executor=str(merged.get("executor") or "local"),
+        address=merged.get("address"),
     )
 
 

@@ -4,7 +4,7 @@ It implements ``POST /v1/chat/completions``. Replies follow a script, one step p
 ``responder`` function (request JSON -> reply content) once the script is used up. A step is a
 dict: ``{"status": 500}`` (an error body), ``{"content": "..."}`` (a reply), ``{"body": "..."}``
 (raw bytes, e.g. a broken body), ``"headers": {...}`` to add and ``"delay": seconds`` before
-answering. Every request is kept (headers and JSON) in :attr:`LLMServer.requests`.
+answering. Every request is kept (headers, JSON and its arrival on ``time.monotonic()``) in :attr:`LLMServer.requests`.
 """
 from __future__ import annotations
 
@@ -40,7 +40,8 @@ class LLMServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with server._lock:
-                    server.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "json": body})
+                    server.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "json": body,
+                                            "time": time.monotonic()})
                     step = server.script.pop(0) if server.script else {"content": server.responder(body)}
                 if self.path.rstrip("/") != "/v1/chat/completions":
                     step = {"status": 404}
