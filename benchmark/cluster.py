@@ -1,4 +1,7 @@
-"""The Ray executor: a run's diagrams worked on by actors of a Ray cluster (``diagqa run --executor ray``).
+"""The Ray executor: a run's finders fitted and its diagrams worked on by a Ray cluster (``diagqa run --executor ray``).
+
+Each finder is made, fitted and asked to rank every question in a task of its own (the finders fit at
+the same time, while the driver makes the other stages); only the rankings come back.
 
 Each actor is set up as a worker process of the local pool is (:func:`benchmark.runner._init_worker`:
 the parsed dataset, the finders' rankings and the stage options, sent once through the object store)
@@ -153,3 +156,56 @@ def iter_ray(init: tuple, order: list[str], n_workers: int, address: str | None,
                 pass
         if started:
             ray.shutdown()
+
+
+def _fit_and_rank(name: str, options: dict[str, dict[str, Any]], dataset: Any, questions: list) -> tuple:
+    """Make, fit and rank one finder where this runs: ``("ok", description, fit seconds, rankings)``, or
+    ``(status, message)`` with status ``unknown``/``fatal`` (the run stops) or ``down`` (its variants are left out)."""
+    import time
+
+    from benchmark import runner
+    from benchmark.errors import DiagQAError, StageUnavailable
+    from benchmark.plugins import load_all
+    from benchmark.registry import UnknownNameError
+    from benchmark.stages import FINDERS
+
+    load_all()
+    try:
+        inst = runner._create(FINDERS, name, options)
+        t = time.perf_counter()
+        inst.fit(dataset)
+        fit_s = time.perf_counter() - t
+    except UnknownNameError as exc:
+        return ("fatal", str(exc))
+    except StageUnavailable as exc:
+        return ("down", str(exc))
+    except DiagQAError as exc:
+        return ("fatal", str(exc))
+    except Exception as exc:  # noqa: BLE001 - a stage that cannot even start is left out, not the run
+        return ("down", f"failed to start: {type(exc).__name__}: {exc}")
+    return ("ok", runner.describe_component("finder", name, inst, options), fit_s,
+            runner._rank_all({name: inst}, questions)[name])
+
+
+class Session:
+    """The run's hold on the cluster: connected (or started) when made, let go by :meth:`close`."""
+
+    def __init__(self, address: str | None, num_cpus: int, options: dict[str, dict[str, Any]], dataset: Any,
+                 questions: list) -> None:
+        self.ray = _ray()
+        self._started = _connect(self.ray, address, num_cpus)
+        self._options, self._dataset, self._questions = options, dataset, questions
+
+    def fit_finders(self, names: list[str]) -> Any:
+        """Submit one task per finder (make, fit, rank every question); returns a function that waits for them
+        and gives ``{name: result of _fit_and_rank}``."""
+        ray = self.ray
+        task = ray.remote(num_cpus=1)(_fit_and_rank)
+        data, qs = ray.put(self._dataset), ray.put(self._questions)
+        futures = {n: task.remote(n, self._options, data, qs) for n in names}
+        return lambda: {n: ray.get(f) for n, f in futures.items()}
+
+    def close(self) -> None:
+        if self._started:
+            self.ray.shutdown()
+            self._started = False

@@ -162,12 +162,23 @@ class _Stages:
                    {a: _create(ANSWERERS, a, options) for a in answerers})
 
 
-def _resolve(spec: RunSpec, dataset: Dataset, say: Any = lambda msg: None) -> tuple[list[Variant], list[str], dict[str, Any], list[dict], dict]:
-    """Create every named stage once; unknown names are errors, unavailable ones are skipped."""
+def _resolve(spec: RunSpec, dataset: Dataset, say: Any = lambda msg: None, remote: Any = None,
+             ranked: dict[str, dict[str, dict[str, Any]]] | None = None) -> tuple[list[Variant], list[str], dict[str, Any], list[dict], dict]:
+    """Create every named stage once; unknown names are errors, unavailable ones are skipped.
+
+    ``remote`` (the Ray executor's :meth:`benchmark.cluster.Session.fit_finders`, given the finder names) fits
+    and ranks the finders elsewhere: their rankings go into ``ranked`` and no finder instance is returned.
+    """
     skipped: list[dict[str, Any]] = []
     instances: dict[tuple[str, str], Any] = {}
     down: dict[tuple[str, str], str] = {}
-    for kind, registry, names in (("finder", FINDERS, {v.finder for v in spec.parsed_variants()}),
+    described: dict[tuple[str, str], dict[str, Any]] = {}
+    finder_names = {v.finder for v in spec.parsed_variants()}
+    if remote is not None:
+        assert ranked is not None
+        pending = remote(sorted(finder_names))  # submitted first: they fit while the other stages are made here
+        finder_names = set()
+    for kind, registry, names in (("finder", FINDERS, finder_names),
                                   ("source", SOURCES, {v.source for v in spec.parsed_variants()}),
                                   ("selector", SELECTORS, {v.selector for v in spec.parsed_variants()}),
                                   ("answerer", ANSWERERS, set(spec.answerers))):
@@ -188,6 +199,16 @@ def _resolve(spec: RunSpec, dataset: Dataset, say: Any = lambda msg: None) -> tu
                 raise
             except Exception as exc:  # a stage that cannot even start is left out, not the run
                 down[(kind, name)] = f"failed to start: {type(exc).__name__}: {exc}"
+    if remote is not None:
+        for name, (status, *got) in sorted(pending().items()):
+            if status == "ok":
+                described[("finder", name)], fit_s, ranked[name] = got
+                if name != "oracle":
+                    say(f"finder {name}: indexed {len(dataset.diagrams)} diagrams in {fit_s:.1f} s (on the cluster)")
+            elif status == "fatal":
+                raise DiagQAError(got[0])
+            else:
+                down[("finder", name)] = got[0]
     variants = []
     for v in spec.parsed_variants():
         why = [(k, n, down[(k, n)]) for k, n in (("finder", v.finder), ("source", v.source), ("selector", v.selector))
@@ -202,7 +223,8 @@ def _resolve(spec: RunSpec, dataset: Dataset, say: Any = lambda msg: None) -> tu
             skipped.append({"answerer": a, "component": f"answerer {a}", "reason": down[("answerer", a)]})
         else:
             answerers.append(a)
-    resolved = {f"{k} {n}": describe_component(k, n, inst, spec.options) for (k, n), inst in sorted(instances.items())}
+    described.update({(k, n): describe_component(k, n, inst, spec.options) for (k, n), inst in instances.items()})
+    resolved = {f"{k} {n}": d for (k, n), d in sorted(described.items())}
     return variants, answerers, instances, skipped, resolved
 
 
@@ -711,7 +733,6 @@ def _execute(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: b
              previous: dict[str, Any] | None = None) -> RunResult:
     """The run itself, with ``run_dir`` locked; ``previous`` is the card of the run being resumed."""
     from benchmark.plugins import load_all
-    from benchmark.records import loads_line
 
     t_start = time.perf_counter()
     load_all()
@@ -726,7 +747,29 @@ def _execute(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: b
         raise DiagQAError(f"the dataset in {spec.data_dir} changed since run {spec.run_id} started "
                           "(its content hash differs); resumed samples would not match: start a new run")
     t_loaded = time.perf_counter()
-    variants, answerers, instances, skipped, resolved = _resolve(spec, dataset, lambda msg: _say(msg, quiet))
+    cluster = None
+    ranked: dict[str, dict[str, dict[str, Any]]] = {}
+    if spec.executor == "ray":  # finders are fitted and ranked on the cluster, the diagrams worked on there
+        from benchmark.cluster import Session
+
+        cluster = Session(spec.address, spec.workers, spec.options, dataset, questions)
+    try:
+        return _execute_stages(spec, run_dir, started, progress=progress, quiet=quiet, report=report, previous=previous,
+                               t_start=t_start, t_loaded=t_loaded, dataset=dataset, questions=questions,
+                               problems=problems, cluster=cluster, ranked=ranked)
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def _execute_stages(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool, quiet: bool, report: bool,
+                    previous: dict[str, Any] | None, t_start: float, t_loaded: float, dataset: Dataset,
+                    questions: list[Question], problems: list[InputError], cluster: Any,
+                    ranked: dict[str, dict[str, dict[str, Any]]]) -> RunResult:
+    from benchmark.records import loads_line
+
+    variants, answerers, instances, skipped, resolved = _resolve(
+        spec, dataset, lambda msg: _say(msg, quiet), cluster.fit_finders if cluster is not None else None, ranked)
     for s in skipped:
         what = s.get("variant") or s.get("answerer")
         _say(f"skipped {what}: {s['component']} unavailable: {s['reason']}", quiet)
@@ -740,6 +783,7 @@ def _execute(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: b
         skipped = [s for s in previous.get("skipped", []) if not s.get("during_run")]
     finders = {n: inst for (k, n), inst in instances.items() if k == "finder"}
     found = _rank_all({n: f for n, f in finders.items() if n in {v.finder for v in variants}}, questions)
+    found.update({n: r for n, r in ranked.items() if n in {v.finder for v in variants}})
     by_diagram: dict[str, list[Question]] = {}
     for q in questions:
         by_diagram.setdefault(q.diagram, []).append(q)

@@ -28,13 +28,16 @@ def cluster():
     ray.shutdown()
 
 
-def test_ray_writes_the_local_executors_samples(tmp_path, cluster):
+def test_ray_writes_the_local_executors_samples(tmp_path, cluster, capsys):
     variants = ("oracle+d2+none", "oracle+d2+khop1", "oracle+d2+bm25-3", "d2-bm25+d2+khop2")
     answerers = ("solver", "keyword", "blind")
     local = run(tiny_spec(tmp_path, variants=variants, answerers=answerers, run_id="local", workers=2),
                 progress=False, quiet=True)
     on_ray = run(tiny_spec(tmp_path, variants=variants, answerers=answerers, run_id="ray", workers=2, executor="ray"),
-                 progress=False, quiet=True)
+                 progress=False)
+    # the finders were fitted and ranked in tasks on the cluster, and resolve as the local ones do
+    assert "finder d2-bm25: indexed 2 diagrams in" in capsys.readouterr().err.split("(on the cluster)")[0]
+    assert on_ray.card["components"] == local.card["components"]
     assert on_ray.ok and on_ray.card["executor"]["name"] == "ray" and on_ray.card["executor"]["actors"] == 2
     a = samples_without_timings(local.run_dir / "samples.jsonl")
     b = samples_without_timings(on_ray.run_dir / "samples.jsonl")
