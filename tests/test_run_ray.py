@@ -137,3 +137,19 @@ def test_cli_starts_its_own_cluster_and_shuts_it_down(tmp_path):
     assert card["executor"] == {"name": "ray", "address": None, "actors": 2, "peak_in_flight": {}}
     assert card["config"]["executor"] == "ray" and card["status"] == "complete"
     assert (tmp_path / "r" / "x" / "report.html").exists()
+
+
+def test_a_local_run_cut_short_is_finished_on_ray(tmp_path, cluster):
+    """``resume(..., executor="ray")`` runs exactly the missing samples on the cluster."""
+    from benchmark.runner import resume
+
+    first = run(tiny_spec(tmp_path, variants=("oracle+d2+khop1", "d2-bm25+d2+khop2")), progress=False, quiet=True)
+    path = first.run_dir / "samples.jsonl"
+    whole = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join(whole[:-5]), encoding="utf-8")  # the last question's samples lost
+    again = resume(first.run_dir, progress=False, quiet=True, executor="ray")
+    assert again.ok and again.card["resumes"][0]["samples_before"] == len(whole) - 5
+    assert again.card["executor"]["name"] == "ray"
+    ref = tmp_path / "whole.jsonl"
+    ref.write_text("".join(whole), encoding="utf-8")
+    assert samples_without_timings(path) == samples_without_timings(ref)
