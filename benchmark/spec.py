@@ -150,6 +150,10 @@ def load_config(path: Path | str) -> dict[str, Any]:
             raise InputError(f"{key} must be a list of names", **where)
         if key in ("seed", "workers", "limit") and value is not None and (isinstance(value, bool) or not isinstance(value, int)):
             raise InputError(f"{key} must be an integer", **where)
+        if key == "executor" and value is not None and value not in EXECUTORS:
+            raise InputError(f"executor must be one of {', '.join(EXECUTORS)}, got {value!r}", **where)
+        if key == "address" and value is not None and not isinstance(value, str):
+            raise InputError("address must be a Ray address (auto, ray://host:port)", **where)
         if key == "options" and not (isinstance(value, dict) and all(isinstance(v, dict) for v in value.values())):
             raise InputError("options must map a component name to its keyword arguments", **where)
     if "data" in data and data["data"] is not None:
