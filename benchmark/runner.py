@@ -3,7 +3,8 @@
 ``run(spec)`` loads and checks the dataset (bad questions are reported with file, line and
 question and left out), resolves every stage by name (an unavailable one is reported in one line,
 recorded in the run card and left out), ranks diagrams once per finder, then works diagram by
-diagram -- in a pool of processes when ``spec.workers > 1`` -- getting each graph once, selecting
+diagram -- in a pool of processes when ``spec.workers > 1``, or on the actors of a Ray cluster with
+``spec.executor == "ray"`` (:mod:`benchmark.cluster`) -- getting each graph once, selecting
 each context once per variant and asking every answerer about it. Each sample is scored from the
 JSON forms that go to disk, so a re-score (:mod:`benchmark.rescore`) gets the same numbers. A stage
 that raises is recorded in that sample's ``error`` and the run goes on.
@@ -161,12 +162,23 @@ class _Stages:
                    {a: _create(ANSWERERS, a, options) for a in answerers})
 
 
-def _resolve(spec: RunSpec, dataset: Dataset, say: Any = lambda msg: None) -> tuple[list[Variant], list[str], dict[str, Any], list[dict], dict]:
-    """Create every named stage once; unknown names are errors, unavailable ones are skipped."""
+def _resolve(spec: RunSpec, dataset: Dataset, say: Any = lambda msg: None, remote: Any = None,
+             ranked: dict[str, dict[str, dict[str, Any]]] | None = None) -> tuple[list[Variant], list[str], dict[str, Any], list[dict], dict]:
+    """Create every named stage once; unknown names are errors, unavailable ones are skipped.
+
+    ``remote`` (the Ray executor's :meth:`benchmark.cluster.Session.fit_finders`, given the finder names) fits
+    and ranks the finders elsewhere: their rankings go into ``ranked`` and no finder instance is returned.
+    """
     skipped: list[dict[str, Any]] = []
     instances: dict[tuple[str, str], Any] = {}
     down: dict[tuple[str, str], str] = {}
-    for kind, registry, names in (("finder", FINDERS, {v.finder for v in spec.parsed_variants()}),
+    described: dict[tuple[str, str], dict[str, Any]] = {}
+    finder_names = {v.finder for v in spec.parsed_variants()}
+    if remote is not None:
+        assert ranked is not None
+        pending = remote(sorted(finder_names))  # submitted first: they fit while the other stages are made here
+        finder_names = set()
+    for kind, registry, names in (("finder", FINDERS, finder_names),
                                   ("source", SOURCES, {v.source for v in spec.parsed_variants()}),
                                   ("selector", SELECTORS, {v.selector for v in spec.parsed_variants()}),
                                   ("answerer", ANSWERERS, set(spec.answerers))):
@@ -187,6 +199,16 @@ def _resolve(spec: RunSpec, dataset: Dataset, say: Any = lambda msg: None) -> tu
                 raise
             except Exception as exc:  # a stage that cannot even start is left out, not the run
                 down[(kind, name)] = f"failed to start: {type(exc).__name__}: {exc}"
+    if remote is not None:
+        for name, (status, *got) in sorted(pending().items()):
+            if status == "ok":
+                described[("finder", name)], fit_s, ranked[name] = got
+                if name != "oracle":
+                    say(f"finder {name}: indexed {len(dataset.diagrams)} diagrams in {fit_s:.1f} s (on the cluster)")
+            elif status == "fatal":
+                raise DiagQAError(got[0])
+            else:
+                down[("finder", name)] = got[0]
     variants = []
     for v in spec.parsed_variants():
         why = [(k, n, down[(k, n)]) for k, n in (("finder", v.finder), ("source", v.source), ("selector", v.selector))
@@ -201,7 +223,8 @@ def _resolve(spec: RunSpec, dataset: Dataset, say: Any = lambda msg: None) -> tu
             skipped.append({"answerer": a, "component": f"answerer {a}", "reason": down[("answerer", a)]})
         else:
             answerers.append(a)
-    resolved = {f"{k} {n}": describe_component(k, n, inst, spec.options) for (k, n), inst in sorted(instances.items())}
+    described.update({(k, n): describe_component(k, n, inst, spec.options) for (k, n), inst in instances.items()})
+    resolved = {f"{k} {n}": d for (k, n), d in sorted(described.items())}
     return variants, answerers, instances, skipped, resolved
 
 
@@ -567,16 +590,22 @@ def _worker_run(diagram_id: str) -> list[Emitted]:
     return _emit(run_diagram(_WORKER, diagram_id), _WORKER_ROWS)
 
 
-def _iter_emitted(spec: RunSpec, work: _Work, order: list[str], n_workers: int, rows: bool) -> Iterator[list[Emitted]]:
-    """Batches of finished samples: one per question with one process, one per diagram with a pool."""
+def _iter_emitted(spec: RunSpec, work: _Work, order: list[str], n_workers: int, rows: bool,
+                  peak: dict[str, int] | None = None) -> Iterator[list[Emitted]]:
+    """Batches of finished samples: one per question with one process, one per diagram with a pool or on Ray."""
+    init = (work.dataset, work.questions, [v.name for v in work.variants], work.answerers, spec.options, work.found,
+            work.done, rows)
+    if spec.executor == "ray":
+        from benchmark.cluster import iter_ray
+
+        yield from iter_ray(init, order, n_workers, spec.address, work.answerers, spec.options, peak)
+        return
     if n_workers <= 1:
         for did in order:
             for recs in iter_diagram(work, did):
                 yield _emit(recs, rows)
         return
     ctx = multiprocessing.get_context("forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn")
-    init = (work.dataset, work.questions, [v.name for v in work.variants], work.answerers, spec.options, work.found,
-            work.done, rows)
     pool = ctx.Pool(n_workers, initializer=_init_worker, initargs=init)
     try:
         yield from pool.imap(_worker_run, order, chunksize=1)
@@ -754,12 +783,13 @@ def _describe_existing(run_dir: Path) -> tuple[str, str | None]:
 
 
 def resume(run_dir: Path | str, *, workers: int | None = None, progress: bool = True, quiet: bool = False,
-           report: bool = True) -> RunResult:
+           report: bool = True, executor: str | None = None, address: str | None = None) -> RunResult:
     """Finish the run in ``run_dir``: run only the samples missing from its ``samples.jsonl`` (a line cut
     off by a kill is dropped), append them, then write the summary, the reports and the run card.
 
     The run is the one its card describes (configuration, variants and answerers as resolved when it
-    started); the dataset must be unchanged (same content hash). ``workers`` may differ.
+    started); the dataset must be unchanged (same content hash). ``workers`` and the ``executor`` (with
+    its ``address``) may differ.
     """
     run_dir = Path(run_dir)
     card_path = run_dir / CARD
@@ -774,7 +804,9 @@ def resume(run_dir: Path | str, *, workers: int | None = None, progress: bool = 
             config = card["config"]
             spec = RunSpec(**dict(config, data_dir=Path(config["data_dir"]), out_dir=run_dir.parent,
                                   variants=tuple(config["variants"]), answerers=tuple(config["answerers"]),
-                                  run_id=run_dir.name, workers=workers or config["workers"]))
+                                  run_id=run_dir.name, workers=workers or config["workers"],
+                                  executor=executor or config.get("executor") or "local",
+                                  address=address if executor else config.get("address")))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise InputError(f"not a run card this version can resume: {type(exc).__name__}: {exc}",
                              file=str(card_path)) from None
@@ -789,7 +821,6 @@ def _execute(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: b
              previous: dict[str, Any] | None = None) -> RunResult:
     """The run itself, with ``run_dir`` locked; ``previous`` is the card of the run being resumed."""
     from benchmark.plugins import load_all
-    from benchmark.records import loads_line
 
     t_start = time.perf_counter()
     load_all()
@@ -805,7 +836,29 @@ def _execute(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: b
         raise DiagQAError(f"the dataset in {spec.data_dir} changed since run {spec.run_id} started "
                           "(its content hash differs); resumed samples would not match: start a new run")
     t_loaded = time.perf_counter()
-    variants, answerers, instances, skipped, resolved = _resolve(spec, dataset, lambda msg: _say(msg, quiet))
+    cluster = None
+    ranked: dict[str, dict[str, dict[str, Any]]] = {}
+    if spec.executor == "ray":  # finders are fitted and ranked on the cluster, the diagrams worked on there
+        from benchmark.cluster import Session
+
+        cluster = Session(spec.address, spec.workers, spec.options, dataset, questions)
+    try:
+        return _execute_stages(spec, run_dir, started, progress=progress, quiet=quiet, report=report, previous=previous,
+                               t_start=t_start, t_loaded=t_loaded, dataset=dataset, questions=questions,
+                               problems=problems, cluster=cluster, ranked=ranked)
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def _execute_stages(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool, quiet: bool, report: bool,
+                    previous: dict[str, Any] | None, t_start: float, t_loaded: float, dataset: Dataset,
+                    questions: list[Question], problems: list[InputError], cluster: Any,
+                    ranked: dict[str, dict[str, dict[str, Any]]]) -> RunResult:
+    from benchmark.records import loads_line
+
+    variants, answerers, instances, skipped, resolved = _resolve(
+        spec, dataset, lambda msg: _say(msg, quiet), cluster.fit_finders if cluster is not None else None, ranked)
     for s in skipped:
         what = s.get("variant") or s.get("answerer")
         _say(f"skipped {what}: {s['component']} unavailable: {s['reason']}", quiet)
@@ -819,6 +872,7 @@ def _execute(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: b
         skipped = [s for s in previous.get("skipped", []) if not s.get("during_run")]
     finders = {n: inst for (k, n), inst in instances.items() if k == "finder"}
     found = _rank_all({n: f for n, f in finders.items() if n in {v.finder for v in variants}}, questions)
+    found.update({n: r for n, r in ranked.items() if n in {v.finder for v in variants}})
     by_diagram: dict[str, list[Question]] = {}
     for q in questions:
         by_diagram.setdefault(q.diagram, []).append(q)
@@ -885,7 +939,8 @@ def _execute(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: b
     from tqdm import tqdm
 
     log = SampleLog(run_dir / SAMPLES)
-    batches = _iter_emitted(spec, work, order, n_workers, report)
+    peak: dict[str, int] = {}  # most requests in flight at once per limited answerer (Ray executor)
+    batches = _iter_emitted(spec, work, order, n_workers, report, peak)
     interrupted = False
     try:
         with tqdm(total=total, initial=tally.samples, desc=f"diagqa run {spec.run_id}", unit="sample",
@@ -925,6 +980,9 @@ def _execute(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: b
                 samples=tally.samples, sample_errors=tally.stage_errors,
                 answerer_failures={a: {"samples": n, "failed": f} for a, (n, f) in sorted(tally.by_answerer.items())})
     card["wall_s"]["samples"] = round(t_samples - t_ranked, 3)
+    if spec.executor != "local":
+        card["executor"] = {"name": spec.executor, "address": spec.address, "actors": n_workers,
+                            "peak_in_flight": dict(sorted(peak.items()))}
     if rows is not None:
         t = time.perf_counter()
         write_report_atomic(run_dir, rows, card)

@@ -35,7 +35,10 @@ from benchmark.errors import DiagQAError, InputError
 #: the default run configuration (variants x answerers); image variants are added there too
 DEFAULT_CONFIG = DEFAULT_ROOT / "configs" / "default.yaml"
 CONFIG_KEYS = {"data", "variants", "answerers", "seed", "workers", "limit", "sample", "options", "out", "run_id",
-               "allow_outside_imports"}
+               "allow_outside_imports", "executor", "address"}
+
+#: where a run's per-diagram work runs: ``local`` (this process, or a pool of processes) or ``ray`` (a Ray cluster)
+EXECUTORS = ("local", "ray")
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,8 @@ class RunSpec:
     config_file: str | None = None
     allow_outside_imports: bool = False   # D2 imports may leave the dataset folder
     sample: int | None = None
+    executor: str = "local"               # where the work runs (EXECUTORS); does not change the samples
+    address: str | None = None            # the Ray cluster (``auto``, ``ray://host:port``); None starts one here
 
     def __post_init__(self) -> None:
         for v in self.variants:
@@ -90,12 +95,16 @@ class RunSpec:
             raise DiagQAError("limit must not be negative")
         if self.sample is not None and self.sample < 1:
             raise DiagQAError("sample must be at least 1")
+        if self.executor not in EXECUTORS:
+            raise DiagQAError(f"executor {self.executor!r} is not one of {', '.join(EXECUTORS)}")
+        if self.address is not None and self.executor != "ray":
+            raise DiagQAError("an address is a Ray cluster's: give it with executor ray")
 
     def parsed_variants(self) -> list[Variant]:
         return [Variant.parse(v) for v in self.variants]
 
     def identity(self) -> dict[str, Any]:
-        """The part of the spec that decides the samples (no paths to outputs, no worker count)."""
+        """The part of the spec that decides the samples (no paths to outputs, no worker count, no executor)."""
         ident = {"data": str(Path(self.data_dir).resolve()), "variants": list(self.variants),
                  "answerers": list(self.answerers), "seed": self.seed, "limit": self.limit,
                  "options": self.options, **({"sample": self.sample} if self.sample is not None else {})}
@@ -145,6 +154,10 @@ def load_config(path: Path | str) -> dict[str, Any]:
             raise InputError(f"{key} must be a list of names", **where)
         if key in ("seed", "workers", "limit", "sample") and value is not None and (isinstance(value, bool) or not isinstance(value, int)):
             raise InputError(f"{key} must be an integer", **where)
+        if key == "executor" and value is not None and value not in EXECUTORS:
+            raise InputError(f"executor must be one of {', '.join(EXECUTORS)}, got {value!r}", **where)
+        if key == "address" and value is not None and not isinstance(value, str):
+            raise InputError("address must be a Ray address (auto, ray://host:port)", **where)
         if key == "options" and not (isinstance(value, dict) and all(isinstance(v, dict) for v in value.values())):
             raise InputError("options must map a component name to its keyword arguments", **where)
     if "data" in data and data["data"] is not None:
@@ -157,7 +170,7 @@ def build_spec(config: Path | str | None = None, **overrides: Any) -> RunSpec:
     """The spec of a run: ``configs/default.yaml``, then ``config``, then non-None ``overrides``.
 
     ``overrides`` use the config's key names (``data``, ``variants``, ``answerers``, ``seed``,
-    ``workers``, ``limit``, ``sample``, ``options``, ``out``, ``run_id``).
+    ``workers``, ``limit``, ``sample``, ``options``, ``out``, ``run_id``, ``executor``, ``address``).
     """
     merged: dict[str, Any] = load_config(DEFAULT_CONFIG) if DEFAULT_CONFIG.exists() else {}
     if config is not None:
@@ -179,6 +192,8 @@ def build_spec(config: Path | str | None = None, **overrides: Any) -> RunSpec:
         config_file=str(config) if config is not None else None,
         allow_outside_imports=bool(merged.get("allow_outside_imports") or False),
         sample=merged.get("sample"),
+        executor=str(merged.get("executor") or "local"),
+        address=merged.get("address"),
     )
 
 

@@ -1,7 +1,7 @@
 """How the cost of a run and of scoring grows with the number of questions.
 
 Builds synthetic datasets holding every bundled question 1x, 10x and 100x (repeats get ids
-``<id>~<n>``; diagrams are shared), then measures, each in a fresh process so peak memory is its
+``<id>.r<n>``; diagrams are shared), then measures, each in a fresh process so peak memory is its
 own, the median over ``--repeats`` runs of:
 
 * run    -- ``benchmark.runner.run`` without the report (stages + scoring + writing samples.jsonl);
@@ -15,10 +15,19 @@ wall time it does not grow when other programs share the machine); peak memory i
 (``resource.getrusage``), workers included. Ratios against 1x (of CPU time) are printed side by side: linear
 growth shows as ratios close to the scale factor.
 
+``--executors local ray`` measures the run (``run``/``full``) with each executor (``--workers`` processes, or
+as many actors on an in-process Ray cluster; ``score``/``report`` are the local executor's): samples per second
+(samples / wall time), peak RSS and ``samples.jsonl``'s size. The largest single process's peak RSS says
+little of a run that spreads over processes, so beside it ``tree MB`` is the peak of the *sum* over the
+whole process tree (the run, its pool or Ray's processes) of each process's proportional set size (PSS:
+shared pages split between the processes that share them), sampled every 0.2 s from
+``/proc/<pid>/smaps_rollup``.
+
     .venv/bin/python scripts/bench_scale.py                          # defaults below
     .venv/bin/python scripts/bench_scale.py --questions 20 --scales 1 10 100 --repeats 3
     .venv/bin/python scripts/bench_scale.py --questions 0 --scales 1 10 --kinds full   # every question
     .venv/bin/python scripts/bench_scale.py --kinds full --code ../other-checkout       # another version's code
+    .venv/bin/python scripts/bench_scale.py --questions 0 --scales 1 10 --kinds full --workers 2 --executors local ray
 
 ``--code DIR`` runs the measurements with the ``benchmark`` package of another checkout (e.g. the
 version before a change), so two versions can be compared side by side on the same datasets.
@@ -42,6 +51,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
+class _NoAliases(yaml.SafeDumper):
+    """Repeated questions share their values; annotation files may not hold YAML aliases, so each is written out."""
+
+    def ignore_aliases(self, data: object) -> bool:
+        return True
+
+
 def make_dataset(dst: Path, scale: int, questions: int | None) -> int:
     """A copy of the bundled dataset whose questions (the first ``questions``) are repeated ``scale`` times."""
     from benchmark.runner import prepare_dataset
@@ -63,14 +79,15 @@ def make_dataset(dst: Path, scale: int, questions: int | None) -> int:
         out = []
         for r in range(scale):
             for q in qs:
-                q2 = dict(q, id=q["id"] if r == 0 else f"{q['id']}~{r}")
+                q2 = dict(q, id=q["id"] if r == 0 else f"{q['id']}.r{r}")
                 if "twin_question" in q2:
-                    q2["twin_question"] = q["twin_question"] if r == 0 else f"{q['twin_question']}~{r}"
+                    q2["twin_question"] = q["twin_question"] if r == 0 else f"{q['twin_question']}.r{r}"
                 out.append(q2)
         data["questions"] = out
         if twin:
             data["twin"] = twin
-        (dst / "annotations" / f"{did}.yaml").write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+        (dst / "annotations" / f"{did}.yaml").write_text(yaml.dump(data, Dumper=_NoAliases, allow_unicode=True),
+                                                         encoding="utf-8")
         n += len(out)
     return n
 
@@ -87,6 +104,51 @@ def _peak_mb() -> float:
     return round(max(own, kids) / 1024, 1)
 
 
+def _tree_pss_mb(root: int) -> float:
+    """Sum of the proportional set sizes of ``root`` and all its descendants, in MB (0 where unreadable)."""
+    todo, seen, total = [root], set(), 0
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        try:
+            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1])
+                    break
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, ValueError):
+            continue
+    return total / 1024
+
+
+class TreeSampler:
+    """The peak of :func:`_tree_pss_mb` of this process's tree, sampled in a thread while a run goes."""
+
+    def __init__(self, every_s: float = 0.2) -> None:
+        import os
+        import threading
+
+        self.peak, self._every, self._pid = 0.0, every_s, os.getpid()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, _tree_pss_mb(self._pid))
+            self._stop.wait(self._every)
+
+    def __enter__(self) -> "TreeSampler":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 def child(args: argparse.Namespace) -> None:
     """One measurement in this process; prints one JSON line."""
     if args.code:
@@ -101,11 +163,17 @@ def child(args: argparse.Namespace) -> None:
         from benchmark.spec import RunSpec
 
         spec = RunSpec(data_dir=Path(args.data), variants=tuple(args.variants), answerers=tuple(args.answerers),
-                       out_dir=Path(args.out), run_id=args.run_id, workers=args.workers)
+                       out_dir=Path(args.out), run_id=args.run_id, workers=args.workers,
+                       **({"executor": args.executor} if args.executor != "local" else {}))
         t, c = time.perf_counter(), _cpu_s()
-        result = run(spec, progress=False, quiet=True, report=args.child == "full")
-        out = {"wall_s": time.perf_counter() - t, "cpu_s": _cpu_s() - c, "samples": result.card["samples"],
-               "samples_mb": round((Path(args.out) / args.run_id / "samples.jsonl").stat().st_size / 2**20, 1)}
+        with TreeSampler() as tree:
+            result = run(spec, progress=False, quiet=True, report=args.child == "full")
+        wall = time.perf_counter() - t
+        run_dir = Path(args.out) / args.run_id
+        out = {"wall_s": wall, "cpu_s": _cpu_s() - c, "samples": result.card["samples"],
+               "samples_per_s": result.card["samples"] / wall, "tree_mb": round(tree.peak, 1),
+               "samples_mb": round((run_dir / "samples.jsonl").stat().st_size / 2**20, 1),
+               "output_mb": round(sum(f.stat().st_size for f in run_dir.rglob("*") if f.is_file()) / 2**20, 1)}
     else:
         from benchmark.rescore import load_run, rescore_records
 
@@ -128,11 +196,13 @@ def child(args: argparse.Namespace) -> None:
     print(json.dumps(out))
 
 
-def measure(kind: str, data: Path, out: Path, run_id: str, args: argparse.Namespace, keep: bool = True) -> dict:
+def measure(kind: str, data: Path, out: Path, run_id: str, args: argparse.Namespace, keep: bool = True,
+            executor: str = "local") -> dict:
     """One measurement in a fresh process. A run's directory is removed afterwards unless ``keep``
     (the runs of ``kind`` run/full get a directory of their own each time: a run id is never reused)."""
     cmd = [sys.executable, __file__, "--child", kind, "--data", str(data), "--out", str(out), "--run-id", run_id,
-           "--workers", str(args.workers), "--variants", *args.variants, "--answerers", *args.answerers]
+           "--workers", str(args.workers), "--executor", executor, "--variants", *args.variants,
+           "--answerers", *args.answerers]
     if args.code:
         cmd += ["--code", str(args.code)]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -157,7 +227,10 @@ def main() -> None:
     p.add_argument("--json", type=Path, default=ROOT / "results" / "bench_scale.json", help="where to write the numbers")
     p.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS), help="what to measure (default: all)")
     p.add_argument("--code", type=Path, help="checkout whose benchmark package is measured (default: this one)")
+    p.add_argument("--executors", nargs="+", choices=("local", "ray"), default=["local"],
+                   help="executors whose run/full are measured (default: local)")
     p.add_argument("--child", choices=KINDS, help=argparse.SUPPRESS)
+    p.add_argument("--executor", default="local", help=argparse.SUPPRESS)
     p.add_argument("--data", help=argparse.SUPPRESS)
     p.add_argument("--out", help=argparse.SUPPRESS)
     p.add_argument("--run-id", help=argparse.SUPPRESS)
@@ -175,21 +248,31 @@ def main() -> None:
             kinds = [k for k in KINDS if k in args.kinds]
             if {"score", "report"} & set(kinds) and "run" not in kinds:
                 kinds.insert(0, "run")  # they read a run's samples
-            for kind in kinds:
+            jobs = [(k, "local") for k in kinds if k not in ("run", "full") or "local" in args.executors]
+            jobs += [(k, e) for e in args.executors if e != "local" for k in kinds if k in ("run", "full")]
+            for kind, executor in jobs:
+                key = kind if executor == "local" else f"{kind}-{executor}"
                 got = []
                 for i in range(args.repeats):
                     if kind in ("run", "full"):  # the first plain run is kept for score and report
-                        got.append(measure(kind, data, out, f"x{scale}-{kind}-{i}", args,
-                                           keep=kind == "run" and i == 0))
+                        got.append(measure(kind, data, out, f"x{scale}-{key}-{i}", args,
+                                           keep=key == "run" and i == 0, executor=executor))
                     else:
                         got.append(measure(kind, data, out, f"x{scale}-run-0", args))
-                row[kind] = {"wall_s": statistics.median(g["wall_s"] for g in got),
+                planned = n_q * len(args.variants) * len(args.answerers)
+                if kind in ("run", "full") and any(g["samples"] != planned for g in got):
+                    raise SystemExit(f"{key} at {scale}x ran {got[0]['samples']} samples, not the {planned} planned: "
+                                     "the generated dataset lost questions (diagqa validate says why)")
+                row[key] = {"wall_s": statistics.median(g["wall_s"] for g in got),
                              "cpu_s": statistics.median(g["cpu_s"] for g in got),
                              "peak_mb": statistics.median(g["peak_mb"] for g in got),
                              "all_peak_mb": [g["peak_mb"] for g in got],
                              "samples": got[0]["samples"], "all_wall_s": [round(g["wall_s"], 3) for g in got]}
                 if "samples_mb" in got[0]:
-                    row[kind]["samples_mb"] = got[0]["samples_mb"]
+                    row[key].update(samples_mb=got[0]["samples_mb"], output_mb=got[0]["output_mb"],
+                                    samples_per_s=statistics.median(g["samples_per_s"] for g in got),
+                                    tree_mb=statistics.median(g["tree_mb"] for g in got),
+                                    all_tree_mb=[g["tree_mb"] for g in got])
             shutil.rmtree(out, ignore_errors=True)
             shutil.rmtree(data, ignore_errors=True)
             rows.append(row)
@@ -197,14 +280,15 @@ def main() -> None:
     base = rows[0]
     code = f", code from {args.code}" if args.code else ""
     print(f"\nmedian of {args.repeats} runs, workers={args.workers}, variants={len(args.variants)}, "
-          f"answerers={len(args.answerers)}{code}\n")
+          f"answerers={len(args.answerers)}, executors={'/'.join(args.executors)}{code}\n")
 
     def ratio(r: dict, kind: str, key: str = "cpu_s") -> str:  # by CPU time: wall time also measures others' load
         return f"{r[kind][key] / base[kind][key]:.2f}" if base[kind][key] else "–"
 
     cols = [("scale", lambda r: f"{r['scale']}×"), ("questions", lambda r: str(r["questions"])),
-            ("samples", lambda r: str(next(r[k]["samples"] for k in KINDS if k in r)))]
-    for kind in (k for k in KINDS if k in base):
+            ("samples", lambda r: str(next(r[k]["samples"] for k in r if isinstance(r[k], dict))))]
+    keys = [k for k in base if isinstance(base[k], dict)]
+    for kind in keys:
         cols += [(f"{kind} s", lambda r, k=kind: f"{r[k]['wall_s']:.2f}"),
                  (f"{kind} cpu s", lambda r, k=kind: f"{r[k]['cpu_s']:.2f}"),
                  (f"{kind} ×", lambda r, k=kind: ratio(r, k)),
@@ -212,15 +296,20 @@ def main() -> None:
                  (f"{kind} MB ×", lambda r, k=kind: ratio(r, k, "peak_mb"))]
         if kind == "score":
             cols.append(("µs/sample scored", lambda r: f"{1e6 * r['score']['wall_s'] / max(1, r['score']['samples']):.0f}"))
-        if kind in ("run", "full"):
-            cols.append((f"{kind} samples.jsonl MB", lambda r, k=kind: f"{r[k]['samples_mb']:.1f}"))
+        if "samples_mb" in base[kind]:
+            cols += [(f"{kind} samples/s", lambda r, k=kind: f"{r[k]['samples_per_s']:.0f}"),
+                     (f"{kind} samples/s ×", lambda r, k=kind: f"{r[k]['samples_per_s'] / base[k]['samples_per_s']:.2f}"),
+                     (f"{kind} tree MB", lambda r, k=kind: f"{r[k]['tree_mb']:.0f}"),
+                     (f"{kind} samples.jsonl MB", lambda r, k=kind: f"{r[k]['samples_mb']:.1f}"),
+                     (f"{kind} output MB", lambda r, k=kind: f"{r[k]['output_mb']:.1f}")]
     print("| " + " | ".join(c for c, _ in cols) + " |")
     print("|" + "---:|" * len(cols))
     for r in rows:
         print("| " + " | ".join(f(r) for _, f in cols) + " |")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps({"args": {k: v for k, v in vars(args).items() if k in ("questions", "scales", "repeats",
-                                                                                             "variants", "answerers", "workers", "kinds", "code")},
+                                                                                             "variants", "answerers", "workers", "kinds", "code",
+                                                                                             "executors")},
                                      "rows": rows}, indent=1, default=str))
     print(f"\nwritten: {args.json}", file=sys.stderr)
 

@@ -7,7 +7,7 @@ dict: ``{"status": 500}`` (an error body), ``{"content": "..."}`` (a reply), ``{
 answering (a long one is a hanging server) and ``"trickle": seconds`` between the body's bytes.
 ``latency`` is added before every reply (a server with a fixed latency, for throughput);
 ``reject_response_format`` answers HTTP 400 to a request that carries ``response_format`` (an
-endpoint without structured output). Every request is kept (headers and JSON) in
+endpoint without structured output). Every request is kept (headers, JSON and its arrival on ``time.monotonic()``) in
 :attr:`LLMServer.requests`; :attr:`LLMServer.max_in_flight` is the most requests served at once.
 """
 from __future__ import annotations
@@ -47,7 +47,8 @@ class LLMServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with server._lock:
-                    server.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "json": body})
+                    server.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "json": body,
+                                            "time": time.monotonic()})
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                     if server.reject_response_format and "response_format" in body:

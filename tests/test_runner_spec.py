@@ -96,3 +96,17 @@ def test_run_list_names_every_stage(capsys):
     out = capsys.readouterr().out
     for name in ("finders:", "oracle", "sources:", "d2", "selectors:", "khop", "answerers:", "solver", "blind"):
         assert name in out
+
+
+def test_executor_and_address_are_checked_and_leave_the_config_hash_alone(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("seed: 1\nexecutor: dask\n", encoding="utf-8")
+    with pytest.raises(InputError, match="executor must be one of local, ray") as err:
+        load_config(cfg)
+    assert err.value.line == 2
+    with pytest.raises(DiagQAError, match="give it with executor ray"):
+        RunSpec(variants=("oracle+d2+full",), answerers=("solver",), address="auto")
+    local = build_spec(None, variants=["oracle+d2+full"], answerers=["solver"])
+    on_ray = build_spec(None, variants=["oracle+d2+full"], answerers=["solver"], executor="ray", address="auto")
+    assert (local.executor, on_ray.executor, on_ray.address) == ("local", "ray", "auto")
+    assert local.config_hash() == on_ray.config_hash()  # where a run runs does not change its samples

@@ -21,6 +21,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--answerers", type=_names, metavar="A1,A2", help="answerer names, comma-separated")
     p.add_argument("--seed", type=int, help="seed recorded in the run card (bootstrap intervals)")
     p.add_argument("--workers", type=int, help="worker processes over diagrams (default: one per core)")
+    p.add_argument("--executor", choices=("local", "ray"),
+                   help="where the per-diagram work runs: local (default; --workers processes) or ray (--workers actors "
+                        "on a Ray cluster)")
+    p.add_argument("--address", metavar="ray://HOST:PORT|auto",
+                   help="the Ray cluster to join (with --executor ray); without it a cluster is started for the run")
     p.add_argument("--limit", type=int, help="run at most this many questions")
     p.add_argument("--sample", type=int, metavar="N",
                    help="a stratified sample of N questions (the same share of every question type, chosen by --seed; "
@@ -31,7 +36,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="replace the run already in results/<run-id> (without it such a run is refused)")
     p.add_argument("--resume", metavar="RUN",
                    help="finish a stopped run: a run id in the results directory, or a path with a '/' to a run directory; only its "
-                        "missing samples are run (its own configuration is used; --workers may differ)")
+                        "missing samples are run (its own configuration is used; --workers and --executor may differ)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--max-error-share", type=float, default=0.1, metavar="SHARE",
                    help="exit with status 3 when more than this share of an answerer's samples failed "
@@ -86,11 +91,13 @@ def main(args: argparse.Namespace) -> int:
             if fixed or args.overwrite:
                 raise DiagQAError(f"--resume runs the stopped run as it was configured: {', '.join(fixed or ['--overwrite'])} "
                                   "cannot be given with it")
-            result = resume(_resume_dir(args), workers=args.workers, progress=not args.no_progress)
+            result = resume(_resume_dir(args), workers=args.workers, progress=not args.no_progress,
+                            executor=args.executor, address=args.address)
         else:
             spec = build_spec(args.config, data=str(args.data) if args.data else None, variants=args.variants,
                               answerers=args.answerers, seed=args.seed, workers=args.workers, limit=args.limit,
                               sample=args.sample, run_id=args.run_id, out=str(args.out) if args.out else None,
+                              executor=args.executor, address=args.address,
                               allow_outside_imports=True if args.allow_outside_imports else None)
             result = run(spec, progress=not args.no_progress, overwrite=args.overwrite)
     except RunInterrupted as exc:

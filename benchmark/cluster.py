@@ -1,0 +1,211 @@
+"""The Ray executor: a run's finders fitted and its diagrams worked on by a Ray cluster (``diagqa run --executor ray``).
+
+Each finder is made, fitted and asked to rank every question in a task of its own (the finders fit at
+the same time, while the driver makes the other stages); only the rankings come back.
+
+Each actor is set up as a worker process of the local pool is (:func:`benchmark.runner._init_worker`:
+the parsed dataset, the finders' rankings and the stage options, sent once through the object store)
+and works one diagram at a time -- getting its graphs (the D2 parse, or extraction from the image),
+selecting every context and asking every answerer -- returning the finished samples as the lines
+``samples.jsonl`` gets. Results come back in the order the local executor writes them, so the two
+executors write the same samples, byte for byte apart from timings.
+
+Without an address an in-process cluster is started for the run (``ray.init(num_cpus=workers)``)
+and shut down after it; ``address`` (``auto``, ``ray://host:port``) joins an existing cluster, whose
+nodes must have diagqa's dependencies installed and the dataset at the same path (the driver's
+``benchmark`` and ``retrievers`` code travels with the job). When the calling process already has
+Ray initialised, that connection is used and left open.
+
+The ``llm`` answerer's ``concurrency`` option (default 1) bounds the requests in flight across the
+whole cluster: every ``llm`` answer takes a slot from one :class:`Slots` actor first.
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Iterator
+
+#: answerers whose calls go through the cluster-wide slots, with the option that sizes them
+LIMITED = {"llm": "concurrency"}
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError as exc:
+        from benchmark.errors import DiagQAError
+
+        raise DiagQAError("the ray executor needs the 'ray' package (pip install 'diagqa[ray]')") from exc
+    return ray
+
+
+def _connect(ray: Any, address: str | None, num_cpus: int) -> bool:
+    """Initialise Ray unless it already is; True when this call did (and so must shut it down)."""
+    if ray.is_initialized():
+        return False
+    kw: dict[str, Any] = dict(include_dashboard=False, logging_level=logging.WARNING, log_to_driver=True)
+    if address:
+        import benchmark
+        import retrievers
+
+        code = [str(Path(benchmark.__file__).parent), str(Path(retrievers.__file__).parent)]
+        ray.init(address=address, runtime_env={"py_modules": code}, **kw)
+    else:
+        ray.init(num_cpus=num_cpus, **kw)
+    return True
+
+
+def _slots_class(ray: Any) -> Any:
+    @ray.remote(num_cpus=0)
+    class Slots:
+        """A counting semaphore shared by every actor of the run (an async actor: waiters do not block it)."""
+
+        def __init__(self, n: int) -> None:
+            import asyncio
+
+            self._sem = asyncio.Semaphore(n)
+            self.in_use = self.most = 0
+
+        async def acquire(self) -> None:
+            await self._sem.acquire()
+            self.in_use += 1
+            self.most = max(self.most, self.in_use)
+
+        async def release(self) -> None:
+            self.in_use -= 1
+            self._sem.release()
+
+        async def peak(self) -> int:
+            return self.most
+
+    return Slots
+
+
+class _Limited:
+    """An answerer whose :meth:`answer` first takes one of the cluster's slots (and gives it back after)."""
+
+    def __init__(self, inner: Any, slots: Any) -> None:
+        self._inner, self._slots = inner, slots
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def answer(self, question: Any, context: Any) -> Any:
+        import ray
+
+        ray.get(self._slots.acquire.remote())
+        try:
+            return self._inner.answer(question, context)
+        finally:
+            ray.get(self._slots.release.remote())
+
+
+def _worker_class(ray: Any) -> Any:
+    @ray.remote(num_cpus=1)
+    class DiagramWorker:
+        """One worker of the run: the local pool's worker set-up, then a diagram at a time."""
+
+        def __init__(self, init: tuple, slots: dict[str, Any]) -> None:
+            from benchmark import runner
+
+            runner._init_worker(*init)
+            work = runner._WORKER
+            assert work is not None
+            for name, handle in slots.items():
+                if name in work.stages.answerers:
+                    work.stages.answerers[name] = _Limited(work.stages.answerers[name], handle)
+
+        def run(self, diagram_id: str) -> list:
+            from benchmark import runner
+
+            return runner._worker_run(diagram_id)
+
+    return DiagramWorker
+
+
+def iter_ray(init: tuple, order: list[str], n_workers: int, address: str | None, answerers: list[str],
+             options: dict[str, dict[str, Any]], peak: dict[str, int] | None = None) -> Iterator[list]:
+    """The emitted samples of each diagram of ``order``, in that order, worked on by ``n_workers`` actors.
+
+    ``init`` is what :func:`benchmark.runner._init_worker` takes. ``peak``, when given, receives the most
+    requests each limited answerer had in flight at once (``{"llm": 1}``).
+    """
+    ray = _ray()
+    from ray.util import ActorPool
+
+    started = _connect(ray, address, n_workers)
+    actors: list[Any] = []
+    slots: dict[str, Any] = {}
+    try:
+        Slots = _slots_class(ray)
+        for name, option in LIMITED.items():
+            if name in answerers:
+                slots[name] = Slots.remote(max(1, int((options.get(name) or {}).get(option) or 1)))
+        init_ref = ray.put(init)  # the dataset and rankings go into the object store once, not once per actor
+        Worker = _worker_class(ray)
+        actors = [Worker.remote(init_ref, slots) for _ in range(max(1, n_workers))]
+        pool = ActorPool(actors)
+        yield from pool.map(lambda actor, did: actor.run.remote(did), order)
+        if peak is not None:
+            peak.update({name: ray.get(h.peak.remote()) for name, h in slots.items()})
+    finally:
+        for a in actors + list(slots.values()):
+            try:
+                ray.kill(a)
+            except Exception:  # noqa: BLE001 - already gone with its cluster
+                pass
+        if started:
+            ray.shutdown()
+
+
+def _fit_and_rank(name: str, options: dict[str, dict[str, Any]], dataset: Any, questions: list) -> tuple:
+    """Make, fit and rank one finder where this runs: ``("ok", description, fit seconds, rankings)``, or
+    ``(status, message)`` with status ``unknown``/``fatal`` (the run stops) or ``down`` (its variants are left out)."""
+    import time
+
+    from benchmark import runner
+    from benchmark.errors import DiagQAError, StageUnavailable
+    from benchmark.plugins import load_all
+    from benchmark.registry import UnknownNameError
+    from benchmark.stages import FINDERS
+
+    load_all()
+    try:
+        inst = runner._create(FINDERS, name, options)
+        t = time.perf_counter()
+        inst.fit(dataset)
+        fit_s = time.perf_counter() - t
+    except UnknownNameError as exc:
+        return ("fatal", str(exc))
+    except StageUnavailable as exc:
+        return ("down", str(exc))
+    except DiagQAError as exc:
+        return ("fatal", str(exc))
+    except Exception as exc:  # noqa: BLE001 - a stage that cannot even start is left out, not the run
+        return ("down", f"failed to start: {type(exc).__name__}: {exc}")
+    return ("ok", runner.describe_component("finder", name, inst, options), fit_s,
+            runner._rank_all({name: inst}, questions)[name])
+
+
+class Session:
+    """The run's hold on the cluster: connected (or started) when made, let go by :meth:`close`."""
+
+    def __init__(self, address: str | None, num_cpus: int, options: dict[str, dict[str, Any]], dataset: Any,
+                 questions: list) -> None:
+        self.ray = _ray()
+        self._started = _connect(self.ray, address, num_cpus)
+        self._options, self._dataset, self._questions = options, dataset, questions
+
+    def fit_finders(self, names: list[str]) -> Any:
+        """Submit one task per finder (make, fit, rank every question); returns a function that waits for them
+        and gives ``{name: result of _fit_and_rank}``."""
+        ray = self.ray
+        task = ray.remote(num_cpus=1)(_fit_and_rank)
+        data, qs = ray.put(self._dataset), ray.put(self._questions)
+        futures = {n: task.remote(n, self._options, data, qs) for n in names}
+        return lambda: {n: ray.get(f) for n, f in futures.items()}
+
+    def close(self) -> None:
+        if self._started:
+            self.ray.shutdown()
+            self._started = False

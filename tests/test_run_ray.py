@@ -1,0 +1,155 @@
+"""The Ray executor: a real local Ray cluster writes the same samples as the local executor.
+
+One cluster (``ray.init(num_cpus=2)``) serves the module; each run joins it (a run that finds Ray
+initialised uses that connection and leaves it open).
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from benchmark.cli import main  # noqa: E402
+from benchmark.dataset import DEFAULT_ROOT  # noqa: E402
+from benchmark.runner import run  # noqa: E402
+from llm_server import LLMServer  # noqa: E402
+from test_runner import make_dataset, samples_without_timings, tiny_spec  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
+    yield
+    ray.shutdown()
+
+
+def test_ray_writes_the_local_executors_samples(tmp_path, cluster, capsys):
+    variants = ("oracle+d2+none", "oracle+d2+khop1", "oracle+d2+bm25-3", "d2-bm25+d2+khop2")
+    answerers = ("solver", "keyword", "blind")
+    local = run(tiny_spec(tmp_path, variants=variants, answerers=answerers, run_id="local", workers=2),
+                progress=False, quiet=True)
+    on_ray = run(tiny_spec(tmp_path, variants=variants, answerers=answerers, run_id="ray", workers=2, executor="ray"),
+                 progress=False)
+    # the finders were fitted and ranked in tasks on the cluster, and resolve as the local ones do
+    assert "finder d2-bm25: indexed 2 diagrams in" in capsys.readouterr().err.split("(on the cluster)")[0]
+    assert on_ray.card["components"] == local.card["components"]
+    assert on_ray.ok and on_ray.card["executor"]["name"] == "ray" and on_ray.card["executor"]["actors"] == 2
+    a = samples_without_timings(local.run_dir / "samples.jsonl")
+    b = samples_without_timings(on_ray.run_dir / "samples.jsonl")
+    assert len(a) == on_ray.card["samples"] == local.card["samples"] > 0
+    assert a == b  # same samples, same order
+    assert (local.run_dir / "summary.csv").read_bytes() == (on_ray.run_dir / "summary.csv").read_bytes()
+    # byte for byte once the timings are dropped: the lines themselves, not only their parsed values
+    strip = [json.dumps(d, sort_keys=True) for d in a]
+    assert strip == [json.dumps(d, sort_keys=True) for d in b]
+
+
+def _copy_bundled(root: Path, names: list[str]) -> Path:
+    (root / "diagrams").mkdir(parents=True)
+    (root / "annotations").mkdir()
+    for n in names:
+        for ext in ("d2", "png"):
+            shutil.copy(DEFAULT_ROOT / "diagrams" / f"{n}.{ext}", root / "diagrams" / f"{n}.{ext}")
+        shutil.copy(DEFAULT_ROOT / "annotations" / f"{n}.yaml", root / "annotations" / f"{n}.yaml")
+    return root
+
+
+def test_extraction_runs_on_the_actors_and_matches_the_local_executor(tmp_path, cluster):
+    """Image variants: each executor extracts the PNGs itself (each into its own empty cache)."""
+    from benchmark.runner import RunSpec
+
+    data = _copy_bundled(tmp_path / "data", sorted(p.stem for p in (DEFAULT_ROOT / "diagrams").glob("*.png"))[:2])
+    results = {}
+    for executor in ("local", "ray"):
+        cache = tmp_path / f"cache-{executor}"
+        spec = RunSpec(data_dir=data, variants=("oracle+ocr+khop2", "oracle+d2+path"), answerers=("solver", "blind"),
+                       out_dir=tmp_path / "results", run_id=executor, workers=2, executor=executor,
+                       options={"ocr": {"cache_dir": str(cache)}})
+        results[executor] = run(spec, progress=False, quiet=True)
+        assert len(list((cache).glob("*.json"))) == 2  # both images extracted by this run
+    assert results["ray"].ok
+    assert samples_without_timings(results["local"].run_dir / "samples.jsonl") == \
+        samples_without_timings(results["ray"].run_dir / "samples.jsonl")
+
+
+def test_a_stage_error_on_an_actor_is_recorded_like_the_local_one(tmp_path, cluster):
+    """A diagram whose graph cannot be read on the actor (its PNG is missing) is a source error in its samples."""
+    data = make_dataset(tmp_path / "data")  # no PNGs: the ocr source fails for every question
+    out = {}
+    for executor in ("local", "ray"):
+        out[executor] = run(tiny_spec(tmp_path, variants=("oracle+ocr+khop2", "oracle+d2+full"), run_id=executor,
+                                      workers=2, executor=executor), progress=False, quiet=True)
+    recs = samples_without_timings(out["ray"].run_dir / "samples.jsonl")
+    assert any(r["error"] and r["error"]["stage"] == "source" for r in recs)
+    assert any(r["error"] is None for r in recs)
+    assert recs == samples_without_timings(out["local"].run_dir / "samples.jsonl")
+    assert out["ray"].card["sample_errors"] == out["local"].card["sample_errors"] > 0
+
+
+def test_llm_concurrency_limit_holds_across_the_cluster(tmp_path, cluster):
+    """Two actors, one slot: the server never sees a request before the previous one was answered."""
+    delay = 0.4
+    server = LLMServer(script=[{"content": json.dumps({"answer": "yes", "evidence": [], "explanation": ""}),
+                                "delay": delay}] * 40)
+    server.start()
+    try:
+        spec = tiny_spec(tmp_path, variants=("oracle+d2+full",), answerers=("llm",), run_id="llm", workers=2,
+                         executor="ray",
+                         options={"llm": {"base_url": server.base_url, "model": "test-model", "cache_path": None,
+                                          "max_attempts": 1}})
+        res = run(spec, progress=False, quiet=True)
+    finally:
+        server.stop()
+    assert res.card["samples"] >= 3
+    assert res.card["executor"]["peak_in_flight"] == {"llm": 1}
+    times = sorted(r["time"] for r in server.requests)
+    assert len(times) == res.card["samples"]
+    # each reply takes `delay` seconds; with one slot the next request cannot arrive sooner
+    assert all(b - a >= delay * 0.95 for a, b in zip(times, times[1:])), times
+
+
+def test_cli_flags_and_errors(tmp_path, capsys):
+    data = make_dataset(tmp_path / "data")
+    rc = main(["run", "--data", str(data), "--variants", "oracle+d2+full", "--answerers", "solver",
+               "--address", "auto", "--out", str(tmp_path / "r"), "--no-progress"])
+    assert rc != 0
+    assert "executor ray" in capsys.readouterr().err
+
+
+def test_cli_starts_its_own_cluster_and_shuts_it_down(tmp_path):
+    """``diagqa run --executor ray`` in a fresh process: an in-process cluster for the run, the usual outputs."""
+    import os
+    import subprocess
+
+    data = make_dataset(tmp_path / "data")
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    proc = subprocess.run([sys.executable, "-m", "benchmark.cli", "run", "--data", str(data), "--variants",
+                           "oracle+d2+full,oracle+d2+khop1", "--answerers", "solver,blind", "--executor", "ray",
+                           "--workers", "2", "--out", str(tmp_path / "r"), "--run-id", "x", "--no-progress"],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    card = json.loads((tmp_path / "r" / "x" / "run.json").read_text())
+    assert card["executor"] == {"name": "ray", "address": None, "actors": 2, "peak_in_flight": {}}
+    assert card["config"]["executor"] == "ray" and card["status"] == "complete"
+    assert (tmp_path / "r" / "x" / "report.html").exists()
+
+
+def test_a_local_run_cut_short_is_finished_on_ray(tmp_path, cluster):
+    """``resume(..., executor="ray")`` runs exactly the missing samples on the cluster."""
+    from benchmark.runner import resume
+
+    first = run(tiny_spec(tmp_path, variants=("oracle+d2+khop1", "d2-bm25+d2+khop2")), progress=False, quiet=True)
+    path = first.run_dir / "samples.jsonl"
+    whole = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join(whole[:-5]), encoding="utf-8")  # the last question's samples lost
+    again = resume(first.run_dir, progress=False, quiet=True, executor="ray")
+    assert again.ok and again.card["resumes"][0]["samples_before"] == len(whole) - 5
+    assert again.card["executor"]["name"] == "ray"
+    ref = tmp_path / "whole.jsonl"
+    ref.write_text("".join(whole), encoding="utf-8")
+    assert samples_without_timings(path) == samples_without_timings(ref)
