@@ -90,14 +90,25 @@ class _Limited:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
-    def answer(self, question: Any, context: Any) -> Any:
+    def answer(self, question: Any, context: Any, *rest: Any) -> Any:
         import ray
 
         ray.get(self._slots.acquire.remote())
         try:
-            return self._inner.answer(question, context)
+            return self._inner.answer(question, context, *rest)
         finally:
             ray.get(self._slots.release.remote())
+
+    def answer_many(self, items: Any) -> list[Any]:
+        """The inner answerer's batch, each answer through :meth:`answer` (so each takes a slot); as many
+        threads as the inner answerer's own ``concurrency``, answers in the order of ``items``."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        n = max(1, int(getattr(self._inner, "concurrency", 1) or 1))
+        if n == 1 or len(items) <= 1:
+            return [self.answer(*item) for item in items]
+        with ThreadPoolExecutor(max_workers=min(n, len(items))) as pool:
+            return list(pool.map(lambda item: self.answer(*item), items))
 
 
 def _worker_class(ray: Any) -> Any:
