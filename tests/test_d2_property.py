@@ -191,6 +191,12 @@ programs = st.booleans().flatmap(
     lambda stmts: PREAMBLE + "\n".join(stmts))
 
 
+def examples(ci: int) -> int:
+    """``ci`` examples in the default profile; the profile's count when exploring
+    (``HYPOTHESIS_PROFILE=explore``, see tests/conftest.py)."""
+    return settings.default.max_examples if os.environ.get("HYPOTHESIS_PROFILE") == "explore" else ci
+
+
 def oracle_graph(text: str, tmp: Path) -> dict | None:
     src, svg = tmp / "in.d2", tmp / "out.svg"
     src.write_text(text, encoding="utf-8")
@@ -242,7 +248,7 @@ def compare(text: str, oracle: dict) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=programs)
 def test_random_programs_agree_with_d2(text, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("d2prop")
@@ -305,7 +311,7 @@ def corpus_mutation(draw):
 
 
 @pytest.mark.slow
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=corpus_mutation())
 def test_mutated_corpus_files_agree_with_d2(text, tmp_path_factory):
     """Real files, perturbed: where d2 still compiles them, the graphs must agree."""
