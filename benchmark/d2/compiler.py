@@ -47,6 +47,10 @@ class Compiler(GlobMixin):
         # (map, Spread, source, written map, keys before it, maps being read then)
         self.spreads: list[tuple] = []
         self.stmt_map: IRMap | None = None   # the map the statement being compiled is in
+        self.stmt_count = 0                  # statements read so far (not glob applications)
+        self.stmt_id = 0                     # the one being read
+        self.glob_stmt = False               # whether it is a glob statement
+        self.unsettled: list[Rule] = []      # connection globs not yet applied again twice
 
     # -- entry ----------------------------------------------------------------------
     def compile_text(self, text: str, filename: str, base_dir: str | None) -> IRMap:
@@ -98,11 +102,22 @@ class Compiler(GlobMixin):
         outer, self.ctx = self.ctx, self.ctx_seq
         outer_map, self.stmt_map = self.stmt_map, m
         changes = self.changes
+        outer_stmt = (self.stmt_id, self.glob_stmt)
+        made = (self.seq, len(self.edges))
+        if not self.applying:
+            self.stmt_count += 1
+            self.stmt_id = self.stmt_count
+            self.glob_stmt = (has_glob(stmt.key or []) or stmt.edge_index == "*"
+                              or any(has_glob(e.src) or has_glob(e.dst) for e in stmt.edges))
         try:
             self._compile_key(stmt, m, source, base_dir)
+            if (self.seq, len(self.edges)) != made:
+                self.rerun_point(post=True)
         finally:
             self.ctx = outer
             self.stmt_map = outer_map
+            if not self.applying:
+                self.stmt_id, self.glob_stmt = outer_stmt
         if self.changes != changes and not self.applying:
             self.rerun_globs()   # like d2: a statement that removed something
 
@@ -170,6 +185,7 @@ class Compiler(GlobMixin):
                 f.last_key = (source, stmt.key[0].pos if stmt.key else part.pos)
                 if isinstance(stmt.value, Map) and _declares_children(stmt.value):
                     f.declared_container = True
+                self.rerun_point()
                 self.flush_created()
                 self.apply_field_value(f, stmt, m, source, base_dir)
             else:
@@ -267,6 +283,8 @@ class Compiler(GlobMixin):
                 return None
         if f is None:
             raise source.error(parts[0].pos, "a connection needs an object at each end")
+        if create:
+            self.rerun_point()
         self.flush_created()
         return f
 
@@ -281,6 +299,7 @@ class Compiler(GlobMixin):
         e.owner.edges.append(e)
         self.edges.append(e)
         self.edge_created(e)
+        self.rerun_point()
         return e
 
     def delete_edge(self, e: IREdge) -> None:
