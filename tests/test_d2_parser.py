@@ -229,6 +229,19 @@ def test_suspend_and_unsuspend():
     assert edges("a -> b\n(** -> **)[*]: suspend\nc -> d") == [("c", "->", "d", None)]
 
 
+def test_glob_connections_to_a_suspended_key():
+    # what `** -> n1` makes by its statement and at the first point d2 applies it again goes
+    # with the suspended key; later connections stay and bring the key back (as the binary)
+    assert edges("** -> n1\n**: suspend\na\nb\nc") == [("b", "->", "n1", None),
+                                                         ("c", "->", "n1", None)]
+    assert edges("srv\nn1: suspend\n** -> n1\na\nb") == [("b", "->", "n1", None)]
+    # naming the key is that first point
+    assert edges("** -> n1\nn1: suspend\na") == [("a", "->", "n1", None)]
+    # each end of a connection is a point of its own
+    assert edges("** -> n1\n**: suspend\np -> q") == [("q", "->", "n1", None),
+                                                       ("p", "->", "q", None)]
+
+
 def test_comments_and_block_comments():
     text = '# top\na # trailing\n"""\nb -> c\n"""\nd; # e\n'
     assert ids(text) == ["a", "d"]

@@ -27,7 +27,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from benchmark.d2 import parse_text
@@ -247,7 +247,37 @@ def compare(text: str, oracle: dict) -> None:
     assert got_edge_labels == want_edge_labels, text
 
 
+# Connections a glob such as `** -> n1` makes to a key it names, which is then suspended (or
+# deleted): those its statement makes, and those of the first point where d2 applies the glob
+# again (after the next plain key path, connection, or statement that made something), go
+# with the key; later ones stay and bring it back. Each case: the program, then the
+# connections d2 draws.
+SUSPENDED_GLOB_ENDS = [
+    ("** -> n1\n**: suspend\na\nb: hi", [("b", "->", "n1")]),
+    ("** -> n1\n**: suspend\na\nb\nc", [("b", "->", "n1"), ("c", "->", "n1")]),
+    ("srv\nn1: suspend\n** -> n1\na\nb", [("b", "->", "n1")]),
+    ("n1: suspend\n** -> n1\na\nsrv", [("srv", "->", "n1")]),
+    # naming the key (or any plain key path) is that first point: nothing goes
+    ("** -> n1\nn1: suspend\na\nb", [("a", "->", "n1"), ("b", "->", "n1")]),
+    ("** -> n1\nn1.label: q\n**: suspend\na\nb", [("a", "->", "n1"), ("b", "->", "n1")]),
+    # a glob statement is one only when it makes something
+    ("** -> n1\n**: unsuspend\n**: suspend\na\nb", [("b", "->", "n1")]),
+    ("** -> n1\n**: suspend\n*.label: g\na\nb", [("a", "->", "n1"), ("b", "->", "n1")]),
+    # each end of a connection, and the container of a path, is a point of its own
+    ("** -> n1\n**: suspend\np -> q", [("q", "->", "n1"), ("p", "->", "q")]),
+    ("** -> n1\n**: suspend\nx: {a}\nb", [("x.a", "->", "n1"), ("b", "->", "n1")]),
+    ("** -> n1\n**: suspend\nx.a\nb", [("b", "->", "n1")]),
+    ("x: {** -> n1; n1: suspend; a; b}", [("x.a", "->", "x.n1"), ("x.b", "->", "x.n1")]),
+    # `null` removes the key the same way
+    ("** -> n1\na\nb\nn1: null", [("b", "->", "n1")]),
+]
+
+
 @pytest.mark.slow
+@example(text=PREAMBLE + SUSPENDED_GLOB_ENDS[0][0])
+@example(text=PREAMBLE + SUSPENDED_GLOB_ENDS[2][0])
+@example(text=PREAMBLE + SUSPENDED_GLOB_ENDS[3][0])
+@example(text=PREAMBLE + SUSPENDED_GLOB_ENDS[8][0])
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=programs)
 def test_random_programs_agree_with_d2(text, tmp_path_factory):
@@ -283,6 +313,17 @@ def test_random_programs_agree_with_d2(text, tmp_path_factory):
 def test_fixed_programs_agree_with_d2(text, tmp_path):
     oracle = oracle_graph(text, tmp_path)
     assert oracle is not None, "d2 rejected a program it should accept"
+    compare(text, oracle)
+
+
+@pytest.mark.parametrize("text, want", SUSPENDED_GLOB_ENDS)
+def test_glob_connections_to_a_suspended_key_agree_with_d2(text, want, tmp_path):
+    oracle = oracle_graph(text, tmp_path)
+    assert oracle is not None, "d2 rejected a program it should accept"
+    by_path = {tuple(n["path"]): n["id"] for n in oracle["nodes"]}
+    drawn = [(by_path[tuple(e["src"])], e["arrow"], by_path[tuple(e["dst"])])
+             for e in oracle["edges"]]
+    assert sorted(drawn) == sorted(want), "d2 no longer draws what this case pins"
     compare(text, oracle)
 
 
