@@ -324,6 +324,13 @@ class Compiler(GlobMixin):
             if isinstance(v, Scalar) and v.kind in ("suspend", "unsuspend"):
                 if not creating:
                     e.suspended = v.kind == "suspend"
+                    if not e.suspended:
+                        # like d2, then and there: its ends and their containers are
+                        # unsuspended too (a later `b: suspend` still wins)
+                        for f in (e.src, e.dst):
+                            while f is not None:
+                                f.suspended = False
+                                f = f.parent.owner
                 return
         self.assign_value(e, stmt.primary, value, scope, source, base_dir)
 
