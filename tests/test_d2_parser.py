@@ -229,6 +229,15 @@ def test_suspend_and_unsuspend():
     assert edges("a -> b\n(** -> **)[*]: suspend\nc -> d") == [("c", "->", "d", None)]
 
 
+def test_unsuspended_connection_then_suspended_end():
+    # an unsuspended connection unsuspends its ends when it is read: a later suspend wins
+    assert ids("a -> b\n(** -> **)[*]: unsuspend\nb: suspend") == ["a"]
+    # a suspended container goes with all it holds, even what was unsuspended inside
+    assert ids("x.a -> x.b\n(** -> **)[*]: unsuspend\nx: suspend") == []
+    assert ids("x.a\nx: suspend\nx.a: unsuspend") == []
+    assert ids("x.a -> x.b\nx: suspend\n(** -> **)[*]: unsuspend") == ["x", "x.a", "x.b"]
+
+
 def test_glob_connections_to_a_suspended_key():
     # what `** -> n1` makes by its statement and at the first point d2 applies it again goes
     # with the suspended key; later connections stay and bring the key back (as the binary)

@@ -272,12 +272,26 @@ SUSPENDED_GLOB_ENDS = [
     ("** -> n1\na\nb\nn1: null", [("b", "->", "n1")]),
 ]
 
+# Unsuspending connections unsuspends their ends then and there: a later suspend wins, and a
+# suspended container goes with all it holds. Each case: the program, then d2's object ids.
+UNSUSPEND_ORDER = [
+    ("a -> b\n(** -> **)[*]: unsuspend\nb: suspend", ["a"]),
+    ('"label" -> b\n(** -> **)[*]: unsuspend\nb: suspend', ["label"]),
+    ("(a -> b).style.stroke: red\n(** -> **)[*]: unsuspend\nb: suspend\n* -> *", ["a", "b"]),
+    ("x.a -> x.b\n(** -> **)[*]: unsuspend\nx: suspend", []),
+    ("x.a -> x.b\nx: suspend\n(** -> **)[*]: unsuspend", ["x", "x.a", "x.b"]),
+    ("x.a\nx: suspend\nx.a: unsuspend", []),
+    ("x.a -> y\n**: suspend\nx.a: unsuspend", []),
+]
+
 
 @pytest.mark.slow
 @example(text=PREAMBLE + SUSPENDED_GLOB_ENDS[0][0])
 @example(text=PREAMBLE + SUSPENDED_GLOB_ENDS[2][0])
 @example(text=PREAMBLE + SUSPENDED_GLOB_ENDS[3][0])
 @example(text=PREAMBLE + SUSPENDED_GLOB_ENDS[8][0])
+@example(text=PREAMBLE + UNSUSPEND_ORDER[1][0])
+@example(text=PREAMBLE + UNSUSPEND_ORDER[2][0])
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=programs)
 def test_random_programs_agree_with_d2(text, tmp_path_factory):
@@ -324,6 +338,14 @@ def test_glob_connections_to_a_suspended_key_agree_with_d2(text, want, tmp_path)
     drawn = [(by_path[tuple(e["src"])], e["arrow"], by_path[tuple(e["dst"])])
              for e in oracle["edges"]]
     assert sorted(drawn) == sorted(want), "d2 no longer draws what this case pins"
+    compare(text, oracle)
+
+
+@pytest.mark.parametrize("text, want", UNSUSPEND_ORDER)
+def test_unsuspended_connections_and_later_suspends_agree_with_d2(text, want, tmp_path):
+    oracle = oracle_graph(text, tmp_path)
+    assert oracle is not None, "d2 rejected a program it should accept"
+    assert sorted(n["id"] for n in oracle["nodes"]) == want, "d2 no longer draws this case"
     compare(text, oracle)
 
 
