@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmark.d2 import D2SyntaxError, parse_file, parse_text
+from benchmark.d2 import D2SyntaxError, D2UnsupportedError, parse_file, parse_text
 
 
 def nodes(text: str, **kw) -> list[tuple]:
@@ -236,6 +236,17 @@ def test_unsuspended_connection_then_suspended_end():
     assert ids("x.a -> x.b\n(** -> **)[*]: unsuspend\nx: suspend") == []
     assert ids("x.a\nx: suspend\nx.a: unsuspend") == []
     assert ids("x.a -> x.b\nx: suspend\n(** -> **)[*]: unsuspend") == ["x", "x.a", "x.b"]
+
+
+def test_double_glob_references_skip_keys_named_with_a_star():
+    assert edges('x: {"T*": {a -> b}}\n(** -> **)[*]: suspend') == [
+        ('x."T*".a', "->", 'x."T*".b', None)]
+    assert edges('x: {"Tq": {a -> b}}\n(** -> **)[*]: suspend') == []
+
+
+def test_glob_key_before_a_connection_reference_is_unsupported():
+    with pytest.raises(D2UnsupportedError, match="glob in the key before connections"):
+        parse_text('x: {a -> b}\n*.(a -> b)[0]: suspend')
 
 
 def test_glob_connections_to_a_suspended_key():

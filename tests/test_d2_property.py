@@ -273,7 +273,8 @@ SUSPENDED_GLOB_ENDS = [
 ]
 
 # Unsuspending connections unsuspends their ends then and there: a later suspend wins, and a
-# suspended container goes with all it holds. Each case: the program, then d2's object ids.
+# suspended container goes with all it holds. Each case: the program, then d2's object ids
+# (sorted).
 UNSUSPEND_ORDER = [
     ("a -> b\n(** -> **)[*]: unsuspend\nb: suspend", ["a"]),
     ('"label" -> b\n(** -> **)[*]: unsuspend\nb: suspend', ["label"]),
@@ -282,6 +283,9 @@ UNSUSPEND_ORDER = [
     ("x.a -> x.b\nx: suspend\n(** -> **)[*]: unsuspend", ["x", "x.a", "x.b"]),
     ("x.a\nx: suspend\nx.a: unsuspend", []),
     ("x.a -> y\n**: suspend\nx.a: unsuspend", []),
+    # `(** -> **)[*]` does not find connections inside a key with a `*` in its name
+    ("T\\*: {\nshape: sequence_diagram\na -> a\n}\n(** -> **)[*]: suspend", ['"T*"', '"T*".a']),
+    ('x: {"T*": {a -> b}}\n(** -> **)[*]: suspend', ["x", 'x."T*"', 'x."T*".a', 'x."T*".b']),
 ]
 
 
@@ -290,6 +294,7 @@ UNSUSPEND_ORDER = [
 @example(text=PREAMBLE + SUSPENDED_GLOB_ENDS[2][0])
 @example(text=PREAMBLE + SUSPENDED_GLOB_ENDS[3][0])
 @example(text=PREAMBLE + SUSPENDED_GLOB_ENDS[8][0])
+@example(text=PREAMBLE + UNSUSPEND_ORDER[7][0])
 @example(text=PREAMBLE + UNSUSPEND_ORDER[1][0])
 @example(text=PREAMBLE + UNSUSPEND_ORDER[2][0])
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -346,6 +351,8 @@ def test_unsuspended_connections_and_later_suspends_agree_with_d2(text, want, tm
     oracle = oracle_graph(text, tmp_path)
     assert oracle is not None, "d2 rejected a program it should accept"
     assert sorted(n["id"] for n in oracle["nodes"]) == want, "d2 no longer draws this case"
+    if "T*" in text:
+        assert oracle["edges"], "d2 now suspends connections inside a key named with a `*`"
     compare(text, oracle)
 
 

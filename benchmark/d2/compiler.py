@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from benchmark.d2.errors import D2LimitError
+from benchmark.d2.errors import D2LimitError, D2UnsupportedError
 from benchmark.d2.files import DEFAULT_LIMITS, Limits, ReadRefused, outside_root, read_d2
 from benchmark.d2.globs import GlobMixin, Rule, has_glob, same_edge, segment_matches
 from benchmark.d2.ir import Field, IREdge, IRMap, Value, common_owner, field_key
@@ -123,6 +123,10 @@ class Compiler(GlobMixin):
 
     def _compile_key(self, stmt: Key, m: IRMap, source: Source, base_dir) -> None:
         if stmt.key is not None and stmt.edges:
+            if has_glob(stmt.key):
+                line, col = source.line_col(stmt.key[0].pos)
+                raise D2UnsupportedError("a glob in the key before connections is unsupported",
+                                         file=source.filename, line=line, column=col)
             # x.(a -> b)[0]: the connection lives in x's map
             m = self.resolve(m, stmt.key, source).ensure_map()
         if stmt.edge_group and stmt.edge_index is not None:

@@ -230,6 +230,8 @@ class GlobMixin:
     def apply_ref_rule(self, rule: Rule, m: IRMap, e: IREdge) -> None:
         if id(e) in rule.done:
             return
+        if any(p.value == "**" for p in rule.edge.src + rule.edge.dst) and _under_star(e.owner, m):
+            return   # as in d2, `**` does not find connections inside a key holding a `*`
         with self.running(rule):
             srcs = self.expand(m, rule.edge.src, rule.source, False)
             dsts = self.expand(m, rule.edge.dst, rule.source, False)
@@ -341,6 +343,17 @@ def same_edge(e: IREdge, src: Field, dst: Field, arrow: str) -> bool:
     if e.src is src and e.dst is dst and e.arrow == arrow:
         return True
     return e.src is dst and e.dst is src and e.arrow == REVERSED[arrow]
+
+
+def _under_star(inner: IRMap, outer: IRMap) -> bool:
+    """Whether a key between map ``outer`` and map ``inner`` (inside it) has a ``*`` in its
+    name (a quoted or escaped one: ``"T*"``, ``T\\*``)."""
+    for x in inner.ancestors():
+        if x is outer or x.owner is None:
+            return False
+        if "*" in x.owner.name:
+            return True
+    return False
 
 
 def segment_matches(part: KeyPart, f: Field) -> bool:
