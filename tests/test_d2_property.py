@@ -356,6 +356,19 @@ def test_unsuspended_connections_and_later_suspends_agree_with_d2(text, want, tm
     compare(text, oracle)
 
 
+@pytest.mark.parametrize("text", ["a\nb\nc\nn1: suspend\n** -> n1",
+                                  "a\nb\nc\nd\nn1: suspend\n** -> n1"])
+def test_known_disagreement_several_glob_connections_to_a_suspended_key(text, tmp_path):
+    """README, D2 parser, "Known disagreement": d2 keeps `b -> n1` (stepping over it while it
+    removes the others), the parser removes them all. Fails once either side changes."""
+    oracle = oracle_graph(text, tmp_path)
+    assert oracle is not None
+    by_path = {tuple(n["path"]): n["id"] for n in oracle["nodes"]}
+    assert [(by_path[tuple(e["src"])], by_path[tuple(e["dst"])]) for e in oracle["edges"]] == [
+        ("b", "n1")]
+    assert parse_text(text)["edges"] == []
+
+
 CORPUS = ORACLE.parents[1]
 # Once lines move, the suspend globs of the c4 file reach keys at other depths, where d2's
 # filter matching is not modelled (see README, D2 parser); it stays in the conformance test.
