@@ -294,6 +294,7 @@ UNSUSPEND_ORDER = [
 @example(text=PREAMBLE + SUSPENDED_GLOB_ENDS[2][0])
 @example(text=PREAMBLE + SUSPENDED_GLOB_ENDS[3][0])
 @example(text=PREAMBLE + SUSPENDED_GLOB_ENDS[8][0])
+@example(text=PREAMBLE + 'b: "0"\nb: "0"\na: hi\nb: {a; ...${m}; b}\n** -> n1')
 @example(text=PREAMBLE + UNSUSPEND_ORDER[7][0])
 @example(text=PREAMBLE + UNSUSPEND_ORDER[1][0])
 @example(text=PREAMBLE + UNSUSPEND_ORDER[2][0])
@@ -328,6 +329,10 @@ def test_random_programs_agree_with_d2(text, tmp_path_factory):
     "vars: {d: {n}}\nq\n* -> z\n...${d}\nx: {...${d}}\nx: {*.label: G}",
     "vars: {d: {n}}\nx: {q}\n*.*.label: G\n** -> z\nx: {...${d}}\ny: {r; * -> *}\ny: {...${d}}",
     "s: {shape: sequence_diagram; a -> b; g: {shape: sequence_diagram; a -> b}}",
+    # the connection globs in reach of a spread's copies: those of the map's last block
+    "vars: {m: {note; w}}\nb: {a; ...${m}; c}\n** -> n1",
+    "vars: {m: {note; w}}\nb: {a; ...${m}; c}\nb.* -> n1",
+    "vars: {m: {note; w}}\nb: {a; ...${m}; c}\nb: {* -> n1}",
 ])
 def test_fixed_programs_agree_with_d2(text, tmp_path):
     oracle = oracle_graph(text, tmp_path)

@@ -80,6 +80,9 @@ class Compiler(GlobMixin):
         try:
             self._compile_nodes(tree, m, source, base_dir)
         finally:
+            # the globs in reach at the end of the map's last block: d2 applies these
+            # to what a spread copies into the map
+            m.globs_then = (len(self.rules), frozenset(self.open_trees))
             self.ast_stack.pop()
             self.open_trees.discard(id(tree))
 
@@ -398,17 +401,22 @@ class Compiler(GlobMixin):
         """Which globs reach the fields a spread copied into ``m``, as the binary showed:
         key globs written for ``m`` itself (in any of its blocks, or reached through an outer
         glob such as ``*.*.label``) and ``**`` key globs of the maps around it; connection
-        globs of ``m`` and the maps around it whose block was still being read at the spread.
-        A key glob written outside through a path (``x.*.label``) does not."""
+        globs in reach when the last block written for ``m`` was read (written in it, or
+        before it in a block around it still being read), or, when ``m`` had no block of its
+        own, those of ``m`` and the maps around it whose block was still being read at the
+        spread. A key glob written outside through a path (``x.*.label``) does not."""
         if not copies:
             return
         outer = set(map(id, m.ancestors()))
-        for rule in list(self.rules):
+        then = m.globs_then
+        for i, rule in enumerate(list(self.rules)):
             if not rule.lazy or rule in self.active:
                 continue
             home = rule.home if rule.home is not None else rule.map
             if rule.kind == "key":
                 reach = home is m or (id(home) in outer and rule.parts[0].value == "**")
+            elif then is not None:
+                reach = i < then[0] and rule.tree in then[1]
             else:
                 reach = id(home) in outer and rule.tree in open_then
             if not reach:
