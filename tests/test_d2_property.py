@@ -15,6 +15,10 @@ each program then uses either ``null`` deletion or lazy globs (``* -> *``, ``*.l
 ``** -> x``) with suspend / unsuspend. A second property perturbs the real corpus files
 (lines deleted, duplicated, swapped) and compares wherever d2 still compiles them.
 Skipped when the d2 binary or the shared oracle tool is missing.
+
+Derandomized by default (hypothesis profile ``ci``, tests/conftest.py); every disagreement
+found so far is an ``@example`` and a regular case below. ``HYPOTHESIS_PROFILE=explore``
+(``HYPOTHESIS_EXAMPLES=N``, ``--hypothesis-seed=S``) draws fresh random programs.
 """
 from __future__ import annotations
 
