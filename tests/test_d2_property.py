@@ -274,6 +274,9 @@ SUSPENDED_GLOB_ENDS = [
     ("x: {** -> n1; n1: suspend; a; b}", [("x.a", "->", "x.n1"), ("x.b", "->", "x.n1")]),
     # `null` removes the key the same way
     ("** -> n1\na\nb\nn1: null", [("b", "->", "n1")]),
+    # a reference `(a -> b)[0]` names the connection (here one `* -> *` made) and its ends
+    ("b: suspend\n* -> *\na -> b\n(a -> b)[0].label: changed", [("b", "->", "a")]),
+    ("b: suspend\n* -> *\na -> b", [("b", "->", "a"), ("a", "->", "b")]),
 ]
 
 # Unsuspending connections unsuspends their ends then and there: a later suspend wins, and a
@@ -299,6 +302,7 @@ UNSUSPEND_ORDER = [
 @example(text=PREAMBLE + SUSPENDED_GLOB_ENDS[3][0])
 @example(text=PREAMBLE + SUSPENDED_GLOB_ENDS[8][0])
 @example(text=PREAMBLE + 'b: "0"\nb: "0"\na: hi\nb: {a; ...${m}; b}\n** -> n1')
+@example(text=PREAMBLE + SUSPENDED_GLOB_ENDS[13][0])
 @example(text=PREAMBLE + UNSUSPEND_ORDER[7][0])
 @example(text=PREAMBLE + UNSUSPEND_ORDER[1][0])
 @example(text=PREAMBLE + UNSUSPEND_ORDER[2][0])

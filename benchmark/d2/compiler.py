@@ -359,6 +359,10 @@ class Compiler(GlobMixin):
             raise source.error(stmt.pos, f"no connection ({_text(edge)})[{stmt.edge_index}] "
                                          "to refer to")
         e = found[stmt.edge_index]
+        # like d2, the reference names the connection and its ends: removing (or suspending)
+        # an end later removes the connection too
+        for x in (e, src, dst):
+            x.refs.add(self.ctx)
         self.apply_edge_value(e, stmt, m, source, base_dir, key=stmt.edge_key)
 
     # -- spread substitutions ---------------------------------------------------------
