@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmark.d2 import D2SyntaxError, parse_file, parse_text
+from benchmark.d2 import D2SyntaxError, D2UnsupportedError, parse_file, parse_text
 
 
 def nodes(text: str, **kw) -> list[tuple]:
@@ -227,6 +227,39 @@ def test_suspend_and_unsuspend():
     # suspend globs reach only what exists when they are read
     assert ids("a\n**: suspend\nb") == ["b"]
     assert edges("a -> b\n(** -> **)[*]: suspend\nc -> d") == [("c", "->", "d", None)]
+
+
+def test_unsuspended_connection_then_suspended_end():
+    # an unsuspended connection unsuspends its ends when it is read: a later suspend wins
+    assert ids("a -> b\n(** -> **)[*]: unsuspend\nb: suspend") == ["a"]
+    # a suspended container goes with all it holds, even what was unsuspended inside
+    assert ids("x.a -> x.b\n(** -> **)[*]: unsuspend\nx: suspend") == []
+    assert ids("x.a\nx: suspend\nx.a: unsuspend") == []
+    assert ids("x.a -> x.b\nx: suspend\n(** -> **)[*]: unsuspend") == ["x", "x.a", "x.b"]
+
+
+def test_double_glob_references_skip_keys_named_with_a_star():
+    assert edges('x: {"T*": {a -> b}}\n(** -> **)[*]: suspend') == [
+        ('x."T*".a', "->", 'x."T*".b', None)]
+    assert edges('x: {"Tq": {a -> b}}\n(** -> **)[*]: suspend') == []
+
+
+def test_glob_key_before_a_connection_reference_is_unsupported():
+    with pytest.raises(D2UnsupportedError, match="glob in the key before connections"):
+        parse_text('x: {a -> b}\n*.(a -> b)[0]: suspend')
+
+
+def test_glob_connections_to_a_suspended_key():
+    # what `** -> n1` makes by its statement and at the first point d2 applies it again goes
+    # with the suspended key; later connections stay and bring the key back (as the binary)
+    assert edges("** -> n1\n**: suspend\na\nb\nc") == [("b", "->", "n1", None),
+                                                         ("c", "->", "n1", None)]
+    assert edges("srv\nn1: suspend\n** -> n1\na\nb") == [("b", "->", "n1", None)]
+    # naming the key is that first point
+    assert edges("** -> n1\nn1: suspend\na") == [("a", "->", "n1", None)]
+    # each end of a connection is a point of its own
+    assert edges("** -> n1\n**: suspend\np -> q") == [("q", "->", "n1", None),
+                                                       ("p", "->", "q", None)]
 
 
 def test_comments_and_block_comments():

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from benchmark.d2.errors import D2LimitError
+from benchmark.d2.errors import D2LimitError, D2UnsupportedError
 from benchmark.d2.files import DEFAULT_LIMITS, Limits, ReadRefused, outside_root, read_d2
 from benchmark.d2.globs import GlobMixin, Rule, has_glob, same_edge, segment_matches
 from benchmark.d2.ir import Field, IREdge, IRMap, Value, common_owner, field_key
@@ -47,6 +47,10 @@ class Compiler(GlobMixin):
         # (map, Spread, source, written map, keys before it, maps being read then)
         self.spreads: list[tuple] = []
         self.stmt_map: IRMap | None = None   # the map the statement being compiled is in
+        self.stmt_count = 0                  # statements read so far (not glob applications)
+        self.stmt_id = 0                     # the one being read
+        self.glob_stmt = False               # whether it is a glob statement
+        self.unsettled: list[Rule] = []      # connection globs not yet applied again twice
 
     # -- entry ----------------------------------------------------------------------
     def compile_text(self, text: str, filename: str, base_dir: str | None) -> IRMap:
@@ -76,6 +80,9 @@ class Compiler(GlobMixin):
         try:
             self._compile_nodes(tree, m, source, base_dir)
         finally:
+            # the globs in reach at the end of the map's last block: d2 applies these
+            # to what a spread copies into the map
+            m.globs_then = (len(self.rules), frozenset(self.open_trees))
             self.ast_stack.pop()
             self.open_trees.discard(id(tree))
 
@@ -98,16 +105,31 @@ class Compiler(GlobMixin):
         outer, self.ctx = self.ctx, self.ctx_seq
         outer_map, self.stmt_map = self.stmt_map, m
         changes = self.changes
+        outer_stmt = (self.stmt_id, self.glob_stmt)
+        made = (self.seq, len(self.edges))
+        if not self.applying:
+            self.stmt_count += 1
+            self.stmt_id = self.stmt_count
+            self.glob_stmt = (has_glob(stmt.key or []) or stmt.edge_index == "*"
+                              or any(has_glob(e.src) or has_glob(e.dst) for e in stmt.edges))
         try:
             self._compile_key(stmt, m, source, base_dir)
+            if (self.seq, len(self.edges)) != made:
+                self.rerun_point(post=True)
         finally:
             self.ctx = outer
             self.stmt_map = outer_map
+            if not self.applying:
+                self.stmt_id, self.glob_stmt = outer_stmt
         if self.changes != changes and not self.applying:
             self.rerun_globs()   # like d2: a statement that removed something
 
     def _compile_key(self, stmt: Key, m: IRMap, source: Source, base_dir) -> None:
         if stmt.key is not None and stmt.edges:
+            if has_glob(stmt.key):
+                line, col = source.line_col(stmt.key[0].pos)
+                raise D2UnsupportedError("a glob in the key before connections is unsupported",
+                                         file=source.filename, line=line, column=col)
             # x.(a -> b)[0]: the connection lives in x's map
             m = self.resolve(m, stmt.key, source).ensure_map()
         if stmt.edge_group and stmt.edge_index is not None:
@@ -170,6 +192,7 @@ class Compiler(GlobMixin):
                 f.last_key = (source, stmt.key[0].pos if stmt.key else part.pos)
                 if isinstance(stmt.value, Map) and _declares_children(stmt.value):
                     f.declared_container = True
+                self.rerun_point()
                 self.flush_created()
                 self.apply_field_value(f, stmt, m, source, base_dir)
             else:
@@ -267,6 +290,8 @@ class Compiler(GlobMixin):
                 return None
         if f is None:
             raise source.error(parts[0].pos, "a connection needs an object at each end")
+        if create:
+            self.rerun_point()
         self.flush_created()
         return f
 
@@ -281,6 +306,7 @@ class Compiler(GlobMixin):
         e.owner.edges.append(e)
         self.edges.append(e)
         self.edge_created(e)
+        self.rerun_point()
         return e
 
     def delete_edge(self, e: IREdge) -> None:
@@ -305,6 +331,13 @@ class Compiler(GlobMixin):
             if isinstance(v, Scalar) and v.kind in ("suspend", "unsuspend"):
                 if not creating:
                     e.suspended = v.kind == "suspend"
+                    if not e.suspended:
+                        # like d2, then and there: its ends and their containers are
+                        # unsuspended too (a later `b: suspend` still wins)
+                        for f in (e.src, e.dst):
+                            while f is not None:
+                                f.suspended = False
+                                f = f.parent.owner
                 return
         self.assign_value(e, stmt.primary, value, scope, source, base_dir)
 
@@ -326,6 +359,10 @@ class Compiler(GlobMixin):
             raise source.error(stmt.pos, f"no connection ({_text(edge)})[{stmt.edge_index}] "
                                          "to refer to")
         e = found[stmt.edge_index]
+        # like d2, the reference names the connection and its ends: removing (or suspending)
+        # an end later removes the connection too
+        for x in (e, src, dst):
+            x.refs.add(self.ctx)
         self.apply_edge_value(e, stmt, m, source, base_dir, key=stmt.edge_key)
 
     # -- spread substitutions ---------------------------------------------------------
@@ -368,17 +405,22 @@ class Compiler(GlobMixin):
         """Which globs reach the fields a spread copied into ``m``, as the binary showed:
         key globs written for ``m`` itself (in any of its blocks, or reached through an outer
         glob such as ``*.*.label``) and ``**`` key globs of the maps around it; connection
-        globs of ``m`` and the maps around it whose block was still being read at the spread.
-        A key glob written outside through a path (``x.*.label``) does not."""
+        globs in reach when the last block written for ``m`` was read (written in it, or
+        before it in a block around it still being read), or, when ``m`` had no block of its
+        own, those of ``m`` and the maps around it whose block was still being read at the
+        spread. A key glob written outside through a path (``x.*.label``) does not."""
         if not copies:
             return
         outer = set(map(id, m.ancestors()))
-        for rule in list(self.rules):
+        then = m.globs_then
+        for i, rule in enumerate(list(self.rules)):
             if not rule.lazy or rule in self.active:
                 continue
             home = rule.home if rule.home is not None else rule.map
             if rule.kind == "key":
                 reach = home is m or (id(home) in outer and rule.parts[0].value == "**")
+            elif then is not None:
+                reach = i < then[0] and rule.tree in then[1]
             else:
                 reach = id(home) in outer and rule.tree in open_then
             if not reach:

@@ -33,6 +33,10 @@ class Rule:
         self.tree: int | None = None    # id of the written map it was declared in
         self.map: IRMap | None = None   # the map it applies in
         self.home: IRMap | None = None  # the map its statement was written in
+        # points where a connection glob applied again so far (see GlobMixin.rerun_point)
+        self.reruns = 0
+        self.counted_in: int | None = None  # the statement whose point was counted last
+        self.statement: int | None = None   # the statement that wrote it
         # d2 suspends and unsuspends only what exists when the glob is read
         self.lazy = not any(isinstance(v, Scalar) and v.kind in ("suspend", "unsuspend")
                             for v in (stmt.primary, stmt.value))
@@ -49,6 +53,7 @@ class GlobMixin:
         """Keep a glob on its map; ``None`` when the same glob statement was already written
         in this map (d2 treats the repeat as the same glob, which has done its work)."""
         rule.base_dir = base_dir
+        rule.statement = self.stmt_id
         sig = (rule.kind, id(self.ast_stack[-1]) if self.ast_stack else None,
                rule.source.text[rule.stmt.pos:rule.stmt.end].strip(),
                rule.stmt.edges.index(rule.edge) if rule.edge is not None else None)
@@ -61,7 +66,30 @@ class GlobMixin:
         rule.home = m if self.applying else getattr(self, "stmt_map", None)
         m.rules.append(rule)
         self.rules.append(rule)
+        if rule.kind == "edge":
+            self.unsettled.append(rule)
         return rule
+
+    def rerun_point(self, post: bool = False) -> None:
+        """A point where d2 applies the lazy globs in reach again: after each key path a
+        plain statement names (each end of a connection too), after each connection it
+        makes, and after any statement (a glob one too, ``post``) that made fields or
+        connections. Only the first such point after a connection glob matters: what the
+        glob makes there still counts as made by its own statement, so it goes when a key
+        the glob names (``n1`` in ``** -> n1``) is suspended or deleted; what it makes later
+        stays (the binary showed this)."""
+        if self.applying or (self.glob_stmt and not post) or not self.unsettled:
+            return
+        keep = []
+        for rule in self.unsettled:
+            if rule.tree not in self.open_trees:
+                continue   # out of reach for good: its map has been read
+            if rule.statement != self.stmt_id and not (post and rule.counted_in == self.stmt_id):
+                rule.reruns += 1
+                rule.counted_in = self.stmt_id
+            if rule.reruns < 2:
+                keep.append(rule)
+        self.unsettled = keep   # each glob is looked at a bounded number of times
 
     def glob_fields(self, m: IRMap, part: KeyPart, leaves: bool = False,
                     keyword_names: bool = False):
@@ -185,13 +213,25 @@ class GlobMixin:
                     if s is d or key in rule.done:
                         continue
                     rule.done.add(key)
+                    if (self.glob_stmt and rule.counted_in != self.stmt_id
+                            and rule.statement != self.stmt_id):
+                        # made while another glob statement is read: d2 makes it when that
+                        # statement is done, one of the points where globs apply again
+                        rule.reruns += 1
+                        rule.counted_in = self.stmt_id
                     e = self.new_edge(s, d, rule.edge.arrow, (rule.source, rule.edge.src[0].pos))
+                    if rule.reruns > 1:
+                        # made by a later re-application: no statement that named its ends
+                        self.ctx_seq += 1
+                        e.refs = {self.ctx_seq}
                     self.apply_edge_value(e, rule.stmt, m, rule.source, rule.base_dir,
                                           key=rule.stmt.edge_key, creating=True)
 
     def apply_ref_rule(self, rule: Rule, m: IRMap, e: IREdge) -> None:
         if id(e) in rule.done:
             return
+        if any(p.value == "**" for p in rule.edge.src + rule.edge.dst) and _under_star(e.owner, m):
+            return   # as in d2, `**` does not find connections inside a key holding a `*`
         with self.running(rule):
             srcs = self.expand(m, rule.edge.src, rule.source, False)
             dsts = self.expand(m, rule.edge.dst, rule.source, False)
@@ -303,6 +343,17 @@ def same_edge(e: IREdge, src: Field, dst: Field, arrow: str) -> bool:
     if e.src is src and e.dst is dst and e.arrow == arrow:
         return True
     return e.src is dst and e.dst is src and e.arrow == REVERSED[arrow]
+
+
+def _under_star(inner: IRMap, outer: IRMap) -> bool:
+    """Whether a key between map ``outer`` and map ``inner`` (inside it) has a ``*`` in its
+    name (a quoted or escaped one: ``"T*"``, ``T\\*``)."""
+    for x in inner.ancestors():
+        if x is outer or x.owner is None:
+            return False
+        if "*" in x.owner.name:
+            return True
+    return False
 
 
 def segment_matches(part: KeyPart, f: Field) -> bool:

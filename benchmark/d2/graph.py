@@ -41,10 +41,11 @@ def _quoted(s: str) -> str:
 
 
 def _suspended(f: Field) -> bool:
-    """The nearest explicit suspend / unsuspend, from the field up through its containers."""
+    """Whether the field or one of its containers was left suspended: as in d2, a suspended
+    container goes with everything inside it, even what was unsuspended there."""
     while f is not None:
-        if f.suspended is not None:
-            return f.suspended
+        if f.suspended:
+            return True
         f = f.parent.owner
     return False
 
@@ -197,14 +198,11 @@ class GraphBuilder:
 
     # -- visibility (suspend) -----------------------------------------------------------
     def field_visible(self, f: Field) -> bool:
-        """Shown unless suspended (itself, or through the nearest container that says so),
-        yet kept as a container when something inside it is unsuspended."""
+        """Shown unless it or a container of it is suspended (an unsuspended connection
+        unsuspends its ends and their containers when it is read, see the compiler)."""
         key = id(f)
         if key not in self.visible_cache:
-            vis = not _suspended(f)
-            if not vis and f.map is not None:
-                vis = any(self.field_visible(c) for c in f.map.objects())
-            self.visible_cache[key] = vis
+            self.visible_cache[key] = not _suspended(f)
         return self.visible_cache[key]
 
     def dropped_with_suspended(self, e: IREdge) -> bool:
@@ -225,14 +223,6 @@ class GraphBuilder:
             return True
         owners = [m.owner for m in e.owner.ancestors() if m.owner is not None]
         return any(o is f for o in owners for f in self.hidden)
-
-    def propagate_unsuspend(self, edges: list[IREdge]) -> None:
-        """An unsuspended connection unsuspends its two ends."""
-        for e in edges:
-            if not e.deleted and e.suspended is False:
-                for f in (e.src, e.dst):
-                    if _suspended(f):
-                        f.suspended = False
 
     # -- objects ----------------------------------------------------------------------
     def ensure_child(self, obj: Obj, name: str) -> Obj:
@@ -450,7 +440,6 @@ class GraphBuilder:
 
     # -- entry --------------------------------------------------------------------------
     def build(self, ir_edges: list[IREdge]) -> dict:
-        self.propagate_unsuspend(ir_edges)
         self.validate_classes()
         self.validate_config()
         self.compile_map(self.root, self.ir_root)

@@ -30,7 +30,7 @@ class Value:
 class IRMap:
     """Ordered fields (by lower-cased name) and the connections this map owns."""
 
-    __slots__ = ("fields", "edges", "parent", "owner", "rules", "edge")
+    __slots__ = ("fields", "edges", "parent", "owner", "rules", "edge", "globs_then")
 
     def __init__(self, parent: "IRMap | None" = None, owner: "Field | None" = None,
                  edge: "IREdge | None" = None) -> None:
@@ -40,6 +40,8 @@ class IRMap:
         self.owner = owner
         self.edge = edge          # the connection whose map this is, if any
         self.rules: list = []
+        # (rules made so far, maps being read) when its last block was read (compiler)
+        self.globs_then: tuple | None = None
 
     def get(self, name: str, quoted: bool = False) -> "Field | None":
         return self.fields.get(field_key(name, quoted))
