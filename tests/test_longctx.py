@@ -94,3 +94,32 @@ def test_solver_unaffected(ds, base):
             ctx = context_from_json(context_to_json(make_context(d.id, sel.select(q, d.graph, d), d.graph)))
             got = solver.answer(q, ctx)
             assert (got.raw, got.error) == (ref.raw, ref.error), (q.id, sel.name)
+
+
+# -- the analysis section ---------------------------------------------------------------------------
+
+def _rec(answerer, selector, correct, text="x" * 400, grounded=None, faith=None):
+    return {"answerer": answerer, "selector": selector, "finder": "oracle", "source": "d2",
+            "answer": {"raw": "yes"}, "context": {"text": text},
+            "metrics": {"correct": correct, "faithfulness": faith,
+                        "guess_class": ("grounded" if correct else "misread") if grounded is None else grounded}}
+
+
+def test_long_context_section_rows_and_gap():
+    from benchmark.long_context import long_context_section, long_context_table
+
+    recs = [_rec("kw", "oracle", True), _rec("kw", "oracle", True),
+            _rec("kw", "long1k-start-oracle", True), _rec("kw", "long1k-start-oracle", True),
+            _rec("kw", "long1k-middle-oracle", False, faith=0.5), _rec("kw", "long1k-middle-oracle", True, faith=1.0),
+            _rec("kw", "long1k-end-oracle", True, text="x" * 4000), _rec("kw", "long1k-end-oracle", None),
+            _rec("kw", "khop2", False)]           # another selector: neither base nor padded
+    table = long_context_table(recs)
+    cells = table[("kw", "oracle")]
+    assert cells["base"]["n"] == 2 and cells["base"]["accuracy"] == 1.0
+    assert cells[(1, "middle")]["accuracy"] == 0.5 and cells[(1, "middle")]["faithfulness"] == 0.75
+    assert cells[(1, "end")]["measured"] == 1 and cells[(1, "end")]["tokens"] == 550
+    md = long_context_section(recs)
+    assert "| 1k | middle | 2 | 100 | 50.0 % | 50.0 % | 75.0 % |" in md
+    assert "1k -50.0 pts" in md
+    assert "khop2" not in md
+
