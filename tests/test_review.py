@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
+import subprocess
 from collections import Counter
 from pathlib import Path
 
@@ -23,7 +25,7 @@ def _records():
         correct = None if gc == "error" else gc in ("grounded", "lucky_guess")
         out.append({"sample_id": f"algo_binary_search-q{i}|v|solver", "diagram_id": "algo_binary_search",
                     "answerer": "solver", "question": {"text": f"Question {i}?", "answer": "GOLD-SECRET"},
-                    "context": {"text": "Start -> Compare"}, "answer": {"raw": f"answer {i}", "explanation": "",
+                    "context": {"text": "Start -> Compare\nCompare -> \"Found\", done"}, "answer": {"raw": f"answer {i}", "explanation": "",
                                                                           "evidence": [["Start", "Compare"]]},
                     "metrics": {"correct": correct, "guess_class": gc, "faithfulness": 1.0 if i % 3 else 0.5}})
     out.append({"sample_id": "x|v|solver", "diagram_id": "algo_binary_search", "answer": None, "metrics": None})
@@ -120,4 +122,51 @@ def test_bad_sheet_names_file_and_line(run, capsys):
     capsys.readouterr()
     assert cli_main(["review", "import", str(run), str(run / "bad.csv")]) == 2
     err = capsys.readouterr().err
-    assert "bad.csv:" in err and "'grounded'" in err and "sort of" in err
+    # rows span two lines each (a two-line context): the third row starts on line 6
+    assert "bad.csv:6:" in err and "'grounded'" in err and "sort of" in err
+
+
+FORM_HARNESS = r"""// Runs the review form's script against a minimal DOM and prints the CSV its Download button makes.
+const fs = require('fs');
+const html = fs.readFileSync(process.argv[2], 'utf8');
+const data = {};
+for (const m of html.matchAll(/<script type='application\/json' id='(\w+)'>([\s\S]*?)<\/script>/g)) data[m[1]] = m[2];
+const js = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].pop()[1];
+const answers = JSON.parse(process.argv[3]);   // {"<review_id>": {"correct": "yes", ...}, ...}
+let saved = null;
+global.Blob = class { constructor(parts) { saved = parts.join(''); } };
+global.URL = { createObjectURL: () => 'blob:x' };
+global.document = {
+  getElementById: id => id in data ? { textContent: data[id] } : id === 'who' ? { value: 'ann' }
+                        : { value: (answers[id.replace('notes-', '')] || {}).notes || '' },
+  querySelectorAll: () => [],
+  querySelector: sel => { const m = sel.match(/name="(\w+)-(\d+)"/); const v = (answers[m[2]] || {})[m[1]];
+                          return v ? { value: v } : null; },
+  createElement: () => ({ click() {} }),
+};
+eval(js + '\ndownload();');
+process.stdout.write(saved);
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the form's script")
+def test_html_form_download_is_an_importable_sheet(run, tmp_path, capsys):
+    """The form's own script (run by node against a minimal DOM) saves a CSV that import reads."""
+    cli_main(["review", "export", str(run), "--n", "6"])
+    harness = tmp_path / "harness.js"
+    harness.write_text(FORM_HARNESS)
+    answers = {"1": {"correct": "yes", "grounded": "no", "notes": 'a, "quoted"\nnote'}, "2": {"faithful": "no"}}
+    out = subprocess.run(["node", str(harness), str(run / "review" / "sheet.html"), json.dumps(answers)],
+                         capture_output=True, text=True, check=True).stdout
+    (tmp_path / "form.csv").write_text(out)
+    with open(tmp_path / "form.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    with open(run / "review" / "sheet.csv", newline="", encoding="utf-8") as fh:
+        exported = list(csv.DictReader(fh))
+    assert [r["sample_id"] for r in rows] == [r["sample_id"] for r in exported]
+    assert rows[0]["context"] == exported[0]["context"] and "\n" in rows[0]["context"]
+    assert (rows[0]["correct"], rows[0]["grounded"], rows[0]["notes"]) == ("yes", "no", 'a, "quoted"\nnote')
+    assert rows[1]["faithful"] == "no" and rows[2]["correct"] == ""
+    capsys.readouterr()
+    assert cli_main(["review", "import", str(run), str(tmp_path / "form.csv")]) == 0
+    assert "| correct | 1 |" in capsys.readouterr().out
