@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from benchmark.graph import Edge, Subgraph, node_label, restrict
+from benchmark.graph import Edge, Subgraph, graph_of, node_label, restrict
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,15 @@ def context_text(sub: Subgraph, g: nx.MultiDiGraph) -> str:
 
 
 def make_context(diagram_id: str, subgraph: Subgraph, source_graph: nx.MultiDiGraph) -> Context:
-    """The :class:`Context` of ``subgraph``, a selection from ``source_graph`` (the flow view)."""
+    """The :class:`Context` of ``subgraph``, a selection from ``source_graph`` (the flow view).
+
+    A selection that carries its own ``context_text`` and the labels of nodes the source graph lacks
+    (``node_attrs``, as :class:`retrievers.longctx.PaddedSubgraph` does) keeps that text and those labels.
+    """
+    text = getattr(subgraph, "context_text", None)
+    if text is not None:
+        attrs = {n: {"label": label, "shape": "rectangle", "parent": None} for n, label in getattr(subgraph, "node_attrs", ())}
+        attrs.update(source_graph._node)
+        return Context(diagram_id=diagram_id, subgraph=subgraph, graph=graph_of(subgraph, attrs), text=text)
     return Context(diagram_id=diagram_id, subgraph=subgraph, graph=restrict(source_graph, subgraph),
                    text=context_text(subgraph, source_graph))

@@ -17,6 +17,9 @@ name               selects                                                      
 ``d2chunks-<k>``   the k best windows of D2 source lines, re-parsed                :mod:`.d2chunks`
 =================  ==============================================================  ===============
 
+``long<n>k-<position>-<base>`` (:mod:`.longctx`) wraps another: the ``base`` selector's choice buried
+in about n·1000 tokens of distractor edges, at the start, middle or end (a long-context probe).
+
 Helpers: :mod:`.linking` (question words -> mentioned node ids), :mod:`.text` (folding,
 stemming, edges as text), :mod:`.cache` (per-diagram indexes). Only ``oracle`` reads a
 question's certificate; no selector reads its answer. Every selector is deterministic: ties are

@@ -1,0 +1,36 @@
+"""diagqa decide: ACCEPT / REVIEW / REJECT for every sample of a run, written next to it."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from benchmark.dataset import DEFAULT_ROOT
+
+NAME = "decide"
+HELP = "decide ACCEPT / REVIEW / REJECT for every answer of a run (writes decisions.jsonl and decisions.md)"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run_dir", nargs="?", type=Path, default=DEFAULT_ROOT / "results",
+                   help="results/<run-id> or a run id (default: the run named in results/LATEST)")
+    p.add_argument("--config", type=Path, default=None, help="thresholds (default: configs/decision.yaml)")
+
+
+def main(args: argparse.Namespace) -> int:
+    import sys
+
+    from benchmark.decision.apply import decide_records, write_decisions
+    from benchmark.decision.config import load_config
+    from benchmark.decision.section import decision_section
+    from benchmark.samples import load_samples, run_dir_of
+
+    cfg = load_config(args.config)
+    run = load_samples(run_dir_of(args.run_dir, DEFAULT_ROOT / "results"))
+    for p in run.problems:
+        print(f"diagqa decide: skipped {p}", file=sys.stderr)
+    decided = decide_records(run.records, cfg)
+    jpath, mpath = write_decisions(run.run_dir, decided, decision_section(decided.rows, seconds=decided.seconds))
+    counts = {v: sum(1 for r in decided.rows if r["verdict"] == v) for v in ("ACCEPT", "REVIEW", "REJECT")}
+    print(f"decide: {len(decided.rows)} samples in {decided.seconds:.2f} s "
+          f"(ACCEPT {counts['ACCEPT']}, REVIEW {counts['REVIEW']}, REJECT {counts['REJECT']}) -> {jpath}, {mpath}")
+    return 0
