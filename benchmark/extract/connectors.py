@@ -266,8 +266,12 @@ def _heads_across_labels(blobs: list[np.ndarray], ends: list[_End], blocks: list
 
 
 def _pointing_end(blob: np.ndarray, ends: list[_End], reach: float, aim: float, lw: int) -> _End | None:
-    """The nearest end within ``reach`` of the blob that points at it (cosine >= ``aim``)."""
+    """The end within ``reach`` of the blob that points at it (cosine >= ``aim``) and best feeds
+    it: nearest, weighed by how straight the end aims at the blob's middle. A line enters a head
+    at the middle of its base; one that merely passes its side (a connector leaving a shape's
+    corner right beside a head arriving there) aims past the middle even when it is nearer."""
     best = None
+    centre = blob.mean(axis=0)
     for e in ends:
         diff = blob - e.point
         dist = np.hypot(*diff.T)
@@ -277,8 +281,12 @@ def _pointing_end(blob: np.ndarray, ends: list[_End], reach: float, aim: float, 
             continue
         if d > lw and float(np.dot(diff[k] / d, e.direction)) < aim:
             continue
-        if best is None or d < best[0]:
-            best = (d, e)
+        to_mid = centre - e.point
+        n = float(np.hypot(*to_mid))
+        straight = 1.0 if n <= lw else float(np.dot(to_mid / n, e.direction))
+        score = (d + lw) * (2.0 - straight)
+        if best is None or score < best[0]:
+            best = (score, e)
     return best[1] if best else None
 
 
