@@ -484,3 +484,29 @@ def _label_edges(edges: list[RawEdge], blocks: list[Block], lw: int) -> None:
         used_b.add(bi)
         edges[ei].label_block = bi
         edges[ei].label = blocks[bi].text
+    # a label d2 placed by a curved connector's control points lies beside the drawn curve: a
+    # block still unclaimed goes to the nearest edge without a label within a few text lines
+    far = []
+    for bi, b in enumerate(blocks):
+        if bi in used_b:
+            continue
+        for ei, e in enumerate(edges):
+            if e.label_block is not None:
+                continue
+            d_box = _points_box_distance(e.points, b.box)
+            if d_box <= 3 * lw + 4 * b.line_height:
+                far.append((d_box, bi, ei))
+    far.sort()
+    for _, bi, ei in far:
+        if bi in used_b or edges[ei].label_block is not None:
+            continue
+        used_b.add(bi)
+        edges[ei].label_block = bi
+        edges[ei].label = blocks[bi].text
+
+
+def _points_box_distance(pts: np.ndarray, box: tuple[int, int, int, int]) -> float:
+    x, y, w, h = box
+    dx = np.maximum(np.maximum(x - pts[:, 0], pts[:, 0] - (x + w)), 0)
+    dy = np.maximum(np.maximum(y - pts[:, 1], pts[:, 1] - (y + h)), 0)
+    return float(np.min(np.hypot(dx, dy)))
