@@ -156,7 +156,9 @@ def _core_off_outline(mask: np.ndarray, outline: np.ndarray, core: np.ndarray, k
     n, labels, stats, _ = cv2.connectedComponentsWithStats(opened, connectivity=8)
     best = None
     for j in range(1, n):
-        if stats[j, cv2.CC_STAT_AREA] < 1.2 * k * k:
+        # what is left of a head has lost the part lying on the outline (a head along a
+        # person's shoulder keeps about two thirds of a free head's smallest core)
+        if stats[j, cv2.CC_STAT_AREA] < 0.8 * k * k:
             continue
         piece = (labels == j).astype(np.uint8)
         if not _elongated(piece) and (best is None or stats[j, cv2.CC_STAT_AREA] > best[0]):
