@@ -286,6 +286,8 @@ def _pointing_end(blob: np.ndarray, ends: list[_End], reach: float, aim: float, 
         to_mid = centre - e.point
         n = float(np.hypot(*to_mid))
         straight = 1.0 if n <= lw else float(np.dot(to_mid / n, e.direction))
+        if straight < 0.3:
+            continue  # the blob lies beside the end, not ahead of it: lines merging, not its head
         score = (d + lw) * (2.0 - straight)
         if best is None or score < best[0]:
             best = (score, e)
