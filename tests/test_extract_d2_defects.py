@@ -112,3 +112,42 @@ def test_connectors_meeting_under_an_edge_label_stay_apart(tmp_path):
                                            "a -> d: внести\nb -> c: сдать\na -> c\nb -> d\n")
     assert edges(g) == {("подписание", "->", "реестр", "внести"), ("отклонено", "->", "архив", "сдать"),
                         ("подписание", "->", "архив", ""), ("отклонено", "->", "реестр", "")}
+
+
+SUBSCRIPTION = """direction: right
+trial: Trial
+active: Active
+past_due: Past Due
+retry: Payment retry succeeded? {shape: diamond}
+suspended: Suspended
+cancelled: Cancelled
+expired: Expired {shape: oval}
+paused: Paused
+trial -> active: card added
+trial -> expired: 14 days without card
+active -> past_due: renewal failed
+active -> paused: customer pauses
+paused -> active: resume
+active -> cancelled: customer cancels
+past_due -> retry
+retry -> active: yes
+retry -> suspended: no, after 3 tries
+suspended -> active: card updated
+suspended -> expired: 30 days
+cancelled -> expired: end of period
+"""
+
+
+@needs_tesseract
+def test_connector_leaving_a_corner_beside_an_arriving_head_keeps_its_direction(tmp_path):
+    # dagre, left to right: `active -> cancelled` leaves Active's top right corner right where
+    # `resume`'s arrowhead reaches Active's side; the head belongs to `resume` alone
+    g = read_back(tmp_path, "corner", SUBSCRIPTION)
+    assert {(s, a, d) for s, a, d, _ in edges(g)} == {
+        ("trial", "->", "active"), ("trial", "->", "expired"), ("active", "->", "past-due"),
+        ("active", "->", "paused"), ("paused", "->", "active"), ("active", "->", "cancelled"),
+        ("past-due", "->", "payment-retry-succeeded"), ("payment-retry-succeeded", "->", "active"),
+        ("payment-retry-succeeded", "->", "suspended"), ("suspended", "->", "active"),
+        ("suspended", "->", "expired"), ("cancelled", "->", "expired")}
+    assert ("active", "->", "cancelled", "customer cancels") in edges(g)
+    assert ("paused", "->", "active", "resume") in edges(g)

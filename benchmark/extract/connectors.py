@@ -156,7 +156,9 @@ def _core_off_outline(mask: np.ndarray, outline: np.ndarray, core: np.ndarray, k
     n, labels, stats, _ = cv2.connectedComponentsWithStats(opened, connectivity=8)
     best = None
     for j in range(1, n):
-        if stats[j, cv2.CC_STAT_AREA] < 1.2 * k * k:
+        # what is left of a head has lost the part lying on the outline (a head along a
+        # person's shoulder keeps about two thirds of a free head's smallest core)
+        if stats[j, cv2.CC_STAT_AREA] < 0.8 * k * k:
             continue
         piece = (labels == j).astype(np.uint8)
         if not _elongated(piece) and (best is None or stats[j, cv2.CC_STAT_AREA] > best[0]):
@@ -266,8 +268,12 @@ def _heads_across_labels(blobs: list[np.ndarray], ends: list[_End], blocks: list
 
 
 def _pointing_end(blob: np.ndarray, ends: list[_End], reach: float, aim: float, lw: int) -> _End | None:
-    """The nearest end within ``reach`` of the blob that points at it (cosine >= ``aim``)."""
+    """The end within ``reach`` of the blob that points at it (cosine >= ``aim``) and best feeds
+    it: nearest, weighed by how straight the end aims at the blob's middle. A line enters a head
+    at the middle of its base; one that merely passes its side (a connector leaving a shape's
+    corner right beside a head arriving there) aims past the middle even when it is nearer."""
     best = None
+    centre = blob.mean(axis=0)
     for e in ends:
         diff = blob - e.point
         dist = np.hypot(*diff.T)
@@ -277,8 +283,14 @@ def _pointing_end(blob: np.ndarray, ends: list[_End], reach: float, aim: float, 
             continue
         if d > lw and float(np.dot(diff[k] / d, e.direction)) < aim:
             continue
-        if best is None or d < best[0]:
-            best = (d, e)
+        to_mid = centre - e.point
+        n = float(np.hypot(*to_mid))
+        straight = 1.0 if n <= lw else float(np.dot(to_mid / n, e.direction))
+        if straight < 0.3:
+            continue  # the blob lies beside the end, not ahead of it: lines merging, not its head
+        score = (d + lw) * (2.0 - straight)
+        if best is None or score < best[0]:
+            best = (score, e)
     return best[1] if best else None
 
 
@@ -476,3 +488,29 @@ def _label_edges(edges: list[RawEdge], blocks: list[Block], lw: int) -> None:
         used_b.add(bi)
         edges[ei].label_block = bi
         edges[ei].label = blocks[bi].text
+    # a label d2 placed by a curved connector's control points lies beside the drawn curve: a
+    # block still unclaimed goes to the nearest edge without a label within a few text lines
+    far = []
+    for bi, b in enumerate(blocks):
+        if bi in used_b:
+            continue
+        for ei, e in enumerate(edges):
+            if e.label_block is not None:
+                continue
+            d_box = _points_box_distance(e.points, b.box)
+            if d_box <= 3 * lw + 4 * b.line_height:
+                far.append((d_box, bi, ei))
+    far.sort()
+    for _, bi, ei in far:
+        if bi in used_b or edges[ei].label_block is not None:
+            continue
+        used_b.add(bi)
+        edges[ei].label_block = bi
+        edges[ei].label = blocks[bi].text
+
+
+def _points_box_distance(pts: np.ndarray, box: tuple[int, int, int, int]) -> float:
+    x, y, w, h = box
+    dx = np.maximum(np.maximum(x - pts[:, 0], pts[:, 0] - (x + w)), 0)
+    dy = np.maximum(np.maximum(y - pts[:, 1], pts[:, 1] - (y + h)), 0)
+    return float(np.min(np.hypot(dx, dy)))
