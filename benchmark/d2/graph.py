@@ -150,7 +150,8 @@ class GraphBuilder:
                                         depth + 1))
         return out
 
-    def find_var(self, sub: Subst, scope: IRMap) -> Field | None:
+    def find_var(self, sub: Subst, scope: IRMap, with_value: bool = False) -> Field | None:
+        """The nearest ``vars`` field named by ``sub`` (with ``with_value``: the nearest that has a value)."""
         for m in scope.ancestors():
             vars_field = m.get("vars")
             if vars_field is None or vars_field.map is None:
@@ -158,7 +159,7 @@ class GraphBuilder:
             f: Field | None = vars_field
             for name in sub.path:
                 f = f.map.get(name) if f is not None and f.map is not None else None
-            if f is not None:
+            if f is not None and (not with_value or f.primary is not None):
                 return f
         return None
 
@@ -184,15 +185,9 @@ class GraphBuilder:
         if depth > 20:
             raise D2SyntaxError(f"variable ${{{'.'.join(sub.path)}}} refers to itself",
                                 file=self.filename)
-        for m in scope.ancestors():
-            vars_field = m.get("vars")
-            if vars_field is None or vars_field.map is None:
-                continue
-            f: Field | None = vars_field
-            for name in sub.path:
-                f = f.map.get(name) if f is not None and f.map is not None else None
-            if f is not None and f.primary is not None:
-                return self.text(f.primary, f.primary.scope, depth + 1)
+        f = self.find_var(sub, scope, with_value=True)
+        if f is not None:
+            return self.text(f.primary, f.primary.scope, depth + 1)
         raise D2SyntaxError(f'could not resolve variable "{".".join(sub.path)}"',
                             file=self.filename)
 
