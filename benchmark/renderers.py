@@ -21,7 +21,7 @@ import subprocess
 import tempfile
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from benchmark.errors import InputError, StageUnavailable
 
@@ -62,6 +62,25 @@ def _children(graph: dict[str, Any]) -> dict[str | None, list[dict[str, Any]]]:
     return kids
 
 
+def _nested(graph: dict[str, Any], kids: dict[str | None, list[dict[str, Any]]], out: list[str], depth: int,
+            indent: str, container: Callable[[str, dict[str, Any]], tuple[list[str], str]],
+            node: Callable[[str, dict[str, Any]], str]) -> None:
+    """Append the nodes of ``graph`` to ``out``, containers around their children: ``container(pad, n)``
+    gives a container's opening lines and its closing line, ``node(pad, n)`` a leaf's line."""
+    def emit(parent: str | None, level: int) -> None:
+        pad = indent * level
+        for n in kids.get(parent, []):
+            if n["id"] in kids:
+                opening, closing = container(pad, n)
+                out.extend(opening)
+                emit(n["id"], level + 1)
+                out.append(closing)
+            else:
+                out.append(node(pad, n))
+
+    emit(None, depth)
+
+
 def _label(n: dict[str, Any]) -> str:
     label = n.get("label")
     return label if label is not None else str(n["id"]).split(".")[-1]
@@ -98,19 +117,11 @@ def to_dot(graph: dict[str, Any]) -> str:
     out = ["digraph G {", ' graph [dpi=144, pad=0.4, nodesep=0.5, ranksep=0.6, compound=true, fontname="DejaVu Sans"];',
            ' node [fontname="DejaVu Sans", fontsize=14, shape=box];', ' edge [fontname="DejaVu Sans", fontsize=13];']
 
-    def emit(parent: str | None, depth: int) -> None:
-        pad = " " * depth
-        for n in kids.get(parent, []):
-            if n["id"] in kids:
-                out.append(f"{pad}subgraph cluster_{ids[n['id']]} {{")
-                out.append(f"{pad} label={_dot_str(_label(n))};")
-                emit(n["id"], depth + 1)
-                out.append(f"{pad}}}")
-            else:
-                out.append(f"{pad}{ids[n['id']]} [label={_dot_str(_label(n))}, "
-                           f"shape={DOT_SHAPES.get(n.get('shape') or 'rectangle', 'box')}];")
-
-    emit(None, 1)
+    _nested(graph, kids, out, 1, " ",
+            lambda pad, n: ([f"{pad}subgraph cluster_{ids[n['id']]} {{", f"{pad} label={_dot_str(_label(n))};"],
+                            f"{pad}}}"),
+            lambda pad, n: (f"{pad}{ids[n['id']]} [label={_dot_str(_label(n))}, "
+                            f"shape={DOT_SHAPES.get(n.get('shape') or 'rectangle', 'box')}];"))
 
     def leaf(nid: str) -> str:
         while nid in kids:
@@ -168,18 +179,10 @@ def to_plantuml(graph: dict[str, Any]) -> str:
     kids = _children(graph)
     out = ["@startuml", "skinparam dpi 144", "skinparam defaultFontName DejaVu Sans", "skinparam shadowing false"]
 
-    def emit(parent: str | None, depth: int) -> None:
-        pad = "  " * depth
-        for n in kids.get(parent, []):
-            if n["id"] in kids:
-                out.append(f"{pad}rectangle {_puml_str(_label(n))} as {ids[n['id']]} {{")
-                emit(n["id"], depth + 1)
-                out.append(f"{pad}}}")
-            else:
-                kind = PUML_SHAPES.get(n.get("shape") or "rectangle", "rectangle")
-                out.append(f"{pad}{kind} {_puml_str(_label(n))} as {ids[n['id']]}")
-
-    emit(None, 0)
+    _nested(graph, kids, out, 0, "  ",
+            lambda pad, n: ([f"{pad}rectangle {_puml_str(_label(n))} as {ids[n['id']]} {{"], f"{pad}}}"),
+            lambda pad, n: (f"{pad}{PUML_SHAPES.get(n.get('shape') or 'rectangle', 'rectangle')} "
+                            f"{_puml_str(_label(n))} as {ids[n['id']]}"))
     for e in graph["edges"]:
         arrow = {"->": "-->", "<-": "<--", "<->": "<-->", "--": "--"}[e.get("arrow", "->")]
         label = f" : {_puml_str(e['label'])}" if e.get("label") else ""
@@ -194,6 +197,11 @@ def _mmd_str(text: str) -> str:
 
 MERMAID_SHAPES = {"diamond": ("{", "}"), "oval": ("([", "])"), "circle": ("((", "))"), "cylinder": ("[(", ")]"),
                   "hexagon": ("{{", "}}"), "parallelogram": ("[/", "/]"), "queue": ("[(", ")]")}
+
+
+def _mmd_shape(n: dict[str, Any], text: str) -> str:
+    left, right = MERMAID_SHAPES.get(n.get("shape") or "rectangle", ("[", "]"))
+    return f"{left}{text}{right}"
 
 
 def to_mermaid(graph: dict[str, Any], direction: str = "TD") -> str:
@@ -212,18 +220,9 @@ def to_mermaid(graph: dict[str, Any], direction: str = "TD") -> str:
     kids = _children(graph)
     out = [f"flowchart {direction}"]
 
-    def emit(parent: str | None, depth: int) -> None:
-        pad = "  " * depth
-        for n in kids.get(parent, []):
-            if n["id"] in kids:
-                out.append(f"{pad}subgraph {ids[n['id']]} [{_mmd_str(_label(n))}]")
-                emit(n["id"], depth + 1)
-                out.append(f"{pad}end")
-            else:
-                left, right = MERMAID_SHAPES.get(n.get("shape") or "rectangle", ("[", "]"))
-                out.append(f"{pad}{ids[n['id']]}{left}{_mmd_str(_label(n))}{right}")
-
-    emit(None, 1)
+    _nested(graph, kids, out, 1, "  ",
+            lambda pad, n: ([f"{pad}subgraph {ids[n['id']]} [{_mmd_str(_label(n))}]"], f"{pad}end"),
+            lambda pad, n: f"{pad}{ids[n['id']]}{_mmd_shape(n, _mmd_str(_label(n)))}")
     for e in graph["edges"]:
         arrow = e.get("arrow", "->")
         src, dst = (e["dst"], e["src"]) if arrow == "<-" else (e["src"], e["dst"])
