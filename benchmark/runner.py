@@ -26,6 +26,7 @@ import json
 import multiprocessing
 import os
 import platform
+import re
 import shutil
 import sys
 import tempfile
@@ -727,7 +728,9 @@ def _existing_outputs(run_dir: Path) -> list[str]:
     return [name for name in OUTPUTS if (run_dir / name).exists()]
 
 
-_SECRET_WORDS = ("key", "token", "secret", "password")
+#: option names that hold a secret: ``api_key``, ``key``, ``auth_token``, ``secret``, ``password`` (not
+#: ``max_tokens``, a count, nor ``api_key_env``, the name of the variable that holds the key)
+_SECRET_NAME = re.compile(r"(?:^|_)(?:api_?key|key|token|secret|password|bearer|credentials?)$", re.IGNORECASE)
 
 
 def _refuse_secrets(spec: RunSpec) -> None:
@@ -735,8 +738,7 @@ def _refuse_secrets(spec: RunSpec) -> None:
     the environment variable that holds one, which is how a secret is given."""
     for component, opts in sorted((spec.options or {}).items()):
         for name in sorted(opts or {}):
-            low = str(name).lower()
-            if not low.endswith("_env") and any(w in low for w in _SECRET_WORDS):
+            if _SECRET_NAME.search(str(name)):
                 raise DiagQAError(f"options.{component}.{name}: an API key must not be written into the run options "
                                   "(it would be stored in run.json); put it in an environment variable and name "
                                   "that variable with api_key_env")
