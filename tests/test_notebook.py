@@ -9,7 +9,7 @@ import pytest
 from nbclient import NotebookClient
 
 from benchmark.runner import run
-from test_runner import tiny_spec
+from test_runner import VARIANTS, tiny_spec
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "guessing_analysis.ipynb"
 COLUMNS = ["accuracy", "grounded_accuracy", "srr", "precision", "f1", "sufficiency", "guess_rate", "accuracy_inflation"]
@@ -21,7 +21,10 @@ def _rows(path: Path) -> dict[tuple[str, str], dict[str, str]]:
 
 
 def test_notebook_reproduces_the_main_table(tmp_path, monkeypatch):
-    result = run(tiny_spec(tmp_path, answerers=("solver", "keyword", "blind")), progress=False, quiet=True)
+    # the controls and two candidate retrievers (the ranking compares candidates only)
+    variants = (*VARIANTS, "oracle+d2+khop1", "oracle+d2+path")
+    result = run(tiny_spec(tmp_path, answerers=("solver", "keyword", "blind"), variants=variants),
+                 progress=False, quiet=True)
     out = tmp_path / "notebook_table.csv"
     monkeypatch.setenv("DIAGQA_RUN_DIR", str(result.run_dir))
     monkeypatch.setenv("DIAGQA_NOTEBOOK_TABLE", str(out))
@@ -29,7 +32,7 @@ def test_notebook_reproduces_the_main_table(tmp_path, monkeypatch):
     NotebookClient(nb, timeout=180, kernel_name="python3",
                    resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
     mine, report = _rows(out), _rows(result.run_dir / "summary.csv")
-    assert list(mine) == list(report) and len(mine) == 9
+    assert list(mine) == list(report) and len(mine) == len(variants) * 3
     for key, row in report.items():
         for col in COLUMNS:
             if row[col] == "":
@@ -44,3 +47,9 @@ def test_notebook_reproduces_the_main_table(tmp_path, monkeypatch):
     row = next(iter(report.values()))
     shown = f"{float(row['accuracy']):.2f} [{float(row['accuracy_low']):.2f}, {float(row['accuracy_high']):.2f}]"
     assert any(shown in o.get("data", {}).get("text/html", "") for o in outputs), shown
+    # the paired ranking: the same first candidate for the solver as report.md's ranking table
+    md = (result.run_dir / "report.md").read_text(encoding="utf-8")
+    table = md.split("**solver: candidates ranked", 1)[1]
+    best = next(line.split("|")[2].strip() for line in table.splitlines() if line.startswith("| 1 |"))
+    ranked = [o["data"]["text/html"] for o in outputs if "grounded_accuracy_p_holm" in o.get("data", {}).get("text/html", "")]
+    assert len(ranked) == 1 and best in ranked[0]
