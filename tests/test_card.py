@@ -1,9 +1,7 @@
 """The dataset card: counts on tiny datasets, the ``diagqa card`` command, and the committed card."""
 from __future__ import annotations
 
-import contextlib
 import doctest
-import io
 import shutil
 from pathlib import Path
 
@@ -11,8 +9,8 @@ import pytest
 
 import benchmark.card as card
 from benchmark.card import BEGIN, END, card_stats, current_section, render_markdown, replace_section, targets
-from benchmark.cli import main as cli_main
 from benchmark.dataset import DEFAULT_ROOT, load_dataset
+from test_validate import run  # the diagqa CLI in-process: (exit code, stdout, stderr)
 
 FIXTURE = Path(__file__).parent / "fixtures" / "broken"
 
@@ -45,12 +43,6 @@ questions:
     rationale: Ветка «нет» возвращает к веб-серверу.
 """
 
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = cli_main(list(argv))
-    return rc, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

@@ -4,19 +4,17 @@ that would make millions of connections. Each gives a located :class:`D2LimitErr
 """
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import shutil
 from pathlib import Path
 
 import pytest
 
-from benchmark.cli import main as cli_main
 from benchmark.d2 import D2SyntaxError, parse_file, parse_text
 from benchmark.d2.errors import D2LimitError
 from benchmark.d2.files import Limits
 from benchmark.errors import InputError
+from test_validate import run as cli  # the diagqa CLI in-process: (exit code, stdout, stderr)
 
 FIXTURE = Path(__file__).parent / "fixtures" / "broken"
 
@@ -128,12 +126,6 @@ def test_limit_errors_are_syntax_errors_for_callers():
 
 
 # -- a dataset: validate flags outside imports, a run refuses them unless allowed ----------------
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = cli_main(list(argv))
-    return rc, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

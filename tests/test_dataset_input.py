@@ -6,18 +6,16 @@ Each test writes a tiny dataset (diagram ``d1``: ``a -> b``, one question) and b
 """
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 
 import pytest
 
-from benchmark.cli import main as cli_main
 from benchmark.dataset import load_dataset
 from benchmark.errors import InputError
 from benchmark.runner import run
 from benchmark.spec import RunSpec
+from test_validate import run as cli  # the diagqa CLI in-process: (exit code, stdout, stderr)
 
 D2 = "a: A\nb: B\na -> b\n"
 
@@ -52,12 +50,6 @@ def dataset(root: Path, files: dict[str, str] | None = None, diagrams: tuple[str
         (root / "annotations" / name).write_text(text, encoding="utf-8")
     return root
 
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = cli_main(list(argv))
-    return rc, out.getvalue(), err.getvalue()
 
 
 def validate(root: Path, renders: bool = False) -> tuple[int, list[str], str]:

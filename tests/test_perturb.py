@@ -3,10 +3,8 @@ and checked with the project's parser and the real d2 binary; the generated spli
 data; pair consistency from a real run over the split."""
 from __future__ import annotations
 
-import contextlib
 import difflib
 import doctest
-import io
 import json
 import shutil
 import subprocess
@@ -15,7 +13,6 @@ from pathlib import Path
 import pytest
 
 import benchmark.perturb as perturb_module
-from benchmark.cli import main as cli_main
 from benchmark.d2 import parse_text
 from benchmark.dataset import load_dataset
 from benchmark.generated import load_pairs, plan_split
@@ -26,15 +23,10 @@ from benchmark.records import read_samples
 from benchmark.render import d2_binary
 from benchmark.report.pairs import pairs_markdown
 from benchmark.solver import answers_match, solve
+from test_validate import run  # the diagqa CLI in-process: (exit code, stdout, stderr)
 
 FIXTURE = Path(__file__).parent / "fixtures" / "broken"
 
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = cli_main(list(argv))
-    return rc, out.getvalue(), err.getvalue()
 
 
 def d2_accepts(text: str, tmp_path: Path) -> bool:

@@ -2,9 +2,7 @@
 baselines through the real ``openai`` client over local HTTP, and invariants on the bundled data."""
 from __future__ import annotations
 
-import contextlib
 import doctest
-import io
 import json
 from pathlib import Path
 
@@ -12,11 +10,11 @@ import pytest
 from llm_server import LLMServer
 
 import benchmark.priors as priors_module
-from benchmark.cli import main as cli_main
 from benchmark.dataset import DEFAULT_ROOT, load_dataset
 from benchmark.priors import (COUNTER_PRIOR_KINDS, NO_MODEL_BASELINES, majority_answers, render_summary,
                               run_priors, text_cue)
 from benchmark.validate import validate_question
+from test_validate import run  # the diagqa CLI in-process: (exit code, stdout, stderr)
 
 D2 = """\
 user: User
@@ -110,12 +108,6 @@ questions:
     rationale: The cache only reads the DB.
 """
 
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = cli_main(list(argv))
-    return rc, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture
