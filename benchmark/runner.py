@@ -26,7 +26,6 @@ import json
 import multiprocessing
 import os
 import platform
-import re
 import shutil
 import sys
 import tempfile
@@ -48,7 +47,7 @@ from benchmark.records import (SampleRecord, answer_from_json_record, answer_has
                                subgraph_to_json)
 from benchmark.registry import UnknownNameError
 from benchmark.rundir import RunLock, SampleLog, move_into, run_dir_for, scan_samples, write_atomic
-from benchmark.spec import RunSpec, Variant, with_run_id
+from benchmark.spec import RunSpec, Variant, refuse_secrets, with_run_id
 from benchmark.stages import ANSWERERS, FINDERS, SELECTORS, SOURCES
 
 SAMPLES = "samples.jsonl"
@@ -728,22 +727,6 @@ def _existing_outputs(run_dir: Path) -> list[str]:
     return [name for name in OUTPUTS if (run_dir / name).exists()]
 
 
-#: option names that hold a secret: ``api_key``, ``key``, ``auth_token``, ``secret``, ``password`` (not
-#: ``max_tokens``, a count, nor ``api_key_env``, the name of the variable that holds the key)
-_SECRET_NAME = re.compile(r"(?:^|_)(?:api_?key|key|token|secret|password|bearer|credentials?)$", re.IGNORECASE)
-
-
-def _refuse_secrets(spec: RunSpec) -> None:
-    """Refuse run options that hold a secret (they would be stored in run.json); ``*_env`` options name
-    the environment variable that holds one, which is how a secret is given."""
-    for component, opts in sorted((spec.options or {}).items()):
-        for name in sorted(opts or {}):
-            if _SECRET_NAME.search(str(name)):
-                raise DiagQAError(f"options.{component}.{name}: an API key must not be written into the run options "
-                                  "(it would be stored in run.json); put it in an environment variable and name "
-                                  "that variable with api_key_env")
-
-
 def run(spec: RunSpec, *, progress: bool = True, quiet: bool = False, report: bool = True,
         overwrite: bool = False) -> RunResult:
     """Run the benchmark ``spec`` describes and write ``results/<run-id>/`` (see module doc).
@@ -751,7 +734,7 @@ def run(spec: RunSpec, *, progress: bool = True, quiet: bool = False, report: bo
     A run directory that already holds a run is refused unless ``overwrite`` (its old outputs are then
     removed first); :func:`resume` finishes a run that was stopped.
     """
-    _refuse_secrets(spec)  # before anything is written
+    refuse_secrets(spec)  # before anything is written
     started = _dt.datetime.now(_dt.timezone.utc)
     spec = with_run_id(spec, started)
     run_dir = run_dir_for(spec.out_dir, str(spec.run_id))

@@ -23,6 +23,7 @@ import datetime as _dt
 import hashlib
 import json
 import os
+import re
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -208,3 +209,26 @@ def default_workers() -> int:
 def with_run_id(spec: RunSpec, now: _dt.datetime | None = None) -> RunSpec:
     """``spec`` with its run id filled in (kept when already set)."""
     return spec if spec.run_id else replace(spec, run_id=make_run_id(spec.config_hash(), now))
+
+
+#: option names that hold a secret: ``api_key``, ``key``, ``auth_token``, ``secret``, ``password`` (not
+#: ``max_tokens``, a count, nor ``api_key_env``, the name of the variable that holds the key)
+SECRET_OPTION = re.compile(r"(?:^|_)(?:api_?key|key|token|secret|password|bearer|credentials?)$", re.IGNORECASE)
+
+
+def refuse_secrets(spec: RunSpec) -> None:
+    """Refuse run options that hold a secret (they would be stored in run.json); ``*_env`` options name
+    the environment variable that holds one, which is how a secret is given.
+
+    >>> refuse_secrets(RunSpec(variants=("oracle+d2+oracle",), answerers=("llm",), options={"llm": {"max_tokens": 64}}))
+    >>> refuse_secrets(RunSpec(variants=("oracle+d2+oracle",), answerers=("llm",), options={"llm": {"auth_token": "x"}}))
+    Traceback (most recent call last):
+    ...
+    benchmark.errors.DiagQAError: options.llm.auth_token: an API key must not be written into the run options (it would be stored in run.json); put it in an environment variable and name that variable with api_key_env
+    """
+    for component, opts in sorted((spec.options or {}).items()):
+        for name in sorted(opts or {}):
+            if SECRET_OPTION.search(str(name)):
+                raise DiagQAError(f"options.{component}.{name}: an API key must not be written into the run options "
+                                  "(it would be stored in run.json); put it in an environment variable and name "
+                                  "that variable with api_key_env")

@@ -359,15 +359,14 @@ def test_a_run_with_a_key_in_its_options_writes_nothing(tmp_path):
 @pytest.mark.parametrize("name,refused", [("auth_token", True), ("openai_api_key", True), ("password", True),
                                            ("max_tokens", False), ("api_key_env", False)])
 def test_secret_option_names_are_refused_and_counts_are_not(tmp_path, name, refused):
-    from benchmark.runner import _refuse_secrets
-    from benchmark.spec import RunSpec
+    from benchmark.spec import RunSpec, refuse_secrets
 
     spec = RunSpec(variants=("oracle+d2+oracle",), answerers=("llm",), out_dir=tmp_path, options={"llm": {name: "x"}})
     if refused:
         with pytest.raises(DiagQAError, match=f"options.llm.{name}: an API key must not be written"):
-            _refuse_secrets(spec)
+            refuse_secrets(spec)
     else:
-        _refuse_secrets(spec)
+        refuse_secrets(spec)
 
 
 def test_image_input_sends_the_png_as_a_data_url(answerer_for):

@@ -47,6 +47,7 @@ from benchmark.answerers.llm_http import CircuitBreaker, DeadlineExceeded, Guard
 from benchmark.answers import Answer, evidence_pairs
 from benchmark.errors import DiagQAError, StageUnavailable
 from benchmark.questions import Question
+from benchmark.spec import SECRET_OPTION
 from benchmark.stages import ANSWERERS
 
 FORMATS = {
@@ -274,7 +275,7 @@ class LLMAnswerer:
                  price_per_1k_completion: float | None = None, cache_path: str | Path | None = "llm.sqlite",
                  extra_params: dict[str, Any] | None = None, image_dir: str | Path | None = None,
                  api_key: Any = None, sleep: Callable[[float], None] = time.sleep, **unknown: Any) -> None:
-        if api_key is not None or any("key" in k.lower() or "token" in k.lower() or "secret" in k.lower() for k in unknown):
+        if api_key is not None or any(SECRET_OPTION.search(k) for k in unknown):
             raise DiagQAError("llm: an API key must not be written into the run options (it would be stored in "
                               "run.json); put it in an environment variable and name that variable with api_key_env")
         if unknown:
