@@ -17,7 +17,6 @@ command -v dot >/dev/null 2>&1 || need_apt+=(graphviz)
 command -v plantuml >/dev/null 2>&1 || need_apt+=(plantuml)
 command -v java >/dev/null 2>&1 || need_apt+=(default-jre-headless)
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
-command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else SUDO="none"; fi
   if [ "$SUDO" = none ]; then
@@ -29,7 +28,8 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   fi
 fi
 
-# Mermaid's command-line renderer drives the system's Chromium: no browser download
+# Mermaid's command-line renderer drives the system's Chromium: no browser download. npm comes with the
+# machine's Node.js (Debian's npm package conflicts with it), so without npm the mermaid style is unavailable.
 if ! command -v mmdc >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
   echo "setup: installing @mermaid-js/mermaid-cli (npm, using the system's chromium)"
   if ! PUPPETEER_SKIP_DOWNLOAD=1 npm install -g --no-fund --no-audit @mermaid-js/mermaid-cli >/dev/null 2>&1; then
