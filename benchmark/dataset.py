@@ -24,7 +24,8 @@ from benchmark.questions import NODE_ARGS, QUESTION_TYPES, Question, canonical_a
 DEFAULT_ROOT = Path(__file__).resolve().parent.parent
 
 DIAGRAM_KEYS = {"diagram", "title", "domain", "language", "twin", "questions", "notes"}
-QUESTION_KEYS = {"id", "text", "type", "args", "answer", "certificate", "counter_prior", "rationale", "twin_question"}
+QUESTION_KEYS = {"id", "text", "type", "args", "answer", "certificate", "counter_prior", "rationale", "twin_question",
+                 "retired"}
 #: libyaml's safe loader when PyYAML has it (ten times faster), else the pure-Python one
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 #: an annotation file is read up to this size (the largest bundled one is 8 kB)
@@ -49,6 +50,8 @@ class Diagram:
     twin: str | None = None
     annotation_path: Path | None = None
     questions: list[Question] = field(default_factory=list)
+    #: retired questions: id -> the reason (never loaded as questions; their ids stay reserved)
+    retired: dict[str, str] = field(default_factory=dict)
     #: the D2 file and its imports must lie inside this folder (None: anywhere)
     import_root: Path | None = None
 
@@ -252,6 +255,15 @@ def load_annotation_file(path: Path, diagrams_dir: Path) -> tuple[Diagram | None
         if not isinstance(raw, dict):
             err("a question must be a mapping")
             continue
+        if "retired" in raw:  # a published id whose question was withdrawn: only id and reason are checked
+            reason = raw["retired"]
+            if qid is None:
+                err(f"id must be a name (letters, digits, '_', '-', '.'), got {raw.get('id')!r}", "id")
+            elif not isinstance(reason, str) or not reason.strip():
+                err("retired must say why the question was withdrawn (a non-empty string)", "retired")
+            else:
+                diagram.retired[qid] = reason.strip()
+            continue
         missing = [k for k in REQUIRED_QUESTION_KEYS if k not in raw]
         if missing:
             err(f"missing keys {missing}")
@@ -347,9 +359,14 @@ def load_dataset(root: Path | str | None = None, *, strict: bool = True,
         diagram.import_root = None if allow_outside_imports else root
         diagrams[diagram.id] = diagram
     first: dict[str, Question] = {}
+    retired = {qid: d for d in diagrams.values() for qid in d.retired}
     for d in diagrams.values():
         kept = []
         for q in d.questions:
+            if q.id in retired:
+                problems.append(InputError(f"question id is retired in {retired[q.id].annotation_path}; "
+                                           "a retired id is never reused", file=q.file, line=q.line, question=q.id))
+                continue
             if q.id in first:
                 was = first[q.id]
                 problems.append(InputError(f"question id is used twice in the dataset (first at {was.file}:{was.line})",

@@ -297,3 +297,28 @@ def test_an_annotation_file_without_end_is_read_only_up_to_the_size_limit(tmp_pa
     rc, errors, summary = validate(root)
     assert errors == [f"error: {root / 'annotations' / 'd1.yaml'}: annotation file is larger than 4 MiB"]
     assert (rc, summary) == (1, "validate: 1 problem(s) in 1 diagrams, 1 questions")
+
+
+RETIRED = """
+  - id: d1-q2
+    retired: the gold followed a data arrow
+    text: whatever it said
+"""
+
+
+def test_a_retired_question_is_left_out_and_its_id_stays_reserved(tmp_path):
+    root = dataset(tmp_path / "data", {"d1.yaml": annotation("d1") + RETIRED,
+                                       "d2.yaml": annotation("d2", qid="d1-q2")})
+    ds, problems = load_dataset(root, strict=False)
+    assert [q.id for q in ds.questions] == ["d1-q1"]            # neither the retired one nor its reuse
+    assert ds.diagram("d1").retired == {"d1-q2": "the gold followed a data arrow"}
+    assert len(problems) == 1 and "retired" in str(problems[0]) and problems[0].question == "d1-q2"
+    assert problems[0].file.endswith("d2.yaml")
+
+
+def test_a_retired_question_must_say_why(tmp_path):
+    root = dataset(tmp_path / "data", {"d1.yaml": annotation("d1") + RETIRED.replace("the gold followed a data arrow", "''"),
+                                       "d2.yaml": annotation("d2")})
+    rc, errors, _ = validate(root)
+    assert rc != 0 and len(errors) == 1 and "retired must say why" in errors[0]
+    assert f":{line_of(root / 'annotations' / 'd1.yaml', 'retired:')}" in errors[0]
