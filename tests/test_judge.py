@@ -251,3 +251,32 @@ def test_self_check_asks_k_seeded_repeats_and_counts_unstable_right_answers(judg
     assert server.calls == calls
     assert [json.loads(line) for line in (run_dir / "selfcheck.jsonl").open()] == [
         dict(r, repeats=[dict(x, cache_hit=True) for x in r["repeats"]]) for r in rows]
+
+
+def test_a_run_config_with_judge_and_selfcheck_runs_them_after_the_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("DIAGQA_CACHE", str(tmp_path / "cache"))
+    with LLMServer(responder=_model) as server:
+        cfg = tmp_path / "run.yaml"
+        cfg.write_text("variants: [oracle+d2+khop1]\nanswerers: [llm]\nlimit: 3\nworkers: 1\n"
+                       f"options:\n  llm: {{base_url: '{server.base_url}', model: m, explanation_chars: 0}}\n"
+                       f"judge: {{base_url: '{server.base_url}', model: judge-m, max_samples: 2}}\n"
+                       "selfcheck: {k: 2, temperature: 0.5}\n")
+        rc, out, err = cli("run", "--config", str(cfg), "--out", str(tmp_path / "results"), "--run-id", "r",
+                           "--no-progress")
+    assert rc == 0, err
+    run_dir = tmp_path / "results" / "r"
+    assert out.strip() == str(run_dir / "report.html") and "judge kappa" in err
+    card = json.loads((run_dir / "run.json").read_text())
+    assert card["config"]["judge"]["model"] == "judge-m" and card["config"]["selfcheck"]["k"] == 2
+    summary = json.loads((run_dir / "judge.json").read_text())
+    assert summary["judge"]["all"]["samples"] == 2 and summary["judge"]["choice"]["max_samples"] == 2
+    assert summary["selfcheck"]["answerers"]["llm"]["samples"] == 3
+    assert "## Citation check, LLM judge and self-check" in (run_dir / "report.md").read_text()
+
+
+def test_a_key_in_the_run_configs_judge_is_refused_before_anything_is_written(tmp_path):
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text("variants: [oracle+d2+khop1]\nanswerers: [solver]\njudge: {model: m, api_key: sk-x}\n")
+    rc, _, err = cli("run", "--config", str(cfg), "--out", str(tmp_path / "results"), "--run-id", "r")
+    assert rc == 2 and "judge.api_key: an API key must not be written" in err
+    assert not (tmp_path / "results" / "r").exists()

@@ -57,9 +57,13 @@ def run_pass(run_dir: Path, judge: dict | None, selfcheck: dict | None, seed: in
         summary = judge_run(run_dir, judge, selfcheck, seed=seed,
                             say=lambda msg: print(f"diagqa judge: {msg}", file=sys.stderr))
     if report:
+        import contextlib
+        import io
+
         from benchmark.commands import report as report_command
 
-        report_command.main(argparse.Namespace(run_dir=run_dir, bootstrap=1000))
+        with contextlib.redirect_stdout(io.StringIO()):   # this command says where its output went
+            report_command.main(argparse.Namespace(run_dir=run_dir, bootstrap=1000))
     return summary
 
 
