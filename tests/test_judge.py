@@ -280,3 +280,71 @@ def test_a_key_in_the_run_configs_judge_is_refused_before_anything_is_written(tm
     rc, _, err = cli("run", "--config", str(cfg), "--out", str(tmp_path / "results"), "--run-id", "r")
     assert rc == 2 and "judge.api_key: an API key must not be written" in err
     assert not (tmp_path / "results" / "r").exists()
+
+
+# -- the decision layer consults the judge only inside the uncertainty window -----------------------
+
+def _decision_record(i, answer, claims=(0, 0, 0)):
+    n, unsup, fab = claims
+    return {"sample_id": f"q{i}|v|llm", "answerer": "llm", "variant": "v", "question_id": f"q{i}",
+            "question": {"text": "Does Auth Service read Users DB?"}, "context": {"text": "Auth Service -> Users DB [reads]"},
+            "answer": {"raw": "yes", "explanation": answer, "evidence": [], "error": None},
+            "metrics": {"correct": True, "sufficient": None, "n_claims": n, "claims_unsupported": unsup,
+                        "claims_fabricated": fab, "error": None, "abstained": False}, "error": None}
+
+
+def _encoder(texts):
+    """Context, question and the 'close' answer point one way; a 'far' answer at cosine 0.5 from them."""
+    import numpy as np
+
+    return np.array([[0.5, 0.75 ** 0.5] if "far" in t else [1.0, 0.0] for t in texts], dtype=np.float32)
+
+
+def test_the_decision_layer_consults_the_judge_only_on_uncertain_text_decisions():
+    from benchmark.decision.apply import decide_records
+    from benchmark.decision.config import DecisionConfig
+
+    recs = [_decision_record(1, "Auth Service reads Users DB."),                  # composite 0.89: no judge
+            _decision_record(2, "far: Auth Service reads Users DB."),             # composite in the window: judge
+            _decision_record(3, "far: Auth Service reads Users DB!", claims=(1, 1, 0)),   # uncertain, but G3 decides
+            _decision_record(4, "far: Auth Service reads the Users DB."),         # in the window, the judge failed
+            _decision_record(5, "far, Auth Service reads Users DB.")]             # in the window, a contradiction
+    verdicts = {"q2|v|llm": {"status": "judged", "claims": [{"label": "supported"}, {"label": "supported"}]},
+                "q4|v|llm": {"status": "error", "error_kind": "unparsable"},
+                "q5|v|llm": {"status": "judged", "claims": [{"label": "supported"}, {"label": "contradicted"}]}}
+    asked = []
+
+    def judge(records):
+        asked.extend(r["sample_id"] for r in records)
+        return [verdicts.get(r["sample_id"]) for r in records]
+
+    rows = {r["sample_id"]: r for r in decide_records(recs, encode=_encoder, judge=judge).rows}
+    assert asked == ["q2|v|llm", "q4|v|llm", "q5|v|llm"]   # once, with exactly the uncertain text decisions
+    assert not rows["q1|v|llm"]["uncertain"] and "judge" not in rows["q1|v|llm"]
+    assert rows["q3|v|llm"]["uncertain"] and rows["q3|v|llm"]["rule"] == "G3" and "judge" not in rows["q3|v|llm"]
+    q2, q4, q5 = rows["q2|v|llm"], rows["q4|v|llm"], rows["q5|v|llm"]
+    assert 0.45 <= q2["signals"]["composite"] < 0.65
+    assert (q2["verdict"], q2["rule"], q2["confidence"]) == ("ACCEPT", "J3", 0.8)
+    assert q2["judge"] == {"consulted": True, "status": "judged", "labels": {"supported": 2},
+                           "heuristic_rule": "T9", "heuristic_verdict": "REVIEW"}
+    assert (q4["verdict"], q4["rule"]) == ("REVIEW", "T9") and q4["judge"]["error_kind"] == "unparsable"
+    assert (q5["verdict"], q5["rule"], q5["failure"]) == ("REJECT", "J1", "judge_contradicted")
+    asked.clear()
+    off = decide_records(recs, DecisionConfig(use_judge=False), encode=_encoder, judge=judge).rows
+    assert asked == [] and [r["rule"] for r in off] == ["accept", "T9", "G3", "T9", "T9"]
+    narrow = decide_records(recs, DecisionConfig(uncertain_low=0.30, uncertain_high=0.55), encode=_encoder, judge=judge)
+    assert asked == [] and not any("judge" in r for r in narrow.rows)   # the window is configurable
+
+
+def test_the_decision_layer_asks_a_live_judge_only_for_what_judge_jsonl_lacks(tmp_path, judge_for):
+    from benchmark.judge.apply import JUDGE_ROWS, stored_or_asked
+
+    (tmp_path / JUDGE_ROWS).write_text(json.dumps({"sample_id": "a", "status": "judged", "claims": []}) + "\n")
+    recs = [record("a", [claim("User", "Cache", "supported")]), record("b", [claim("User", "Cache", "supported")])]
+    with LLMServer([{"content": labels_reply("contradicted")}]) as server:
+        rows = stored_or_asked(tmp_path, {"base_url": server.base_url, "model": "judge-m", "cache_path": None})(recs)
+    assert server.calls == 1 and [r["sample_id"] for r in rows] == ["a", "b"]
+    assert rows[0]["claims"] == [] and rows[1]["claims"][0]["label"] == "contradicted"
+    stored = [json.loads(line)["sample_id"] for line in (tmp_path / JUDGE_ROWS).open()]
+    assert stored == ["a", "b"]
+    assert stored_or_asked(tmp_path)([record("c", [])]) == [None]   # no judge given: nothing is asked

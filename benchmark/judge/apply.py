@@ -212,3 +212,27 @@ def _answerer_factory(card: dict[str, Any]) -> Callable[[str], Any]:
         return ANSWERERS.create(name, **dict(options))
 
     return make
+
+
+def stored_or_asked(run_dir: Path, judge: dict[str, Any] | None = None,
+                    say: Callable[[str], None] = lambda msg: None) -> Callable[[Sequence[dict[str, Any]]], list[Any]]:
+    """What the decision layer consults (:data:`benchmark.decision.apply.Judge`): each record's row of the
+    run's ``judge.jsonl``; a record without one is judged by ``judge`` (when given), only then, and its
+    row is added to ``judge.jsonl``. None for a record neither has."""
+    run_dir = Path(run_dir)
+    stored = {r.get("sample_id"): r for r in read_rows(run_dir / JUDGE_ROWS)}
+
+    def rows_for(records: Sequence[dict[str, Any]]) -> list[Any]:
+        missing = [r for r in records if r.get("sample_id") not in stored]
+        if missing and judge is not None:
+            from benchmark.judge.llm_judge import LLMJudge
+
+            opts, _ = split_judge_options(judge)
+            j = LLMJudge(**opts)
+            say(f"asking the judge {j.model} about {len(missing)} uncertain samples")
+            for row in j.judge_many(missing):
+                stored[row.get("sample_id")] = row
+            _write_rows(run_dir / JUDGE_ROWS, list(stored.values()))
+        return [stored.get(r.get("sample_id")) for r in records]
+
+    return rows_for
