@@ -42,6 +42,13 @@ def load_judge_config(path: Path) -> dict:
     for key in ("judge", "selfcheck"):
         if data.get(key) is not None and not isinstance(data[key], dict):
             raise InputError(f"{key} must be a mapping of options", file=str(path))
+    from benchmark.judge.apply import split_judge_options
+    from benchmark.judge.selfcheck import SelfCheckConfig
+
+    if data.get("judge") is not None:   # checked before any request is made
+        split_judge_options(data["judge"], where=f"{path}: judge")
+    if data.get("selfcheck") is not None:
+        SelfCheckConfig.from_mapping(data["selfcheck"], where=f"{path}: selfcheck")
     return {"judge": data.get("judge"), "selfcheck": data.get("selfcheck")}
 
 

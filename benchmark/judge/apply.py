@@ -149,6 +149,8 @@ def judge_run(run_dir: Path, judge: dict[str, Any] | None = None, selfcheck: dic
     from benchmark.samples import load_samples
 
     run_dir = Path(run_dir)
+    judge_parts = split_judge_options(judge) if judge is not None else None   # bad options fail before any request
+    sc_cfg = SelfCheckConfig.from_mapping(selfcheck, seed=seed) if selfcheck is not None else None
     run = load_samples(run_dir)
     for p in run.problems:
         say(f"skipped {p}")
@@ -159,7 +161,7 @@ def judge_run(run_dir: Path, judge: dict[str, Any] | None = None, selfcheck: dic
     if judge is not None:
         from benchmark.judge.llm_judge import LLMJudge
 
-        opts, pick = split_judge_options(judge)
+        opts, pick = judge_parts
         judge_seed = pick["seed"] if pick["seed"] is not None else seed
         chosen = choose(run.records, pick["answerers"], pick["max_samples"], judge_seed)
         j = LLMJudge(**opts)
@@ -168,8 +170,8 @@ def judge_run(run_dir: Path, judge: dict[str, Any] | None = None, selfcheck: dic
         _write_rows(run_dir / JUDGE_ROWS, rows)
         summary["judge"] = {"model": j.model, "config": j.config, "choice": dict(pick, seed=judge_seed),
                             "seed": seed, **summarise(rows, seed, resamples)}
-    if selfcheck is not None:
-        cfg = SelfCheckConfig.from_mapping(selfcheck, seed=seed)
+    if sc_cfg is not None:
+        cfg = sc_cfg
         graphs = _graphs(run_dir)
         make = make_answerer or _answerer_factory(card)
         say(f"self-check: {cfg.k} repeats at temperature {cfg.temperature:g} for {', '.join(cfg.answerers)}")
