@@ -348,3 +348,14 @@ def test_the_decision_layer_asks_a_live_judge_only_for_what_judge_jsonl_lacks(tm
     stored = [json.loads(line)["sample_id"] for line in (tmp_path / JUDGE_ROWS).open()]
     assert stored == ["a", "b"]
     assert stored_or_asked(tmp_path)([record("c", [])]) == [None]   # no judge given: nothing is asked
+
+
+def test_claims_past_the_cap_are_counted_not_sent(judge_for):
+    from benchmark.judge.prompt import MAX_LISTED
+
+    rec = record("s1", [claim(f"N{i}", f"N{i + 1}", "supported") for i in range(MAX_LISTED + 3)])
+    with LLMServer([{"content": labels_reply(*["supported"] * MAX_LISTED)}]) as server:
+        row = judge_for(server).judge_record(rec)
+    user = server.requests[0]["json"]["messages"][1]["content"]
+    assert f"{MAX_LISTED}. N{MAX_LISTED - 1} -> N{MAX_LISTED}" in user and f"{MAX_LISTED + 1}. " not in user
+    assert row["status"] == "judged" and len(row["claims"]) == MAX_LISTED and row["unlisted"] == 3

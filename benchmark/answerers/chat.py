@@ -9,8 +9,8 @@ kind -- it never raises for a failed call or a bad reply. The options are those 
 :mod:`benchmark.answerers.llm`.
 
 ``repairs`` (the judge uses it): when a reply does not parse, the conversation is sent again with the
-bad reply and what was wrong with it, up to that many times; a reply that still does not parse is an
-``unparsable`` error, never a value.
+bad reply and what was wrong with it, up to that many times, all within the request's one deadline; a
+reply that still does not parse is an ``unparsable`` error, never a value.
 """
 from __future__ import annotations
 

@@ -17,7 +17,9 @@ that is not valid judge JSON is sent back that many times with what was wrong) a
 * ``claims``: per claim the judge's ``label``, its ``kind`` (``edge`` / ``relation`` for a listed
   claim, ``added`` for one the judge found), and ``structural``: the structural check's verdict on
   the same claim (``supported`` / ``unsupported`` / ``fabricated``; None for an added claim);
-* ``usage`` and ``meta`` as an answer's (tokens, calls, cache hit, latency; attempts, repairs).
+* ``usage`` and ``meta`` as an answer's (tokens, calls, cache hit, latency; attempts, repairs);
+* ``unlisted``: structural claims past the first :data:`~benchmark.judge.prompt.MAX_LISTED` (24), when
+  there were more -- they are not sent, so not compared.
 """
 from __future__ import annotations
 
@@ -75,7 +77,10 @@ class LLMJudge(ChatEndpoint):
         reason = not_judged_reason(rec)
         if reason is not None:
             return dict(row, status="not_judged", reason=reason)
-        structural = list((rec.get("metrics") or {}).get("claims") or [])[:MAX_LISTED]
+        every = list((rec.get("metrics") or {}).get("claims") or [])
+        structural = every[:MAX_LISTED]
+        if len(every) > MAX_LISTED:
+            row["unlisted"] = len(every) - MAX_LISTED   # claims past the cap: not judged, not compared
         try:
             messages = build_judge_messages(str((rec.get("question") or {}).get("text") or ""),
                                             str((rec.get("context") or {}).get("text") or ""), rec["answer"], structural)
