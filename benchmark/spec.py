@@ -11,6 +11,8 @@ The default grid lives in one place, ``configs/default.yaml``; a YAML config giv
     limit: null
     sample: null               # a stratified sample of this many questions (by type, chosen by seed)
     options: {llm: {base_url: "http://127.0.0.1:8000/v1", model: m}}
+    judge: {base_url: "http://127.0.0.1:8000/v1", model: j}   # optional: `diagqa judge` after the run
+    selfcheck: {k: 5, temperature: 0.7, answerers: [llm]}      # optional: likewise
 
 >>> Variant.parse("oracle+d2+khop2")
 Variant(finder='oracle', source='d2', selector='khop2')
@@ -36,7 +38,7 @@ from benchmark.errors import DiagQAError, InputError
 #: the default run configuration (variants x answerers); image variants are added there too
 DEFAULT_CONFIG = DEFAULT_ROOT / "configs" / "default.yaml"
 CONFIG_KEYS = {"data", "variants", "answerers", "seed", "workers", "limit", "sample", "options", "out", "run_id",
-               "allow_outside_imports", "executor", "address"}
+               "allow_outside_imports", "executor", "address", "judge", "selfcheck"}
 
 #: where a run's per-diagram work runs: ``local`` (this process, or a pool of processes) or ``ray`` (a Ray cluster)
 EXECUTORS = ("local", "ray")
@@ -80,6 +82,8 @@ class RunSpec:
     sample: int | None = None
     executor: str = "local"               # where the work runs (EXECUTORS); does not change the samples
     address: str | None = None            # the Ray cluster (``auto``, ``ray://host:port``); None starts one here
+    judge: dict[str, Any] | None = None      # the LLM judge run over the finished run (does not change the samples)
+    selfcheck: dict[str, Any] | None = None  # the self-check run over the finished run (likewise)
 
     def __post_init__(self) -> None:
         for v in self.variants:
@@ -100,6 +104,16 @@ class RunSpec:
             raise DiagQAError(f"executor {self.executor!r} is not one of {', '.join(EXECUTORS)}")
         if self.address is not None and self.executor != "ray":
             raise DiagQAError("an address is a Ray cluster's: give it with executor ray")
+        if self.judge is not None:
+            from benchmark.judge.apply import split_judge_options
+
+            split_judge_options(self.judge)
+        if self.selfcheck is not None:
+            from benchmark.judge.selfcheck import SelfCheckConfig
+
+            if not isinstance(self.selfcheck, dict):
+                raise DiagQAError("selfcheck must be a mapping (k, temperature, seed, answerers)")
+            SelfCheckConfig.from_mapping(self.selfcheck)
 
     def parsed_variants(self) -> list[Variant]:
         return [Variant.parse(v) for v in self.variants]
@@ -161,6 +175,8 @@ def load_config(path: Path | str) -> dict[str, Any]:
             raise InputError("address must be a Ray address (auto, ray://host:port)", **where)
         if key == "options" and not (isinstance(value, dict) and all(isinstance(v, dict) for v in value.values())):
             raise InputError("options must map a component name to its keyword arguments", **where)
+        if key in ("judge", "selfcheck") and value is not None and not isinstance(value, dict):
+            raise InputError(f"{key} must be a mapping of options", **where)
     if "data" in data and data["data"] is not None:
         data["data"] = str((path.parent / str(data["data"])).resolve()) if not Path(str(data["data"])).is_absolute() \
             else str(data["data"])
@@ -195,6 +211,8 @@ def build_spec(config: Path | str | None = None, **overrides: Any) -> RunSpec:
         sample=merged.get("sample"),
         executor=str(merged.get("executor") or "local"),
         address=merged.get("address"),
+        judge=merged.get("judge"),
+        selfcheck=merged.get("selfcheck"),
     )
 
 
@@ -225,10 +243,17 @@ def refuse_secrets(spec: RunSpec) -> None:
     Traceback (most recent call last):
     ...
     benchmark.errors.DiagQAError: options.llm.auth_token: an API key must not be written into the run options (it would be stored in run.json); put it in an environment variable and name that variable with api_key_env
+    >>> refuse_secrets(RunSpec(variants=("oracle+d2+oracle",), answerers=("llm",), judge={"model": "m", "api_key": "x"}))
+    Traceback (most recent call last):
+    ...
+    benchmark.errors.DiagQAError: judge.api_key: an API key must not be written into the run options (it would be stored in run.json); put it in an environment variable and name that variable with api_key_env
     """
-    for component, opts in sorted((spec.options or {}).items()):
+    places = [(f"options.{c}", opts) for c, opts in sorted((spec.options or {}).items())]
+    if spec.judge is not None:
+        places.append(("judge", spec.judge))
+    for place, opts in places:
         for name in sorted(opts or {}):
             if SECRET_OPTION.search(str(name)):
-                raise DiagQAError(f"options.{component}.{name}: an API key must not be written into the run options "
+                raise DiagQAError(f"{place}.{name}: an API key must not be written into the run options "
                                   "(it would be stored in run.json); put it in an environment variable and name "
                                   "that variable with api_key_env")

@@ -115,6 +115,13 @@ def main(args: argparse.Namespace) -> int:
             print(f"diagqa run: failed: {why}", file=sys.stderr)
         print(f"diagqa run: results/LATEST not moved; the failed run is in {result.run_dir}", file=sys.stderr)
         return 1
+    config = card.get("config") or {}
+    if config.get("judge") is not None or config.get("selfcheck") is not None:   # the run config's judge: / selfcheck:
+        from benchmark.commands.judge import run_pass
+
+        summary = run_pass(result.run_dir, config.get("judge"), config.get("selfcheck"), int(card.get("seed") or 0))
+        print(f"diagqa run: judge and self-check written to {result.run_dir / 'judge.json'}"
+              + (f" (judge kappa {summary['judge']['all']['kappa']})" if summary.get("judge") else ""), file=sys.stderr)
     print(result.run_dir / "report.html")
     return 3 if failing else 0
 

@@ -5,6 +5,7 @@ confidence and the rule that fired.
   disagreement), pure formulas plus one batched embedding pass
 * :mod:`.rules`   -- the graph rules (exact, first) and the text rules, in order
 * :mod:`.config`  -- thresholds (``configs/decision.yaml``), with the documented defaults
+* :mod:`.judge`   -- the LLM judge's rules J1-J3, consulted only on uncertain text decisions
 * :mod:`.apply`   -- the layer over a run's ``samples.jsonl``
 * :mod:`.section` -- the report section (decision mix, the layer's precision and recall, disagreements)
 """

@@ -39,9 +39,13 @@ class DecisionConfig:
     disagreement_high: float = 0.12
     #: rule 9: composite below this -> REVIEW; else ACCEPT
     composite_accept: float = 0.65
-    #: the window of composite where the heuristics are uncertain (marked ``uncertain`` on the decision)
+    #: the window of composite where the heuristics are uncertain (marked ``uncertain`` on the decision);
+    #: a text decision inside it is the only kind an LLM judge is consulted on (``benchmark.decision.judge``)
     uncertain_low: float = 0.45
     uncertain_high: float = 0.65
+    #: consult the LLM judge (when one is given) on uncertain text decisions; its decisions' confidence
+    use_judge: bool = True
+    judge_confidence: float = 0.80
     #: graph rules: let exact graph signals decide before the text rules (see rules.py for the order)
     use_graph: bool = True
     #: confidence given to a decision from an exact graph signal

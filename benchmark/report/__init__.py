@@ -78,6 +78,7 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
     into place.
     """
     from benchmark.errors import DiagQAError
+    from benchmark.judge.section import run_sections
     from benchmark.report.document import analyse, build_sections
     from benchmark.report.explorer import explorer_data, node_labels
     from benchmark.report.html import render_html
@@ -98,6 +99,7 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
         (run_dir / "plots" / name).write_bytes(data)
     sections = build_sections(a, card, figs, node_labels(run_files))
     sections.insert(len(sections) - 1, usage_section(usage, a.samples))   # before "Errors and skipped stages"
+    sections[-1:-1] = run_sections(run_files)   # citation check, LLM judge, self-check: when `diagqa judge` ran
     title = f"diagqa report — {card.get('run_id', run_dir.name)}"
     (run_dir / "report.md").write_text(render_markdown(sections, title), encoding="utf-8")
     explorer = explorer_data(run_files, records, card)
