@@ -14,6 +14,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", nargs="?", type=Path, default=DEFAULT_ROOT / "results",
                    help="results/<run-id> or a run id (default: the run named in results/LATEST)")
     p.add_argument("--config", type=Path, default=None, help="thresholds (default: configs/decision.yaml)")
+    p.add_argument("--all-signals", action="store_true",
+                   help="compute the text signals of every sample, also those a graph rule decides (the same "
+                        "verdicts; slower; adds the graph-against-text comparison)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -28,9 +31,9 @@ def main(args: argparse.Namespace) -> int:
     run = load_samples(run_dir_of(args.run_dir, DEFAULT_ROOT / "results"))
     for p in run.problems:
         print(f"diagqa decide: skipped {p}", file=sys.stderr)
-    decided = decide_records(run.records, cfg)
+    decided = decide_records(run.records, cfg, signals="all" if args.all_signals else "needed")
     jpath, mpath = write_decisions(run.run_dir, decided, decision_section(decided.rows, seconds=decided.seconds))
     counts = {v: sum(1 for r in decided.rows if r["verdict"] == v) for v in ("ACCEPT", "REVIEW", "REJECT")}
-    print(f"decide: {len(decided.rows)} samples in {decided.seconds:.2f} s "
+    print(f"decide: {len(decided.rows)} samples ({decided.texts} with text signals) in {decided.seconds:.2f} s "
           f"(ACCEPT {counts['ACCEPT']}, REVIEW {counts['REVIEW']}, REJECT {counts['REJECT']}) -> {jpath}, {mpath}")
     return 0

@@ -67,9 +67,29 @@ def make_plots(a: Any) -> dict[str, bytes]:
     return out
 
 
+def decisions_section(run_dir: Path, records: list[Any], card: dict[str, Any], run_files: Path) -> Any:
+    """The "Decisions per answer" section (:mod:`benchmark.decision`), and ``decisions.jsonl`` (one
+    decision per sample) written into ``run_dir``; the layer's time goes into the run card, not the report."""
+    import time
+
+    from benchmark.decision.apply import DECISIONS, report_decisions, write_decision_rows
+    from benchmark.decision.section import decision_blocks
+    from benchmark.report.document import Section
+
+    t = time.perf_counter()
+    decided, why = report_decisions(records, run_files)
+    if decided is None:
+        return Section("Decisions per answer", [f"Not computed: {why}. `diagqa decide RUN` computes them once it can."])
+    write_decision_rows(run_dir / DECISIONS, decided.rows)
+    card["decisions"] = {"samples": len(decided.rows), "seconds": round(time.perf_counter() - t, 3),
+                         "file": DECISIONS}
+    return Section("Decisions per answer", decision_blocks(decided.rows))
+
+
 def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot: int = 1000,
                  run_files: Path | None = None) -> dict[str, Path]:
-    """Write summary.csv, report.md, plots/*.png and report.html into ``run_dir``; returns their paths.
+    """Write summary.csv, report.md, plots/*.png, report.html and decisions.jsonl into ``run_dir``; returns
+    the paths of the first three.
 
     ``records`` are sample records, dicts of their shape, or their rows as made by
     :func:`benchmark.report.rows.frame_row`; in the last case the interactive page reads the samples it
@@ -98,6 +118,8 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
         (run_dir / "plots" / name).write_bytes(data)
     sections = build_sections(a, card, figs, node_labels(run_files))
     sections.insert(len(sections) - 1, usage_section(usage, a.samples))   # before "Errors and skipped stages"
+    sections.insert(next(i for i, s in enumerate(sections) if s.title == "Unmeasured values and why"),
+                    decisions_section(run_dir, records, card, run_files))
     title = f"diagqa report — {card.get('run_id', run_dir.name)}"
     (run_dir / "report.md").write_text(render_markdown(sections, title), encoding="utf-8")
     explorer = explorer_data(run_files, records, card)
