@@ -24,6 +24,11 @@ Configuration (run options ``llm: {...}``):
   ``max_reply_bytes`` (a larger reply body is cut off and is an error).
 * throughput: ``concurrency`` requests in flight (a thread pool, independent of the run's
   ``--workers`` processes; each worker process has its own) and an optional ``requests_per_minute``.
+* ``context_window``: the model's context window in tokens (llama.cpp's ``n_ctx``; None = unknown).
+  A prompt that cannot fit -- its estimated tokens (:func:`prompt_tokens`) plus ``max_tokens`` above
+  the window -- is not sent: it is answered with ``error_kind`` ``context_too_long``, an error, never
+  a wrong answer. A server that refuses a prompt as longer than its context (HTTP 400 naming the
+  context) gives the same kind; neither counts towards ``breaker_after``.
 * ``cache_path`` (SQLite, relative paths under ``$DIAGQA_CACHE``; ``None`` disables the cache);
   ``price_per_1k_prompt``/``price_per_1k_completion`` for a cost in the usage roll-up.
 
@@ -251,6 +256,32 @@ def png_data_url(path: Path | str) -> str:
     return "data:image/png;base64," + base64.b64encode(Path(path).read_bytes()).decode("ascii")
 
 
+#: the error kind of a prompt longer than the model's context window
+CONTEXT_TOO_LONG = "context_too_long"
+#: how servers word that refusal (llama.cpp, llama-cpp-python, vLLM, OpenAI)
+_CONTEXT_REFUSAL = re.compile(r"context (window|length)|n_ctx|exceed.{0,40}context|maximum context|too many tokens",
+                              re.IGNORECASE)
+
+
+def prompt_tokens(messages: list[dict[str, Any]]) -> int:
+    """Tokens of a chat prompt, estimated on the safe side: characters / 3 of every text part (a BPE
+    token of English averages about 4 characters; arrows, ids and non-Latin labels are shorter), plus
+    8 per message for the chat template. Image parts are not counted.
+
+    >>> prompt_tokens([{"role": "user", "content": "x" * 300}])
+    108
+    >>> prompt_tokens([{"role": "user", "content": [{"type": "text", "text": "abc"}, {"type": "image_url"}]}])
+    9
+    """
+    total = 0
+    for m in messages:
+        content = m.get("content")
+        parts = [content] if isinstance(content, str) else [p.get("text") or "" for p in content or []
+                                                          if isinstance(p, dict) and p.get("type") == "text"]
+        total += 8 + sum(-(-len(p) // 3) for p in parts)
+    return total
+
+
 class _Failure(Exception):
     """A request that failed for good: ``kind`` is the answer's error kind."""
 
@@ -274,7 +305,7 @@ class LLMAnswerer:
                  explanation_chars: int = 200, price_per_1k_prompt: float | None = None,
                  price_per_1k_completion: float | None = None, cache_path: str | Path | None = "llm.sqlite",
                  extra_params: dict[str, Any] | None = None, image_dir: str | Path | None = None,
-                 api_key: Any = None, sleep: Callable[[float], None] = time.sleep, **unknown: Any) -> None:
+                 context_window: int | None = None, api_key: Any = None, sleep: Callable[[float], None] = time.sleep, **unknown: Any) -> None:
         if api_key is not None or any(SECRET_OPTION.search(k) for k in unknown):
             raise DiagQAError("llm: an API key must not be written into the run options (it would be stored in "
                               "run.json); put it in an environment variable and name that variable with api_key_env")
@@ -309,6 +340,10 @@ class LLMAnswerer:
         self.concurrency = max(1, int(concurrency))
         self.prices = (price_per_1k_prompt, price_per_1k_completion)
         self.image_dir = Path(image_dir) if image_dir else None
+        if context_window is not None and (isinstance(context_window, bool) or not isinstance(context_window, int)
+                                           or context_window < 1):
+            raise DiagQAError(f"llm: context_window must be a whole number of tokens, not {context_window!r}")
+        self.context_window = context_window
         self._secret = os.environ.get(api_key_env) or ""
         self._http = httpx.Client(transport=GuardedTransport(max_reply_bytes), timeout=timeout_s)
         self._client = openai.OpenAI(base_url=base_url, api_key=self._secret or "not-needed",
@@ -327,7 +362,8 @@ class LLMAnswerer:
                        "breaker_after": breaker_after, "concurrency": self.concurrency,
                        "requests_per_minute": requests_per_minute, "max_reply_bytes": max_reply_bytes,
                        "price_per_1k_prompt": price_per_1k_prompt, "price_per_1k_completion": price_per_1k_completion,
-                       "cache_path": str(self.cache.path) if self.cache is not None else None}
+                       "cache_path": str(self.cache.path) if self.cache is not None else None,
+                       "context_window": context_window}
 
     # -- secrets and images ----------------------------------------------------------------------
 
@@ -362,6 +398,16 @@ class LLMAnswerer:
             return self._client.chat.completions.create(model=self.model, messages=messages, timeout=timeout,
                                                         **self.params, **extra), fmt is not None
 
+    def _over_window(self, messages: list[dict[str, Any]]) -> str | None:
+        """Why ``messages`` cannot fit the context window, or None (also when the window is unknown)."""
+        if self.context_window is None:
+            return None
+        need = prompt_tokens(messages) + int(self.params.get("max_tokens") or 0)
+        if need <= self.context_window:
+            return None
+        return (f"not sent: the prompt (about {prompt_tokens(messages)} tokens) and max_tokens "
+                f"({self.params.get('max_tokens', 0)}) exceed the model's context window of {self.context_window} tokens")
+
     def _classify(self, exc: Exception) -> tuple[str, bool]:
         """(error kind, retryable) of a failed call."""
         o = self._openai
@@ -375,6 +421,8 @@ class LLMAnswerer:
         if isinstance(exc, o.APIStatusError):
             if exc.status_code == 429:
                 return "rate_limited", True
+            if exc.status_code == 400 and _CONTEXT_REFUSAL.search(str(exc)):
+                return CONTEXT_TOO_LONG, False
             return "http_error", exc.status_code >= 500 or exc.status_code == 408
         return "http_error", False
 
@@ -464,6 +512,11 @@ class LLMAnswerer:
                 meta.update(cached=True, attempts=0, tokens=usage, latency_s=round(time.perf_counter() - start, 6))
                 return Answer(self.name, raw, evidence=evidence, explanation=explanation, meta=meta,
                               usage=self._usage(usage, 0, True, time.perf_counter() - start))
+            too_long = self._over_window(messages)
+            if too_long:
+                meta["latency_s"] = round(time.perf_counter() - start, 6)
+                return Answer(self.name, None, meta=meta, error_kind=CONTEXT_TOO_LONG, error=too_long,
+                              usage=self._usage({}, 0, False, time.perf_counter() - start))
             if self.breaker.is_open:
                 meta["latency_s"] = round(time.perf_counter() - start, 6)
                 return Answer(self.name, None, meta=meta, error_kind="not_attempted",
@@ -473,7 +526,8 @@ class LLMAnswerer:
             try:
                 content, usage, attempts = self._call(messages, schema)
             except _Failure as f:
-                self.breaker.failed()
+                if f.kind != CONTEXT_TOO_LONG:  # the prompt's fault, not the endpoint's
+                    self.breaker.failed()
                 calls = f.calls
                 raise
             self.breaker.succeeded()
