@@ -162,8 +162,9 @@ class LongContextSelector:
         """Distractor edges joining foreign nodes of two different diagrams, in a seeded order, each pair once.
 
         ``foreign`` is the real foreign pool (:meth:`_foreign`): its ends are the nodes used, its edge
-        labels the labels used. The sequence is endless while new pairs exist; it depends on the seed
-        and the question only, so a longer context extends a shorter one.
+        labels the labels used. No line repeats a real foreign line or an earlier recombined one. The
+        sequence goes on while new pairs exist; it depends on the seed and the question only, so a
+        longer context extends a shorter one.
         """
         ends = sorted({lab for _, _, labels in foreign for lab in labels})
         labels = sorted({e.label for e, _, _ in foreign})
@@ -171,16 +172,18 @@ class LongContextSelector:
             return
         rng = random.Random(f"{self.seed}:{question.id}:recombined")
         seen: set[tuple[str, str]] = set()
+        lines = {line for _, line, _ in foreign}   # a line never repeats a real one, nor an earlier one
         misses = 0
         while misses < 1000:
             (a, la), (b, lb) = rng.choice(ends), rng.choice(ends)
-            if a.split(SEP)[0] == b.split(SEP)[0] or (a, b) in seen:
+            label = rng.choice(labels)
+            line = f"{la} -> {lb}" + (f" [{' '.join(label.split())}]" if label.strip() else "")
+            if a.split(SEP)[0] == b.split(SEP)[0] or (a, b) in seen or line in lines:
                 misses += 1
                 continue
             misses = 0
             seen.add((a, b))
-            label = rng.choice(labels)
-            line = f"{la} -> {lb}" + (f" [{' '.join(label.split())}]" if label.strip() else "")
+            lines.add(line)
             yield Edge(a, b, label, True), line, ((a, la), (b, lb))
 
     def _foreign(self, graph: nx.MultiDiGraph, diagram) -> list[tuple[Edge, str, tuple]]:

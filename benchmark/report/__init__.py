@@ -67,6 +67,28 @@ def make_plots(a: Any) -> dict[str, bytes]:
     return out
 
 
+LONG_CONTEXT_PLOT = "long_context.png"
+
+
+def long_context_section(a: Any, figs: dict[str, bytes]) -> Any:
+    """The "Long-context faithfulness" section when the run has ``long<n>k-<position>-<base>`` variants
+    (:mod:`benchmark.long_context`), else None; its plot is added to ``figs``."""
+    from benchmark.long_context import frame_records, long_context_blocks, long_context_png, long_context_table
+    from benchmark.report.document import Plot, Section
+
+    table = long_context_table(frame_records(a.samples))
+    if not table:
+        return None
+    blocks = long_context_blocks(table, tokens="context tokens (median)")
+    png = long_context_png(table)
+    if png is not None:
+        figs[LONG_CONTEXT_PLOT] = png
+        blocks.insert(1, Plot(LONG_CONTEXT_PLOT, "Accuracy, grounded accuracy and faithfulness (rows) against context "
+                                                 "length, one line per position of the evidence, one column per "
+                                                 "answerer and base selector; dotted: the unpadded base."))
+    return Section("Long-context faithfulness", blocks)
+
+
 def decisions_section(run_dir: Path, records: list[Any], card: dict[str, Any], run_files: Path) -> Any:
     """The "Decisions per answer" section (:mod:`benchmark.decision`), and ``decisions.jsonl`` (one
     decision per sample) written into ``run_dir``; the layer's time goes into the run card, not the report."""
@@ -113,13 +135,16 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
     write_summary(run_dir / SUMMARY, with_usage(a.summary, usage))
     card["usage"] = usage_json(usage)   # the run card (run.json) holds the same roll-up
     figs = make_plots(a)
+    longctx = long_context_section(a, figs)   # adds its plot to figs
     (run_dir / "plots").mkdir(exist_ok=True)
     for name, data in figs.items():
         (run_dir / "plots" / name).write_bytes(data)
     sections = build_sections(a, card, figs, node_labels(run_files))
     sections.insert(len(sections) - 1, usage_section(usage, a.samples))   # before "Errors and skipped stages"
-    sections.insert(next(i for i, s in enumerate(sections) if s.title == "Unmeasured values and why"),
-                    decisions_section(run_dir, records, card, run_files))
+    at = next(i for i, s in enumerate(sections) if s.title == "Unmeasured values and why")
+    sections.insert(at, decisions_section(run_dir, records, card, run_files))
+    if longctx is not None:
+        sections.insert(at, longctx)
     title = f"diagqa report — {card.get('run_id', run_dir.name)}"
     (run_dir / "report.md").write_text(render_markdown(sections, title), encoding="utf-8")
     explorer = explorer_data(run_files, records, card)
