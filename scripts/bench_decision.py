@@ -15,8 +15,11 @@ Both start from a loaded model (warm) and an empty embedding memory, and neither
 the on-disk embedding cache, so the figures compare algorithms, not caches. The two must produce
 the same decisions (checked). The per-sample implementation costs the same per sample whatever the
 run holds, so on a large run it may be timed on a seeded random subset; the batched one always
-takes the whole run (its cost per sample falls as texts repeat). Prints the median (and min/max) wall time per sample of each over
-``--repeats`` runs and their ratio.
+takes the whole run (its cost per sample falls as texts repeat). The implementations run one after
+another in each repeat, in alternating order, so that a change in the machine's load reaches all
+of them. Prints the median (and min/max) per sample of each over ``--repeats`` runs and their
+ratios, in wall time and in CPU time of the process (which other jobs on a loaded machine change
+far less; with ``--threads 1`` it is the work done), with the load average.
 """
 from __future__ import annotations
 
@@ -106,6 +109,7 @@ def main(argv=None) -> int:
     sub_records = [records[i] for i in subset]
     sizes = {"per-sample": len(subset), "batched, all": n, "batched, needed": n, "batched, disk": n}
     times = {"per-sample": [], "batched, all": [], "batched, needed": []}
+    cpu = {k: [] for k in times}
     results = {}
     runners = [("per-sample", lambda: per_sample(sub_records, cfg, model)),
                ("batched, all", lambda: batched(records, cfg)),
@@ -116,12 +120,14 @@ def main(argv=None) -> int:
         cache = Path(tempfile.mkdtemp(prefix="bench-decide-"))
         batched(records, cfg, cache)   # untimed: fills the on-disk cache
         times["batched, disk"] = []
+        cpu["batched, disk"] = []
         runners.append(("batched, disk", lambda: batched(records, cfg, cache)))
     for rep in range(args.repeats):
         for name, fn in (runners if rep % 2 == 0 else runners[::-1]):   # alternate the order: load drifts
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             results[name] = fn()
             times[name].append(time.perf_counter() - t)
+            cpu[name].append(time.process_time() - c)
     for name in results:
         mine = [results[name][i] for i in subset] if name != "per-sample" else results[name]
         if mine != results["per-sample"]:
@@ -134,12 +140,14 @@ def main(argv=None) -> int:
           f"{torch.get_num_threads()} torch thread(s), model load {t_load:.2f} s (once per process, not in the "
           f"figures), load average {os.getloadavg()[0]:.1f}; text signals computed for "
           f"{batched.texts.get('needed', '–')} of {n} samples where needed (median [min, max] ms per sample)")
-    med = {}
-    for name, ts in times.items():
-        per = [1000 * x / sizes[name] for x in ts]
-        med[name] = statistics.median(per)
-        print(f"  {name:<14} {med[name]:8.2f}  [{min(per):.2f}, {max(per):.2f}]"
-              + (f"  {med['per-sample'] / med[name]:.1f}x faster" if name != "per-sample" else ""))
+    for label, table in (("wall", times), ("CPU", cpu)):
+        print(f"{label} time:")
+        med = {}
+        for name, ts in table.items():
+            per = [1000 * x / sizes[name] for x in ts]
+            med[name] = statistics.median(per)
+            print(f"  {name:<16} {med[name]:8.2f}  [{min(per):.2f}, {max(per):.2f}]"
+                  + (f"  {med['per-sample'] / med[name]:.1f}x faster" if name != "per-sample" else ""))
     return 0
 
 
