@@ -203,6 +203,11 @@ def long_context_section(records: Iterable[dict[str, Any]], plot: str | None = N
 PLOTTED = (("accuracy", "accuracy"), ("grounded_accuracy", "grounded accuracy"), ("faithfulness", "faithfulness"))
 
 
+#: line style, marker and its size per position: start, middle, end (big to small, so that equal
+#: values show every marker)
+_STYLES = (("-", "o", 9), ("--", "s", 6), (":", "^", 4))
+
+
 def long_context_png(table: dict[tuple[str, str], dict[Any, dict[str, Any]]]) -> bytes | None:
     """Accuracy, grounded accuracy and faithfulness (rows) against length, one line per position, one
     column per answerer × base, the unpadded base dotted; PNG bytes, None when nothing to plot."""
@@ -221,9 +226,10 @@ def long_context_png(table: dict[tuple[str, str], dict[Any, dict[str, Any]]]) ->
         ks = sorted({c[0] for c in cells if c != BASE})
         for i, (key, name) in enumerate(PLOTTED):
             ax = axes[i][j]
-            for pos in POSITIONS:
+            for pos, (style, marker, size) in zip(POSITIONS, _STYLES):   # equal lines stay visible
                 ys = [cells.get((k, pos), {}).get(key) for k in ks]
-                ax.plot([f"{k}k" for k in ks], [float("nan") if y is None else y for y in ys], marker="o", label=pos)
+                ax.plot([f"{k}k" for k in ks], [float("nan") if y is None else y for y in ys], linestyle=style,
+                        marker=marker, markersize=size, label=pos)
             if BASE in cells and cells[BASE][key] is not None:
                 ax.axhline(cells[BASE][key], color="grey", linestyle=":", label="base")
             ax.set_ylim(0, 1.02)
