@@ -10,7 +10,7 @@ import json
 import pandas as pd
 import pytest
 
-from benchmark.answerers.llm import CONTEXT_TOO_LONG, LLMAnswerer, prompt_tokens
+from benchmark.answerers.llm import CONTEXT_TOO_LONG, prompt_tokens
 from benchmark.answerers.solver import SolverAnswerer
 from benchmark.context import context_text, make_context
 from benchmark.dataset import load_dataset
