@@ -12,12 +12,18 @@ distractor edges, one line each:
   without any edge whose end carries a label of this diagram (two different "Users DB" would
   change the question, not only its length).
 
+The real edges of a dataset run out (the bundled one holds about 8k tokens of them for a question);
+a longer context goes on with **recombined** foreign edges (:meth:`LongContextSelector.recombined`):
+each joins two foreign nodes of *different* other diagrams, under a label taken from a real foreign
+edge, so it is made of the dataset's own words but states a relation no diagram holds. Both ends
+are foreign, so no recombined edge touches the question's nodes nor changes its answer.
+
 Distractors are drawn in a seeded order (``random.Random`` of the seed and the question id), the
 same for every length and position of a question: a longer context extends a shorter one, and
 the three positions hold the same lines. Lines are added until the context reaches ``n``·1000
-tokens, counted as characters / 4 (:func:`estimate_tokens`); when the pool runs out the context is
-shorter (the bundled dataset holds about 8k tokens of distractors), and the analysis reads the real
-length from the stored context text.
+tokens, counted as characters / 4 (:func:`estimate_tokens`), real edges first, then recombined ones;
+only a dataset with fewer than two other diagrams (in the question's language) runs out, and the
+context is then shorter; the analysis reads the real length from the stored context text.
 
 The context graph holds the distractor edges too, so a graph reader such as the solver sees all
 of them; the solver, which reasons from the question's node ids, answers as on ``base`` alone
@@ -25,10 +31,12 @@ of them; the solver, which reasons from the question's node ids, answers as on `
 """
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 import networkx as nx
 
@@ -150,6 +158,34 @@ class LongContextSelector:
         random.Random(f"{self.seed}:{question.id}").shuffle(pool)
         return pool
 
+    def recombined(self, question, foreign: list[tuple[Edge, str, tuple]]) -> Iterator[tuple[Edge, str, tuple]]:
+        """Distractor edges joining foreign nodes of two different diagrams, in a seeded order, each pair once.
+
+        ``foreign`` is the real foreign pool (:meth:`_foreign`): its ends are the nodes used, its edge
+        labels the labels used. No line repeats a real foreign line or an earlier recombined one. The
+        sequence goes on while new pairs exist; it depends on the seed and the question only, so a
+        longer context extends a shorter one.
+        """
+        ends = sorted({lab for _, _, labels in foreign for lab in labels})
+        labels = sorted({e.label for e, _, _ in foreign})
+        if len({n.split(SEP)[0] for n, _ in ends}) < 2:
+            return
+        rng = random.Random(f"{self.seed}:{question.id}:recombined")
+        seen: set[tuple[str, str]] = set()
+        lines = {line for _, line, _ in foreign}   # a line never repeats a real one, nor an earlier one
+        misses = 0
+        while misses < 1000:
+            (a, la), (b, lb) = rng.choice(ends), rng.choice(ends)
+            label = rng.choice(labels)
+            line = f"{la} -> {lb}" + (f" [{' '.join(label.split())}]" if label.strip() else "")
+            if a.split(SEP)[0] == b.split(SEP)[0] or (a, b) in seen or line in lines:
+                misses += 1
+                continue
+            misses = 0
+            seen.add((a, b))
+            lines.add(line)
+            yield Edge(a, b, label, True), line, ((a, la), (b, lb))
+
     def _foreign(self, graph: nx.MultiDiGraph, diagram) -> list[tuple[Edge, str, tuple]]:
         """The other diagrams' candidate edges for ``diagram`` (computed once per diagram)."""
         path = getattr(diagram, "d2_path", None)
@@ -185,7 +221,9 @@ class LongContextSelector:
         chosen: list[Edge] = []
         lines: list[str] = []
         attrs: dict[str, str] = {}
-        for e, line, labels in self.distractors(question, graph, diagram, evidence):
+        real = self.distractors(question, graph, diagram, evidence)
+        more = self.recombined(question, self._foreign(graph, diagram))
+        for e, line, labels in itertools.chain(real, more):
             if math.ceil(used / 4) >= budget:
                 break
             chosen.append(e)

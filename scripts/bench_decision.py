@@ -6,19 +6,25 @@ per-sample implementation, side by side on the same samples of a run.
 
 * **per-sample**: for each sample, its question, context and answer are embedded one text at a
   time (three model calls per sample, nothing reused), then the same formulas and rules.
-* **batched**: :func:`benchmark.decision.apply.decide_records` -- every distinct text embedded once,
-  in one batched call.
+* **batched, all signals**: :func:`benchmark.decision.apply.decide_records` with ``signals="all"``
+  -- the text signals of every sample, each distinct text embedded once, in one batched call.
+* **batched, where needed** (the layer's default, as ``diagqa decide`` and the report run it): the
+  graph rules first, then the text signals, batched, of only the samples they leave undecided.
 
 Both start from a loaded model (warm) and an empty embedding memory, and neither reads or writes
 the on-disk embedding cache, so the figures compare algorithms, not caches. The two must produce
 the same decisions (checked). The per-sample implementation costs the same per sample whatever the
 run holds, so on a large run it may be timed on a seeded random subset; the batched one always
-takes the whole run (its cost per sample falls as texts repeat). Prints the median (and min/max) wall time per sample of each over
-``--repeats`` runs and their ratio.
+takes the whole run (its cost per sample falls as texts repeat). The implementations run one after
+another in each repeat, in alternating order, so that a change in the machine's load reaches all
+of them. Prints the median (and min/max) per sample of each over ``--repeats`` runs and their
+ratios, in wall time and in CPU time of the process (which other jobs on a loaded machine change
+far less; with ``--threads 1`` it is the work done), with the load average.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -56,13 +62,18 @@ def per_sample(records, cfg, model):
     return out
 
 
-def batched(records, cfg, disk_cache=None):
+def batched(records, cfg, disk_cache=None, signals="all"):
     embeddings._memory.clear()   # no vector kept in memory from an earlier repeat
     if disk_cache is None:
         enc = lambda texts: embeddings.encode(texts, use_disk=False)  # noqa: E731
     else:
         enc = lambda texts: embeddings.encode(texts, cache_dir=disk_cache)  # noqa: E731
-    return [r["verdict"] for r in decide_records(records, cfg, encode=enc).rows]
+    decided = decide_records(records, cfg, encode=enc, signals=signals)
+    batched.texts[signals] = decided.texts
+    return [r["verdict"] for r in decided.rows]
+
+
+batched.texts = {}
 
 
 def main(argv=None) -> int:
@@ -81,7 +92,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     records = load_samples(args.run).records[: args.limit]
     cfg = DecisionConfig()
+    t_load = time.perf_counter()
     model = embeddings.load_model()
+    t_load = time.perf_counter() - t_load
     if args.threads:
         import torch
 
@@ -94,22 +107,27 @@ def main(argv=None) -> int:
 
         subset = sorted(random.Random(0).sample(range(n), args.per_sample_subset))
     sub_records = [records[i] for i in subset]
-    sizes = {"per-sample": len(subset), "batched": n, "batched, disk": n}
-    times = {"per-sample": [], "batched": []}
+    sizes = {"per-sample": len(subset), "batched, all": n, "batched, needed": n, "batched, disk": n}
+    times = {"per-sample": [], "batched, all": [], "batched, needed": []}
+    cpu = {k: [] for k in times}
     results = {}
-    runners = [("per-sample", lambda: per_sample(sub_records, cfg, model)), ("batched", lambda: batched(records, cfg))]
+    runners = [("per-sample", lambda: per_sample(sub_records, cfg, model)),
+               ("batched, all", lambda: batched(records, cfg)),
+               ("batched, needed", lambda: batched(records, cfg, signals="needed"))]
     if args.disk_cache:
         import tempfile
 
         cache = Path(tempfile.mkdtemp(prefix="bench-decide-"))
         batched(records, cfg, cache)   # untimed: fills the on-disk cache
         times["batched, disk"] = []
+        cpu["batched, disk"] = []
         runners.append(("batched, disk", lambda: batched(records, cfg, cache)))
-    for _ in range(args.repeats):
-        for name, fn in runners:
-            t = time.perf_counter()
+    for rep in range(args.repeats):
+        for name, fn in (runners if rep % 2 == 0 else runners[::-1]):   # alternate the order: load drifts
+            t, c = time.perf_counter(), time.process_time()
             results[name] = fn()
             times[name].append(time.perf_counter() - t)
+            cpu[name].append(time.process_time() - c)
     for name in results:
         mine = [results[name][i] for i in subset] if name != "per-sample" else results[name]
         if mine != results["per-sample"]:
@@ -119,13 +137,17 @@ def main(argv=None) -> int:
     import torch
 
     print(f"{n} samples ({len(subset)} for per-sample), {len(texts)} distinct texts, {args.repeats} repeats, "
-          f"{torch.get_num_threads()} torch thread(s) (median [min, max] ms per sample)")
-    med = {}
-    for name, ts in times.items():
-        per = [1000 * x / sizes[name] for x in ts]
-        med[name] = statistics.median(per)
-        print(f"  {name:<14} {med[name]:8.2f}  [{min(per):.2f}, {max(per):.2f}]"
-              + (f"  {med['per-sample'] / med[name]:.1f}x faster" if name != "per-sample" else ""))
+          f"{torch.get_num_threads()} torch thread(s), model load {t_load:.2f} s (once per process, not in the "
+          f"figures), load average {os.getloadavg()[0]:.1f}; text signals computed for "
+          f"{batched.texts.get('needed', '–')} of {n} samples where needed (median [min, max] ms per sample)")
+    for label, table in (("wall", times), ("CPU", cpu)):
+        print(f"{label} time:")
+        med = {}
+        for name, ts in table.items():
+            per = [1000 * x / sizes[name] for x in ts]
+            med[name] = statistics.median(per)
+            print(f"  {name:<16} {med[name]:8.2f}  [{min(per):.2f}, {max(per):.2f}]"
+                  + (f"  {med['per-sample'] / med[name]:.1f}x faster" if name != "per-sample" else ""))
     return 0
 
 

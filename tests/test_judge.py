@@ -318,7 +318,7 @@ def test_the_decision_layer_consults_the_judge_only_on_uncertain_text_decisions(
         asked.extend(r["sample_id"] for r in records)
         return [verdicts.get(r["sample_id"]) for r in records]
 
-    rows = {r["sample_id"]: r for r in decide_records(recs, encode=_encoder, judge=judge).rows}
+    rows = {r["sample_id"]: r for r in decide_records(recs, encode=_encoder, judge=judge, signals="all").rows}
     assert asked == ["q2|v|llm", "q4|v|llm", "q5|v|llm"]   # once, with exactly the uncertain text decisions
     assert not rows["q1|v|llm"]["uncertain"] and "judge" not in rows["q1|v|llm"]
     assert rows["q3|v|llm"]["uncertain"] and rows["q3|v|llm"]["rule"] == "G3" and "judge" not in rows["q3|v|llm"]

@@ -14,6 +14,7 @@ reply that still does not parse is an ``unparsable`` error, never a value.
 """
 from __future__ import annotations
 
+import re
 import os
 import threading
 import time
@@ -60,6 +61,32 @@ def formatted_rejected(exc: Exception) -> bool:
     return "response_format" in text or "json_schema" in text
 
 
+#: the error kind of a prompt longer than the model's context window
+CONTEXT_TOO_LONG = "context_too_long"
+#: how servers word that refusal (llama.cpp, llama-cpp-python, vLLM, OpenAI)
+_CONTEXT_REFUSAL = re.compile(r"context (window|length)|n_ctx|exceed.{0,40}context|maximum context|too many tokens",
+                              re.IGNORECASE)
+
+
+def prompt_tokens(messages: list[dict[str, Any]]) -> int:
+    """Tokens of a chat prompt, estimated on the safe side: characters / 3 of every text part (a BPE
+    token of English averages about 4 characters; arrows, ids and non-Latin labels are shorter), plus
+    8 per message for the chat template. Image parts are not counted.
+
+    >>> prompt_tokens([{"role": "user", "content": "x" * 300}])
+    108
+    >>> prompt_tokens([{"role": "user", "content": [{"type": "text", "text": "abc"}, {"type": "image_url"}]}])
+    9
+    """
+    total = 0
+    for m in messages:
+        content = m.get("content")
+        parts = [content] if isinstance(content, str) else [p.get("text") or "" for p in content or []
+                                                          if isinstance(p, dict) and p.get("type") == "text"]
+        total += 8 + sum(-(-len(p) // 3) for p in parts)
+    return total
+
+
 class _Failure(Exception):
     """A request that failed for good: ``kind`` is the answer's error kind."""
 
@@ -103,13 +130,17 @@ class ChatEndpoint:
                  max_reply_bytes: int = 1_000_000, response_format: str = "json_schema",
                  price_per_1k_prompt: float | None = None, price_per_1k_completion: float | None = None,
                  cache_path: str | Path | None = "llm.sqlite", extra_params: dict[str, Any] | None = None,
-                 api_key: Any = None, sleep: Callable[[float], None] = time.sleep, **unknown: Any) -> None:
+                 context_window: int | None = None, api_key: Any = None, sleep: Callable[[float], None] = time.sleep, **unknown: Any) -> None:
         s = self.stage
         if api_key is not None or any(SECRET_OPTION.search(k) for k in unknown):
             raise DiagQAError(f"{s}: an API key must not be written into the run options (it would be stored in "
                               "run.json); put it in an environment variable and name that variable with api_key_env")
         if unknown:
             raise DiagQAError(f"{s}: unknown option(s) {', '.join(sorted(unknown))}")
+        if context_window is not None and (isinstance(context_window, bool) or not isinstance(context_window, int)
+                                           or context_window < 1):
+            raise DiagQAError(f"{s}: context_window must be a whole number of tokens, not {context_window!r}")
+        self.context_window = context_window
         if response_format not in RESPONSE_FORMATS:
             raise DiagQAError(f"{s}: response_format must be one of {', '.join(RESPONSE_FORMATS)}, not {response_format!r}")
         base_url = base_url or os.environ.get(f"{self.env_prefix}_BASE_URL")
@@ -153,7 +184,18 @@ class ChatEndpoint:
                        "breaker_after": breaker_after, "concurrency": self.concurrency,
                        "requests_per_minute": requests_per_minute, "max_reply_bytes": max_reply_bytes,
                        "price_per_1k_prompt": price_per_1k_prompt, "price_per_1k_completion": price_per_1k_completion,
-                       "cache_path": str(self.cache.path) if self.cache is not None else None}
+                       "cache_path": str(self.cache.path) if self.cache is not None else None,
+                       "context_window": context_window}
+
+    def _over_window(self, messages: list[dict[str, Any]]) -> str | None:
+        """Why ``messages`` cannot fit the context window, or None (also when the window is unknown)."""
+        if self.context_window is None:
+            return None
+        need = prompt_tokens(messages) + int(self.params.get("max_tokens") or 0)
+        if need <= self.context_window:
+            return None
+        return (f"not sent: the prompt (about {prompt_tokens(messages)} tokens) and max_tokens "
+                f"({self.params.get('max_tokens', 0)}) exceed the model's context window of {self.context_window} tokens")
 
     # -- secrets -----------------------------------------------------------------------------------
 
@@ -186,6 +228,8 @@ class ChatEndpoint:
         if isinstance(exc, o.APIStatusError):
             if exc.status_code == 429:
                 return "rate_limited", True
+            if exc.status_code == 400 and _CONTEXT_REFUSAL.search(str(exc)):
+                return CONTEXT_TOO_LONG, False
             return "http_error", exc.status_code >= 500 or exc.status_code == 408
         return "http_error", False
 
@@ -285,6 +329,11 @@ class ChatEndpoint:
             return Reply(None, error=f"not attempted: {self.breaker.after} requests in a row failed, so no more "
                                      "are made in this run (a re-run asks again)", error_kind="not_attempted",
                          meta=meta, usage=self._usage({}, 0, False, time.perf_counter() - start))
+        too_long = self._over_window(messages)
+        if too_long:
+            meta["latency_s"] = round(time.perf_counter() - start, 6)
+            return Reply(None, error=too_long, error_kind=CONTEXT_TOO_LONG, meta=meta,
+                         usage=self._usage({}, 0, False, time.perf_counter() - start))
         until = time.monotonic() + self.deadline_s
         conversation = list(messages)
         total: dict[str, Any] = {}
@@ -293,7 +342,8 @@ class ChatEndpoint:
             try:
                 content, usage, tries = self._call(conversation, schema, schema_name, until)
             except _Failure as f:
-                self.breaker.failed()
+                if f.kind != CONTEXT_TOO_LONG:  # the prompt's fault, not the endpoint's
+                    self.breaker.failed()
                 calls += f.calls
                 latency = time.perf_counter() - start
                 meta.update(latency_s=round(latency, 6), attempts=attempts + f.attempts)

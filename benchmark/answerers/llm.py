@@ -27,6 +27,12 @@ Configuration (run options ``llm: {...}``):
 * ``cache_path`` (SQLite, relative paths under ``$DIAGQA_CACHE``; ``None`` disables the cache);
   ``price_per_1k_prompt``/``price_per_1k_completion`` for a cost in the usage roll-up.
 
+* ``context_window``: the model's context window in tokens (llama.cpp's ``n_ctx``; None = unknown).
+  A prompt that cannot fit -- its estimated tokens (:func:`prompt_tokens`) plus ``max_tokens`` above
+  the window -- is not sent: it is answered with ``error_kind`` ``context_too_long``, an error, never
+  a wrong answer. A server that refuses a prompt as longer than its context (HTTP 400 naming the
+  context) gives the same kind; neither counts towards ``breaker_after``.
+
 Every failure ends up in :attr:`Answer.error` with a one-word :attr:`Answer.error_kind` --
 nothing is raised out of :meth:`LLMAnswerer.answer` -- and only replies that parsed are cached.
 """
@@ -39,8 +45,8 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from benchmark.answerers.chat import (RESPONSE_FORMATS, TRANSPORT_KINDS, ChatEndpoint, formatted_rejected,  # noqa: F401
-                                      response_format_field)
+from benchmark.answerers.chat import (CONTEXT_TOO_LONG, RESPONSE_FORMATS, TRANSPORT_KINDS, ChatEndpoint,  # noqa: F401
+                                      formatted_rejected, prompt_tokens, response_format_field)
 from benchmark.answers import Answer, evidence_pairs
 from benchmark.errors import DiagQAError
 from benchmark.questions import Question

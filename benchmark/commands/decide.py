@@ -18,6 +18,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="consult the LLM judge on uncertain text decisions only (composite in the uncertainty window): "
                         "its rows in judge.jsonl, and for samples without one the run's judge: (or --judge-config)")
     p.add_argument("--judge-config", type=Path, default=None, help="YAML with judge: (the endpoint) for --judge")
+    p.add_argument("--all-signals", action="store_true",
+                   help="compute the text signals of every sample, also those a graph rule decides (the same "
+                        "verdicts; slower; adds the graph-against-text comparison)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -43,10 +46,10 @@ def main(args: argparse.Namespace) -> int:
         endpoint = load_judge_config(args.judge_config)["judge"] if args.judge_config else \
             (json.loads(card_path.read_text(encoding="utf-8")).get("config") or {}).get("judge") if card_path.exists() else None
         judge = stored_or_asked(run.run_dir, endpoint, lambda msg: print(f"diagqa decide: {msg}", file=sys.stderr))
-    decided = decide_records(run.records, cfg, judge=judge)
+    decided = decide_records(run.records, cfg, judge=judge, signals="all" if args.all_signals else "needed")
     jpath, mpath = write_decisions(run.run_dir, decided, decision_section(decided.rows, seconds=decided.seconds))
     counts = {v: sum(1 for r in decided.rows if r["verdict"] == v) for v in ("ACCEPT", "REVIEW", "REJECT")}
-    print(f"decide: {len(decided.rows)} samples in {decided.seconds:.2f} s "
+    print(f"decide: {len(decided.rows)} samples ({decided.texts} with text signals) in {decided.seconds:.2f} s "
           f"(ACCEPT {counts['ACCEPT']}, REVIEW {counts['REVIEW']}, REJECT {counts['REJECT']}) -> {jpath}, {mpath}")
     if judge is not None:
         consulted = [r for r in decided.rows if r.get("judge")]

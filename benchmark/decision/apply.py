@@ -1,8 +1,9 @@
 """The decision layer over a finished run: one decision per sample of ``samples.jsonl``.
 
-:func:`decide_records` computes every sample's text signals in one batched pass (each distinct
-question, context and answer text embedded once), reads its graph signals from its metrics, and
-applies :func:`benchmark.decision.rules.decide`. :func:`write_decisions` writes
+:func:`decide_records` reads every sample's graph signals from its metrics, applies the graph rules,
+computes the text signals of the samples they leave undecided (or of every sample, ``signals="all"``)
+in one batched pass (each distinct question, context and answer text embedded once), and applies
+:func:`benchmark.decision.rules.decide`. :func:`write_decisions` writes
 ``decisions.jsonl`` (one line per sample, in the run's order) and ``decisions.md`` (the report
 section of :mod:`benchmark.decision.section`) into the run directory.
 """
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from benchmark.decision.config import DecisionConfig
-from benchmark.decision.rules import GraphSignals, decide, text_decision
+from benchmark.decision.rules import GraphSignals, decide, graph_decision, text_decision
 from benchmark.decision.signals import Encoder, TextItem, text_signals_many
 
 DECISIONS = "decisions.jsonl"
@@ -57,21 +58,37 @@ class DecidedRun:
     seconds: float
     problems: list[str] = field(default_factory=list)
     judge_seconds: float = 0.0   # time spent asking the judge (not counted in ``seconds``)
+    #: samples whose text signals were computed
+    texts: int = 0
+
+
+#: which samples get text signals: ``needed`` -- only those no graph rule decides (the rules read
+#: them nowhere else); ``all`` -- every sample, for the graph-against-text comparison
+SIGNALS = ("needed", "all")
 
 
 def decide_records(records: Sequence[dict[str, Any]], cfg: DecisionConfig | None = None,
-                   encode: Encoder | None = None, judge: Judge | None = None) -> DecidedRun:
+                   encode: Encoder | None = None, judge: Judge | None = None, signals: str = "needed") -> DecidedRun:
     """One decision row per record (see :func:`write_decisions` for its keys).
+
+    The graph rules run first; with ``signals="needed"`` the text signals are computed (in one batched
+    pass) only for the samples they leave undecided -- the verdicts are the same as with ``"all"``, which
+    computes them for every sample. A graph-decided row without text signals has ``signals`` and
+    ``text_verdict`` None and is never ``uncertain`` (an exact rule needs no judge).
 
     ``judge`` (optional) is asked once, with the records whose decision needs it
     (:func:`benchmark.decision.judge.needs_judge`), for one judge row (or None) each; those rows carry
-    ``judge`` (:func:`benchmark.decision.judge.judge_note`)."""
+    ``judge`` (:func:`benchmark.decision.judge.judge_note`).
+    """
+    if signals not in SIGNALS:
+        raise ValueError(f"signals must be one of {', '.join(SIGNALS)}, got {signals!r}")
     cfg = cfg or DecisionConfig()
     t0 = time.perf_counter()
-    items = [text_item(r) for r in records]
-    signals = text_signals_many(items, encode)
-    graphs = [GraphSignals.from_record(rec) for rec in records]
-    decisions = [decide(sig, graph, cfg) for sig, graph in zip(signals, graphs)]
+    graphs = [GraphSignals.from_record(r) for r in records]
+    first = [graph_decision(g, cfg) if cfg.use_graph else None for g in graphs]
+    need = [i for i, d in enumerate(first) if d is None or signals == "all"]
+    sigs = dict(zip(need, text_signals_many([text_item(records[i]) for i in need], encode)))
+    decisions = [decide(sigs[i], g, cfg) if i in sigs else first[i] for i, g in enumerate(graphs)]
     notes: dict[int, dict[str, Any]] = {}
     t_judge = time.perf_counter()
     if judge is not None:
@@ -83,26 +100,87 @@ def decide_records(records: Sequence[dict[str, Any]], cfg: DecisionConfig | None
             decisions[i] = consult(decisions[i], jrow, cfg)
     judge_s = time.perf_counter() - t_judge   # the judge's own time (requests) is not the layer's
     rows = []
-    for i, (rec, sig, graph, d) in enumerate(zip(records, signals, graphs, decisions)):
+    for i, (rec, graph, d) in enumerate(zip(records, graphs, decisions)):
+        sig = sigs.get(i)
+        assert d is not None
         m = rec.get("metrics") or {}
         rows.append({
             "sample_id": rec.get("sample_id"), "answerer": rec.get("answerer"), "variant": rec.get("variant"),
             "question_id": rec.get("question_id"), **d.to_json(), **({"judge": notes[i]} if i in notes else {}),
-            "text_verdict": text_decision(sig, cfg).verdict,
-            "signals": sig.to_json(),
+            "text_verdict": text_decision(sig, cfg).verdict if sig is not None else None,
+            "signals": sig.to_json() if sig is not None else None,
             "graph": {"error": graph.error, "abstained": graph.abstained, "sufficient": graph.sufficient,
                       "srr": graph.srr, "faithfulness": graph.faithfulness, "n_claims": graph.n_claims,
                       "unsupported": graph.unsupported, "fabricated": graph.fabricated},
             "correct": m.get("correct"), "guess_class": m.get("guess_class"),
         })
-    return DecidedRun(rows, time.perf_counter() - t0 - judge_s, judge_seconds=judge_s)
+    return DecidedRun(rows, time.perf_counter() - t0 - judge_s, judge_seconds=judge_s, texts=len(need))
+
+
+def slim_record(rec: dict[str, Any]) -> dict[str, Any]:
+    """The parts of a sample record the layer reads (texts, answer, metrics, error), nothing else:
+    a run's records can be held for one batched pass without their context graphs.
+
+    >>> slim_record({"sample_id": "s", "answerer": "a", "context": {"text": "A -> B", "graph": {"nodes": []}},
+    ...              "question": {"text": "?", "type": "reachable"}, "answer": None})["context"]
+    {'text': 'A -> B'}
+    """
+    q, ctx, ans = rec.get("question") or {}, rec.get("context") or {}, rec.get("answer")
+    return {"sample_id": rec.get("sample_id"), "answerer": rec.get("answerer"), "variant": rec.get("variant"),
+            "question_id": rec.get("question_id"), "selector": rec.get("selector"),
+            "question": {"text": q.get("text")}, "context": {"text": ctx.get("text")},
+            "answer": None if ans is None else {k: ans.get(k) for k in ("raw", "explanation", "evidence", "error")},
+            "metrics": rec.get("metrics"), "error": rec.get("error")}
+
+
+def decide_samples_file(path: Path, cfg: DecisionConfig | None = None, encode: Encoder | None = None,
+                        signals: str = "needed") -> DecidedRun:
+    """:func:`decide_records` over a ``samples.jsonl`` read as a stream (each record slimmed first)."""
+    from benchmark.records import loads_line
+    from benchmark.rundir import scan_samples
+
+    return decide_records([slim_record(rec) for _, rec in scan_samples(Path(path), loads_line)], cfg, encode,
+                          signals=signals)
+
+
+def write_decision_rows(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
+    """One JSON line per decision row."""
+    with open(path, "w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n")
+    return path
 
 
 def write_decisions(run_dir: Path, decided: DecidedRun, section: str) -> tuple[Path, Path]:
     """``decisions.jsonl`` and ``decisions.md`` in ``run_dir``; returns their paths."""
     jpath, mpath = run_dir / DECISIONS, run_dir / SECTION
-    with open(jpath, "w", encoding="utf-8") as fh:
-        for row in decided.rows:
-            fh.write(json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n")
+    write_decision_rows(jpath, decided.rows)
     mpath.write_text(section, encoding="utf-8")
     return jpath, mpath
+
+
+def report_decisions(records: Sequence[Any], run_files: Path, cfg: DecisionConfig | None = None,
+                     encode: Encoder | None = None) -> tuple[DecidedRun | None, str | None]:
+    """The decisions the default report shows: over ``records`` when they are sample records (dicts or
+    objects with ``to_json``), else over ``run_files/samples.jsonl``; the thresholds of
+    ``configs/decision.yaml``. Returns ``(decisions, None)`` or ``(None, why not)``: the text signals
+    need the MiniLM model (the ``dense`` extra), and a report is still written without it.
+    """
+    from benchmark.decision.config import load_config
+    from benchmark.errors import DiagQAError, StageUnavailable
+
+    try:
+        cfg = cfg or load_config()
+        first = records[0] if len(records) else None
+        if isinstance(first, dict) or hasattr(first, "to_json"):
+            recs = [slim_record(r if isinstance(r, dict) else r.to_json()) for r in records]
+            return decide_records(recs, cfg, encode), None
+        path = Path(run_files) / "samples.jsonl"
+        if not path.exists():
+            return None, f"no samples.jsonl in {run_files}"
+        return decide_samples_file(path, cfg, encode), None
+    except StageUnavailable as exc:
+        return None, f"the text signals are unavailable: {exc}"
+    except DiagQAError as exc:
+        return None, str(exc)
+

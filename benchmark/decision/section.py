@@ -70,15 +70,22 @@ def answerer_stats(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+#: the kinds of disagreement counted, in the report's order
+DISAGREEMENTS = ("high SRR but unfaithful", "sufficient context but wrong", "right on an insufficient context",
+                 "graph and text verdicts differ")
+
+
 def disagreements(rows: Sequence[dict[str, Any]]) -> dict[str, int]:
     """Counts of samples whose signals point different ways.
 
     >>> disagreements([{"graph": {"srr": 1.0, "faithfulness": 0.5, "sufficient": True}, "correct": False,
-    ...                 "verdict": "REJECT", "text_verdict": "ACCEPT"}])
+    ...                 "verdict": "REJECT", "rule": "G3", "text_verdict": "ACCEPT"}])
     {'high SRR but unfaithful': 1, 'sufficient context but wrong': 1, 'right on an insufficient context': 0, 'graph and text verdicts differ': 1}
+    >>> disagreements([{"graph": {}, "verdict": "REVIEW", "rule": "G5", "text_verdict": None}])["graph and text verdicts differ"] is None
+    True
     """
-    out = {"high SRR but unfaithful": 0, "sufficient context but wrong": 0, "right on an insufficient context": 0,
-           "graph and text verdicts differ": 0}
+    out: dict[str, int | None] = dict.fromkeys(DISAGREEMENTS, 0)
+    compared = 0
     for r in rows:
         g = r.get("graph") or {}
         if g.get("srr") is not None and g["srr"] >= 1.0 and g.get("faithfulness") is not None and g["faithfulness"] < 1.0:
@@ -87,41 +94,82 @@ def disagreements(rows: Sequence[dict[str, Any]]) -> dict[str, int]:
             out["sufficient context but wrong"] += 1
         if g.get("sufficient") is False and r.get("correct") is True:
             out["right on an insufficient context"] += 1
-        if r.get("text_verdict") and r["text_verdict"] != r["verdict"]:
-            out["graph and text verdicts differ"] += 1
+        if r.get("text_verdict") and str(r.get("rule", "G")).startswith("G"):
+            compared += 1
+            out["graph and text verdicts differ"] += r["text_verdict"] != r["verdict"]
+    if not compared:   # no graph-decided sample has text signals (they are computed only where needed)
+        out["graph and text verdicts differ"] = None
     return out
 
 
-def decision_section(rows: Sequence[dict[str, Any]], *, seconds: float | None = None) -> str:
-    """The markdown section: one table per topic, one line per answerer."""
+INTRO = ("Each sample gets ACCEPT, REVIEW or REJECT from the decision layer (graph rules G1–G6 first, then "
+         "text rules T1–T9; thresholds in `configs/decision.yaml`). ACCEPT is read as \"this answer is right\": "
+         "*wrong ACCEPTed* are its false accepts, *right REJECTed* its false rejects; precision = right among "
+         "ACCEPTed, recall = ACCEPTed among right, over the samples whose correctness is measured, and the same "
+         "with grounded answers as the truth.")
+
+
+def decision_blocks(rows: Sequence[dict[str, Any]], *, seconds: float | None = None) -> list[Any]:
+    """The section as blocks (paragraphs and :class:`~benchmark.report.tables.Table`), one table per topic
+    and one row per answerer; both the report and ``decisions.md`` render these.
+
+    >>> rows = [{"answerer": "solver", "verdict": "ACCEPT", "rule": "G6", "correct": True, "guess_class": "grounded",
+    ...          "graph": {"srr": 1.0, "faithfulness": 1.0, "sufficient": True}, "text_verdict": "REVIEW"}]
+    >>> blocks = decision_blocks(rows)
+    >>> blocks[1].headers[:5], blocks[1].rows[0][:5]
+    (['answerer', 'n', 'ACCEPT', 'REVIEW', 'REJECT'], ['solver', '1', '100.0 %', '0.0 %', '0.0 %'])
+    >>> blocks[3].rows[0]
+    ['solver', '0', '0', '0', '1']
+    >>> decision_blocks([dict(rows[0], text_verdict=None)])[3].rows[0][-1]
+    '–'
+
+    """
+    from benchmark.report.tables import Table
+
     by: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         by[str(r.get("answerer"))].append(r)
-    lines = ["## Decisions per answer", ""]
-    lines.append("Each sample gets ACCEPT, REVIEW or REJECT from the decision layer (graph rules G1–G6 first, then "
-                 "text rules T1–T9; thresholds in `configs/decision.yaml`).")
+    intro = INTRO
     if seconds is not None and rows:
-        lines.append(f"{len(rows)} samples decided in {seconds:.2f} s ({1000 * seconds / len(rows):.2f} ms per sample).")
-    lines += ["", "| answerer | n | ACCEPT | REVIEW | REJECT | wrong ACCEPTed | right REJECTed | "
-              "precision (correct) | recall (correct) | precision (grounded) | recall (grounded) |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        intro += f" {len(rows)} samples decided in {seconds:.2f} s ({1000 * seconds / len(rows):.2f} ms per sample)."
+    blocks: list[Any] = [intro]
+    mix = []
     for a in sorted(by):
         s = answerer_stats(by[a])
-        lines.append(f"| {a} | {s['n']} | {_pct(s['mix'][ACCEPT])} | {_pct(s['mix'][REVIEW])} | {_pct(s['mix'][REJECT])} "
-                     f"| {s['wrong_accepted']} | {s['right_rejected']} | {_pct(s['precision_correct'])} "
-                     f"| {_pct(s['recall_correct'])} | {_pct(s['precision_grounded'])} | {_pct(s['recall_grounded'])} |")
-    lines += ["", "Rules that fired:", "", "| answerer | " + " | ".join(_rule_names(rows)) + " |",
-              "|---|" + "---:|" * len(_rule_names(rows))]
-    for a in sorted(by):
-        c = Counter(r["rule"] for r in by[a])
-        lines.append(f"| {a} | " + " | ".join(str(c[k]) for k in _rule_names(rows)) + " |")
+        mix.append([a, str(s["n"]), _pct(s["mix"][ACCEPT]), _pct(s["mix"][REVIEW]), _pct(s["mix"][REJECT]),
+                    str(s["wrong_accepted"]), str(s["right_rejected"]), _pct(s["precision_correct"]),
+                    _pct(s["recall_correct"]), _pct(s["precision_grounded"]), _pct(s["recall_grounded"])])
+    blocks.append(Table("Decision mix and the layer's errors, per answerer",
+                        ["answerer", "n", "ACCEPT", "REVIEW", "REJECT", "wrong ACCEPTed", "right REJECTed",
+                         "precision (correct)", "recall (correct)", "precision (grounded)", "recall (grounded)"],
+                        mix, align=["l"] + ["r"] * 10))
+    names = _rule_names(rows)
+    blocks.append(Table("Rules that fired (samples)", ["answerer", *names],
+                        [[a, *(str(Counter(r["rule"] for r in by[a])[k]) for k in names)] for a in sorted(by)],
+                        align=["l"] + ["r"] * len(names)))
     dis = {a: disagreements(by[a]) for a in sorted(by)}
-    names = list(next(iter(dis.values())).keys()) if dis else []
-    lines += ["", "Signal disagreements (samples):", "", "| answerer | " + " | ".join(names) + " |",
-              "|---|" + "---:|" * len(names)]
-    for a, d in dis.items():
-        lines.append(f"| {a} | " + " | ".join(str(d[k]) for k in names) + " |")
-    return "\n".join(lines) + "\n"
+    dnames = list(DISAGREEMENTS)
+    blocks.append(Table("Signal disagreements (samples)", ["answerer", *dnames],
+                        [[a, *("–" if d[k] is None else str(d[k]) for k in dnames)] for a, d in dis.items()],
+                        align=["l"] + ["r"] * len(dnames),
+                        note="High SRR: SRR = 1; unfaithful: faithfulness < 1. Graph and text verdicts are compared "
+                             "where a graph rule decided and the text signals were computed too (`diagqa decide "
+                             "--all-signals`); – where they were not."))
+    return blocks
+
+
+def decision_section(rows: Sequence[dict[str, Any]], *, seconds: float | None = None) -> str:
+    """The markdown section (``decisions.md``): :func:`decision_blocks` rendered."""
+    from benchmark.report.tables import Table, to_markdown
+
+    lines = ["## Decisions per answer", ""]
+    for b in decision_blocks(rows, seconds=seconds):
+        if isinstance(b, Table):
+            lines += [f"{b.caption}:", "", to_markdown(b)]
+        else:
+            lines.append(str(b))
+        lines.append("")
+    return "\n".join(lines)
 
 
 def _rule_names(rows: Sequence[dict[str, Any]]) -> list[str]:

@@ -67,9 +67,51 @@ def make_plots(a: Any) -> dict[str, bytes]:
     return out
 
 
+LONG_CONTEXT_PLOT = "long_context.png"
+
+
+def long_context_section(a: Any, figs: dict[str, bytes]) -> Any:
+    """The "Long-context faithfulness" section when the run has ``long<n>k-<position>-<base>`` variants
+    (:mod:`benchmark.long_context`), else None; its plot is added to ``figs``."""
+    from benchmark.long_context import frame_records, long_context_blocks, long_context_png, long_context_table
+    from benchmark.report.document import Plot, Section
+
+    table = long_context_table(frame_records(a.samples))
+    if not table:
+        return None
+    blocks = long_context_blocks(table, tokens="context tokens (median)")
+    png = long_context_png(table)
+    if png is not None:
+        figs[LONG_CONTEXT_PLOT] = png
+        blocks.insert(1, Plot(LONG_CONTEXT_PLOT, "Accuracy, grounded accuracy and faithfulness (rows) against context "
+                                                 "length, one line per position of the evidence, one column per "
+                                                 "answerer and base selector; dotted: the unpadded base."))
+    return Section("Long-context faithfulness", blocks)
+
+
+def decisions_section(run_dir: Path, records: list[Any], card: dict[str, Any], run_files: Path) -> Any:
+    """The "Decisions per answer" section (:mod:`benchmark.decision`), and ``decisions.jsonl`` (one
+    decision per sample) written into ``run_dir``; the layer's time goes into the run card, not the report."""
+    import time
+
+    from benchmark.decision.apply import DECISIONS, report_decisions, write_decision_rows
+    from benchmark.decision.section import decision_blocks
+    from benchmark.report.document import Section
+
+    t = time.perf_counter()
+    decided, why = report_decisions(records, run_files)
+    if decided is None:
+        return Section("Decisions per answer", [f"Not computed: {why}. `diagqa decide RUN` computes them once it can."])
+    write_decision_rows(run_dir / DECISIONS, decided.rows)
+    card["decisions"] = {"samples": len(decided.rows), "seconds": round(time.perf_counter() - t, 3),
+                         "file": DECISIONS}
+    return Section("Decisions per answer", decision_blocks(decided.rows))
+
+
 def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot: int = 1000,
                  run_files: Path | None = None) -> dict[str, Path]:
-    """Write summary.csv, report.md, plots/*.png and report.html into ``run_dir``; returns their paths.
+    """Write summary.csv, report.md, plots/*.png, report.html and decisions.jsonl into ``run_dir``; returns
+    the paths of the first three.
 
     ``records`` are sample records, dicts of their shape, or their rows as made by
     :func:`benchmark.report.rows.frame_row`; in the last case the interactive page reads the samples it
@@ -94,11 +136,16 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
     write_summary(run_dir / SUMMARY, with_usage(a.summary, usage))
     card["usage"] = usage_json(usage)   # the run card (run.json) holds the same roll-up
     figs = make_plots(a)
+    longctx = long_context_section(a, figs)   # adds its plot to figs
     (run_dir / "plots").mkdir(exist_ok=True)
     for name, data in figs.items():
         (run_dir / "plots" / name).write_bytes(data)
     sections = build_sections(a, card, figs, node_labels(run_files))
     sections.insert(len(sections) - 1, usage_section(usage, a.samples))   # before "Errors and skipped stages"
+    at = next(i for i, s in enumerate(sections) if s.title == "Unmeasured values and why")
+    sections.insert(at, decisions_section(run_dir, records, card, run_files))
+    if longctx is not None:
+        sections.insert(at, longctx)
     sections[-1:-1] = run_sections(run_files)   # citation check, LLM judge, self-check: when `diagqa judge` ran
     title = f"diagqa report — {card.get('run_id', run_dir.name)}"
     (run_dir / "report.md").write_text(render_markdown(sections, title), encoding="utf-8")
