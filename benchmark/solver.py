@@ -2,7 +2,16 @@
 
 Everything here is a pure function of a question's structured form and a flow-view graph
 (:func:`benchmark.graph.build_graph`). The same function that checks that a gold certificate
-proves its answer decides whether a retrieved context is *sufficient* (DESIGN.md §5):
+proves its answer decides whether a retrieved context is *sufficient* (DESIGN.md §5).
+
+Edge kinds (DESIGN.md §3): every question type walks the *flow* edges only
+(:func:`benchmark.graph.flow_view`): a ``class: data`` feed and a ``class: association`` line are
+not steps of the flow. The two types that ask about a drawn arrow as such, ``edge_exists`` and
+``edge_label``, concern any arrow. ``reachable_avoiding`` (when the answer is yes) and ``path``
+take their witness among exclusive branches only (:func:`benchmark.graph.exclusive_view`): a route
+that leaves a fork by a ``class: parallel`` edge does not show that a sibling branch is avoided,
+and is not one run's sequence of steps; where only such a route exists the solver gives no answer,
+and the validator refuses the question. A ``path`` answer is any simple path of that view.
 
 >>> from benchmark.graph import Edge, Subgraph
 >>> g = build_graph({"nodes": [{"id": n} for n in "abc"],
@@ -19,7 +28,8 @@ from typing import Any, Iterable
 
 import networkx as nx
 
-from benchmark.graph import Edge, Subgraph, build_graph, edge_hits, edges_between, in_edges, out_edges, restrict  # noqa: F401
+from benchmark.graph import (Edge, Subgraph, build_graph, edge_hits, edges_between, exclusive_view, flow_view,  # noqa: F401
+                             in_edges, out_edges, restrict)
 from benchmark.questions import QUESTION_TYPES, Question
 
 
@@ -72,20 +82,58 @@ def _reaches(g: nx.MultiDiGraph, s: str, t: str, avoid: str | None = None) -> bo
     return t in _bfs(g, s, avoid) and t != avoid
 
 
+#: question types about a drawn arrow as such: they concern every edge, whatever its kind
+ANY_ARROW_TYPES = frozenset({"edge_exists", "edge_label"})
+
+
+def walked(qtype: str, g: nx.MultiDiGraph) -> nx.MultiDiGraph:
+    """The edges of ``g`` that questions of ``qtype`` reason over: all of them for
+    :data:`ANY_ARROW_TYPES`, else the flow edges (:func:`benchmark.graph.flow_view`)."""
+    return g if qtype in ANY_ARROW_TYPES else flow_view(g)
+
+
+def parallel_only(qtype: str, args: dict[str, str], g: nx.MultiDiGraph) -> bool:
+    """True when ``qtype``'s witness exists only through a ``class: parallel`` fork edge, so that
+    ``g`` does not answer the question (see the module docstring).
+
+    >>> g = build_graph({"edges": [{"src": "s", "dst": "f"}, {"src": "f", "dst": "x", "classes": ["parallel"]},
+    ...                            {"src": "f", "dst": "y", "classes": ["parallel"]}, {"src": "x", "dst": "j"},
+    ...                            {"src": "y", "dst": "j"}, {"src": "j", "dst": "e"}]})
+    >>> parallel_only("reachable_avoiding", {"source": "s", "target": "e", "avoid": "x"}, g)
+    True
+    >>> solve("reachable_avoiding", {"source": "s", "target": "e", "avoid": "x"}, g) is None
+    True
+    >>> solve("reachable_avoiding", {"source": "s", "target": "e", "avoid": "j"}, g), solve("reachable", {"source": "s", "target": "e"}, g)
+    (False, True)
+    """
+    if qtype not in ("reachable_avoiding", "path"):
+        return False
+    f = flow_view(g)
+    avoid = args.get("avoid")
+    return (args["source"] in g and _reaches(f, args["source"], args["target"], avoid)
+            and not _reaches(exclusive_view(f), args["source"], args["target"], avoid))
+
+
 def solve(qtype: str, args: dict[str, str], g: nx.MultiDiGraph) -> Any:
     """The answer to a structured question on graph ``g`` (canonical form), or ``None`` when
-    ``g`` does not determine one (no such branch, no path, ambiguous label)."""
+    ``g`` does not determine one (no such branch, no path, ambiguous label, a witness only
+    through a parallel fork)."""
     a = args
+    g = walked(qtype, g)
     if qtype == "edge_exists":
         return any(v == a["target"] for v, _ in out_edges(g, a["source"]))
     if qtype == "reachable":
         return a["source"] in g and _reaches(g, a["source"], a["target"])
     if qtype == "reachable_avoiding":
-        return a["source"] in g and _reaches(g, a["source"], a["target"], a["avoid"])
+        if a["source"] not in g:
+            return False
+        if _reaches(exclusive_view(g), a["source"], a["target"], a["avoid"]):
+            return True
+        return None if _reaches(g, a["source"], a["target"], a["avoid"]) else False
     if qtype == "common_downstream":
         return _reaches(g, a["first"], a["target"]) and _reaches(g, a["second"], a["target"])
     if qtype == "path":
-        parents = _bfs(g, a["source"])
+        parents = _bfs(exclusive_view(g), a["source"])
         if a["target"] not in parents:
             return None
         return _path_nodes(a["source"], _path_edges(parents, a["target"]))
@@ -107,21 +155,37 @@ def solve(qtype: str, args: dict[str, str], g: nx.MultiDiGraph) -> Any:
 
 
 def is_path_in(g: nx.MultiDiGraph, path: Iterable[str]) -> bool:
-    """True when consecutive nodes of ``path`` are joined by walkable edges of ``g``."""
+    """True when consecutive nodes of ``path`` are joined by walkable edges of ``g`` (of any kind:
+    pass the view that the question walks)."""
     path = list(path)
     if not path or any(n not in g for n in path):
         return False
     return all(any(v == b for v, _ in out_edges(g, a)) for a, b in zip(path, path[1:]))
 
 
+def is_route(args: dict[str, str], path: Any, g: nx.MultiDiGraph) -> bool:
+    """Is ``path`` an answer to a ``path`` question on ``g``: a simple path (no node twice) from
+    the source to the target along flow edges among exclusive branches?
+
+    >>> g = build_graph({"edges": [{"src": "a", "dst": "b"}, {"src": "b", "dst": "c"}, {"src": "a", "dst": "c"},
+    ...                            {"src": "b", "dst": "a"}, {"src": "a", "dst": "d", "classes": ["data"]}]})
+    >>> is_route({"source": "a", "target": "c"}, ("a", "b", "c"), g), is_route({"source": "a", "target": "c"}, ("a", "c"), g)
+    (True, True)
+    >>> is_route({"source": "a", "target": "c"}, ("a", "b", "a", "c"), g), is_route({"source": "a", "target": "d"}, ("a", "d"), g)
+    (False, False)
+    """
+    p = tuple(path)
+    return (len(p) >= 1 and p[0] == args["source"] and p[-1] == args["target"] and len(set(p)) == len(p)
+            and is_path_in(exclusive_view(flow_view(g)), p))
+
+
 def answers_match(qtype: str, args: dict[str, str], predicted: Any, gold: Any, g: nx.MultiDiGraph) -> bool:
-    """Equality of two canonical answers; a path matches any shortest path of the diagram ``g``."""
-    if predicted is None:
+    """Equality of two canonical answers; for ``path`` both must be routes of the diagram ``g``
+    (:func:`is_route`): any simple path is accepted, not only the one annotated."""
+    if predicted is None or gold is None:
         return False
     if QUESTION_TYPES[qtype].kind == "path":
-        p = tuple(predicted)
-        return (len(p) == len(gold) and p[0] == args["source"] and p[-1] == args["target"]
-                and is_path_in(g, p))
+        return is_route(args, predicted, g) and is_route(args, gold, g)
     if QUESTION_TYPES[qtype].kind == "label":
         return _norm(predicted) == _norm(gold)
     return predicted == gold
@@ -152,6 +216,7 @@ def closures(qtype: str, args: dict[str, str], answer: Any, g: nx.MultiDiGraph) 
     if not (t.always_closed or (t.closed_when_false and answer is False)):
         return []
     a = args
+    g = walked(qtype, g)
     if qtype == "edge_exists":
         edges = [e for _, e in out_edges(g, a["source"])]
         return [Subgraph.from_edges(edges, [a["source"], a["target"]])]
@@ -190,8 +255,6 @@ def proves(qtype: str, args: dict[str, str], answer: Any, sub: Subgraph, g: nx.M
     h = restrict(g, sub)
     if not answers_match(qtype, args, solve(qtype, args, h), answer, g):
         return False
-    if QUESTION_TYPES[qtype].kind == "path" and not answers_match(qtype, args, answer, solve(qtype, args, g), g):
-        return False  # a witness proves a path, but only a shortest one of the diagram is the answer
     needed = closures(qtype, args, answer, g)
     return not needed or any(_contains(sub, c, qtype in LABEL_TYPES) for c in needed)
 
@@ -240,16 +303,19 @@ def propose_certificate(qtype: str, args: dict[str, str], g: nx.MultiDiGraph) ->
         # a directed and an undirected edge between the same nodes can share one identity (Edge.key)
         return answer, _minimise(qtype, args, answer, closed, g)
     a = args
-    if qtype in ("reachable", "path"):
-        cert = _shortest(g, a["source"], a["target"])
+    w = walked(qtype, g)
+    if qtype == "reachable":
+        cert = _shortest(w, a["source"], a["target"])
+    elif qtype == "path":
+        cert = _shortest(exclusive_view(w), a["source"], a["target"])
     elif qtype == "reachable_avoiding":
-        cert = _shortest(g, a["source"], a["target"], a["avoid"])
+        cert = _shortest(exclusive_view(w), a["source"], a["target"], a["avoid"])
     elif qtype == "common_downstream":
-        cert = _shortest(g, a["first"], a["target"]).union(_shortest(g, a["second"], a["target"]))
+        cert = _shortest(w, a["first"], a["target"]).union(_shortest(w, a["second"], a["target"]))
     elif qtype in ("edge_exists", "edge_label"):
         cert = Subgraph.from_edges([min(e for v, e in out_edges(g, a["source"]) if v == a["target"])])
     elif qtype == "decision_outcome":
-        cert = Subgraph.from_edges([min(e for v, e in out_edges(g, a["node"])
+        cert = Subgraph.from_edges([min(e for v, e in out_edges(w, a["node"])
                                         if v == answer and _norm(e.label) == _norm(a["branch"]))])
     else:  # pragma: no cover - every type is handled above
         raise ValueError(qtype)
@@ -315,13 +381,16 @@ def valid_certificates(qtype: str, args: dict[str, str], answer: Any, annotated:
     alternatives: list[Subgraph] = []
     if closures(qtype, args, answer, g):
         return out
-    if qtype in ("reachable", "path") and answer not in (False, None):
-        alternatives = shortest_paths(g, a["source"], a["target"], limit=limit)
+    w = walked(qtype, g)
+    if qtype == "reachable" and answer is True:
+        alternatives = shortest_paths(w, a["source"], a["target"], limit=limit)
+    elif qtype == "path" and answer is not None:
+        alternatives = shortest_paths(exclusive_view(w), a["source"], a["target"], limit=limit)
     elif qtype == "reachable_avoiding" and answer is True:
-        alternatives = shortest_paths(g, a["source"], a["target"], a["avoid"], limit=limit)
+        alternatives = shortest_paths(exclusive_view(w), a["source"], a["target"], a["avoid"], limit=limit)
     elif qtype == "common_downstream" and answer is True:
-        firsts = shortest_paths(g, a["first"], a["target"], limit=limit)
-        seconds = shortest_paths(g, a["second"], a["target"], limit=limit)
+        firsts = shortest_paths(w, a["first"], a["target"], limit=limit)
+        seconds = shortest_paths(w, a["second"], a["target"], limit=limit)
         alternatives = [f.union(s) for f in firsts for s in seconds][:limit]
     elif qtype == "edge_exists" and answer is True:
         alternatives = [Subgraph.from_edges([e]) for e in sorted(edges_between(g, a["source"], a["target"]))]
