@@ -189,18 +189,6 @@ def flow_view(g: nx.MultiDiGraph) -> nx.MultiDiGraph:
     return _view(g, lambda d: d.get("kind", "flow") == "flow")
 
 
-def exclusive_view(g: nx.MultiDiGraph) -> nx.MultiDiGraph:
-    """The flow edges of ``g`` that are not ``class: parallel``: the routes one run takes among
-    exclusive branches. A witness that leaves a fork by a parallel edge stands for a run in which
-    the other branches run too, so it cannot show that one of them is avoided.
-
-    >>> g = build_graph({"edges": [{"src": "f", "dst": "x", "classes": ["parallel"]}, {"src": "f", "dst": "y"}]})
-    >>> [(e.src, e.dst) for e in graph_edges(exclusive_view(g))]
-    [('f', 'y')]
-    """
-    return _view(g, lambda d: d.get("kind", "flow") == "flow" and not d.get("parallel", False))
-
-
 def graph_edges(g: nx.MultiDiGraph) -> list[Edge]:
     """All edges of a flow-view graph, in insertion order."""
     return [Edge(u, v, d.get("label") or "", d.get("directed", True)) for u, v, d in g.edges(data=True)]

@@ -7,11 +7,14 @@ proves its answer decides whether a retrieved context is *sufficient* (DESIGN.md
 Edge kinds (DESIGN.md §3): every question type walks the *flow* edges only
 (:func:`benchmark.graph.flow_view`): a ``class: data`` feed and a ``class: association`` line are
 not steps of the flow. The two types that ask about a drawn arrow as such, ``edge_exists`` and
-``edge_label``, concern any arrow. ``reachable_avoiding`` (when the answer is yes) and ``path``
-take their witness among exclusive branches only (:func:`benchmark.graph.exclusive_view`): a route
-that leaves a fork by a ``class: parallel`` edge does not show that a sibling branch is avoided,
-and is not one run's sequence of steps; where only such a route exists the solver gives no answer,
-and the validator refuses the question. A ``path`` answer is any simple path of that view.
+``edge_label``, concern any arrow. A ``path`` answer is any simple path along flow edges.
+
+Forks (DESIGN.md §3): the edges out of a fork whose branches all run carry ``class: parallel``.
+A ``yes`` to ``reachable_avoiding`` needs a route that avoids the node in a real run: a route may
+leave a fork by a parallel edge only when no *other* parallel branch of that fork reaches the
+avoided node (:func:`avoiding_view`), since that branch runs too. Where a route exists only through
+such a fork the diagram does not answer the question: the solver gives ``None`` and the validator
+refuses it (:func:`parallel_only`). A ``no`` is unaffected (more branches running never avoid more).
 
 >>> from benchmark.graph import Edge, Subgraph
 >>> g = build_graph({"nodes": [{"id": n} for n in "abc"],
@@ -28,7 +31,7 @@ from typing import Any, Iterable
 
 import networkx as nx
 
-from benchmark.graph import (Edge, Subgraph, build_graph, edge_hits, edges_between, exclusive_view, flow_view,  # noqa: F401
+from benchmark.graph import (Edge, Subgraph, build_graph, edge_hits, edges_between, flow_view,  # noqa: F401
                              in_edges, out_edges, restrict)
 from benchmark.questions import QUESTION_TYPES, Question
 
@@ -92,9 +95,46 @@ def walked(qtype: str, g: nx.MultiDiGraph) -> nx.MultiDiGraph:
     return g if qtype in ANY_ARROW_TYPES else flow_view(g)
 
 
+def avoiding_view(g: nx.MultiDiGraph, avoid: str) -> nx.MultiDiGraph:
+    """The flow edges of ``g`` that a run avoiding ``avoid`` can take: all of them except a
+    ``class: parallel`` edge F -> X when another parallel edge of the same fork F leads to a node
+    that reaches ``avoid`` (or is it): that branch runs too.
+
+    >>> g = build_graph({"edges": [{"src": "f", "dst": "x", "classes": ["parallel"]}, {"src": "f", "dst": "y", "classes": ["parallel"]},
+    ...                            {"src": "y", "dst": "c"}, {"src": "x", "dst": "e"}]})
+    >>> sorted((e.src, e.dst) for e in _edges(avoiding_view(g, "c"))), len(_edges(avoiding_view(g, "e")))
+    ([('f', 'y'), ('x', 'e'), ('y', 'c')], 3)
+    """
+    f = flow_view(g)
+    reaches_avoid: dict[str, bool] = {}
+
+    def runs_into(node: str) -> bool:
+        if node not in reaches_avoid:
+            reaches_avoid[node] = node == avoid or avoid in _bfs(f, node)
+        return reaches_avoid[node]
+
+    blocked = set()
+    for u, v, k, d in f.edges(keys=True, data=True):
+        if d.get("parallel"):
+            siblings = {w for _, w, dd in f.out_edges(u, data=True) if dd.get("parallel") and w != v}
+            if any(runs_into(w) for w in siblings):
+                blocked.add((u, v, k))
+    if not blocked:
+        return f
+    h = nx.MultiDiGraph()
+    h.add_nodes_from(f.nodes(data=True))
+    h.add_edges_from((u, v, k, d) for u, v, k, d in f.edges(keys=True, data=True) if (u, v, k) not in blocked)
+    return h
+
+
+def _edges(g: nx.MultiDiGraph) -> list[Edge]:
+    return [Edge(u, v, d.get("label") or "", d.get("directed", True)) for u, v, d in g.edges(data=True)]
+
+
 def parallel_only(qtype: str, args: dict[str, str], g: nx.MultiDiGraph) -> bool:
-    """True when ``qtype``'s witness exists only through a ``class: parallel`` fork edge, so that
-    ``g`` does not answer the question (see the module docstring).
+    """True when a ``reachable_avoiding`` route exists only through a ``class: parallel`` fork whose
+    other branch reaches the avoided node, so that ``g`` does not answer the question (see the
+    module docstring).
 
     >>> g = build_graph({"edges": [{"src": "s", "dst": "f"}, {"src": "f", "dst": "x", "classes": ["parallel"]},
     ...                            {"src": "f", "dst": "y", "classes": ["parallel"]}, {"src": "x", "dst": "j"},
@@ -106,12 +146,11 @@ def parallel_only(qtype: str, args: dict[str, str], g: nx.MultiDiGraph) -> bool:
     >>> solve("reachable_avoiding", {"source": "s", "target": "e", "avoid": "j"}, g), solve("reachable", {"source": "s", "target": "e"}, g)
     (False, True)
     """
-    if qtype not in ("reachable_avoiding", "path"):
+    if qtype != "reachable_avoiding" or args["source"] not in g:
         return False
-    f = flow_view(g)
-    avoid = args.get("avoid")
-    return (args["source"] in g and _reaches(f, args["source"], args["target"], avoid)
-            and not _reaches(exclusive_view(f), args["source"], args["target"], avoid))
+    a = args
+    return (_reaches(flow_view(g), a["source"], a["target"], a["avoid"])
+            and not _reaches(avoiding_view(g, a["avoid"]), a["source"], a["target"], a["avoid"]))
 
 
 def solve(qtype: str, args: dict[str, str], g: nx.MultiDiGraph) -> Any:
@@ -127,13 +166,13 @@ def solve(qtype: str, args: dict[str, str], g: nx.MultiDiGraph) -> Any:
     if qtype == "reachable_avoiding":
         if a["source"] not in g:
             return False
-        if _reaches(exclusive_view(g), a["source"], a["target"], a["avoid"]):
+        if _reaches(avoiding_view(g, a["avoid"]), a["source"], a["target"], a["avoid"]):
             return True
         return None if _reaches(g, a["source"], a["target"], a["avoid"]) else False
     if qtype == "common_downstream":
         return _reaches(g, a["first"], a["target"]) and _reaches(g, a["second"], a["target"])
     if qtype == "path":
-        parents = _bfs(exclusive_view(g), a["source"])
+        parents = _bfs(g, a["source"])
         if a["target"] not in parents:
             return None
         return _path_nodes(a["source"], _path_edges(parents, a["target"]))
@@ -165,7 +204,7 @@ def is_path_in(g: nx.MultiDiGraph, path: Iterable[str]) -> bool:
 
 def is_route(args: dict[str, str], path: Any, g: nx.MultiDiGraph) -> bool:
     """Is ``path`` an answer to a ``path`` question on ``g``: a simple path (no node twice) from
-    the source to the target along flow edges among exclusive branches?
+    the source to the target along flow edges?
 
     >>> g = build_graph({"edges": [{"src": "a", "dst": "b"}, {"src": "b", "dst": "c"}, {"src": "a", "dst": "c"},
     ...                            {"src": "b", "dst": "a"}, {"src": "a", "dst": "d", "classes": ["data"]}]})
@@ -176,7 +215,7 @@ def is_route(args: dict[str, str], path: Any, g: nx.MultiDiGraph) -> bool:
     """
     p = tuple(path)
     return (len(p) >= 1 and p[0] == args["source"] and p[-1] == args["target"] and len(set(p)) == len(p)
-            and is_path_in(exclusive_view(flow_view(g)), p))
+            and is_path_in(flow_view(g), p))
 
 
 def answers_match(qtype: str, args: dict[str, str], predicted: Any, gold: Any, g: nx.MultiDiGraph) -> bool:
@@ -307,9 +346,9 @@ def propose_certificate(qtype: str, args: dict[str, str], g: nx.MultiDiGraph) ->
     if qtype == "reachable":
         cert = _shortest(w, a["source"], a["target"])
     elif qtype == "path":
-        cert = _shortest(exclusive_view(w), a["source"], a["target"])
+        cert = _shortest(w, a["source"], a["target"])
     elif qtype == "reachable_avoiding":
-        cert = _shortest(exclusive_view(w), a["source"], a["target"], a["avoid"])
+        cert = _shortest(avoiding_view(w, a["avoid"]), a["source"], a["target"], a["avoid"])
     elif qtype == "common_downstream":
         cert = _shortest(w, a["first"], a["target"]).union(_shortest(w, a["second"], a["target"]))
     elif qtype in ("edge_exists", "edge_label"):
@@ -385,9 +424,9 @@ def valid_certificates(qtype: str, args: dict[str, str], answer: Any, annotated:
     if qtype == "reachable" and answer is True:
         alternatives = shortest_paths(w, a["source"], a["target"], limit=limit)
     elif qtype == "path" and answer is not None:
-        alternatives = shortest_paths(exclusive_view(w), a["source"], a["target"], limit=limit)
+        alternatives = shortest_paths(w, a["source"], a["target"], limit=limit)
     elif qtype == "reachable_avoiding" and answer is True:
-        alternatives = shortest_paths(exclusive_view(w), a["source"], a["target"], a["avoid"], limit=limit)
+        alternatives = shortest_paths(avoiding_view(w, a["avoid"]), a["source"], a["target"], a["avoid"], limit=limit)
     elif qtype == "common_downstream" and answer is True:
         firsts = shortest_paths(w, a["first"], a["target"], limit=limit)
         seconds = shortest_paths(w, a["second"], a["target"], limit=limit)

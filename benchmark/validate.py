@@ -27,8 +27,8 @@ def _problem(q: Question, msg: str) -> InputError:
 #: why a certificate that lies inside the diagram fails to prove its answer (one wording for
 #: ``diagqa validate`` and ``diagqa run``)
 NOT_PROVING = "certificate does not prove the answer (the solver on the certificate alone disagrees)"
-PARALLEL_ONLY = ("the only route runs through a parallel fork (class: parallel): every branch runs, so one branch "
-                 "neither avoids the others nor is the run's sequence of steps; ask where branches are exclusive")
+PARALLEL_ONLY = ("every route that avoids the node leaves a parallel fork (class: parallel) whose other branch "
+                 "reaches it: all branches of a fork run, so no run avoids it; ask where branches are exclusive")
 NOT_CLOSED = "certificate is not closed (negative/universal questions need every reached node and its out-edges)"
 
 

@@ -564,20 +564,35 @@ check -> withdraw: failed
 laptop -> day1
 buddy -> day1
 day1 -> done
+buddy -> welcome
+welcome -> done
 """
 
 
-def test_a_witness_through_a_parallel_fork_does_not_show_a_branch_avoided():
+def test_a_route_through_a_parallel_fork_avoids_nothing_its_other_branch_runs_into():
     g = _parsed_d2(FORK_D2)
+    args = {"source": "start", "target": "done", "avoid": "check"}
     # every branch of hr runs: "done without the check" is not shown by the buddy branch
-    assert solve("reachable_avoiding", {"source": "start", "target": "done", "avoid": "check"}, g) is None
-    assert solver_module.parallel_only("reachable_avoiding", {"source": "start", "target": "done", "avoid": "check"}, g)
-    assert solve("path", {"source": "start", "target": "done"}, g) is None
-    # a "no" stays a no, plain reachability walks every branch, and routes after the fork are fine
-    assert solve("reachable_avoiding", {"source": "start", "target": "done", "avoid": "day1"}, g) is False
+    assert solve("reachable_avoiding", args, g) is None
+    assert solver_module.parallel_only("reachable_avoiding", args, g)
+    # ... nor does a route that avoids a node the check branch may reach (the rule is conservative)
+    assert solve("reachable_avoiding", {"source": "start", "target": "done", "avoid": "day1"}, g) is None
+    # ... but a node that no other branch of the fork reaches can be avoided through it
+    assert solve("reachable_avoiding", {"source": "start", "target": "done", "avoid": "welcome"}, g) is True
+    assert not solver_module.parallel_only("reachable_avoiding", {"source": "start", "target": "done", "avoid": "welcome"}, g)
+    assert solve("reachable_avoiding", {"source": "start", "target": "done", "avoid": "hr"}, g) is False
+    # plain reachability and paths walk every branch: all of them run
     assert solve("reachable", {"source": "start", "target": "withdraw"}, g) is True
-    assert solve("path", {"source": "check", "target": "done"}, g) == ("check", "laptop", "day1", "done")
-    assert solve("reachable_avoiding", {"source": "check", "target": "done", "avoid": "buddy"}, g) is True
+    assert solve("path", {"source": "start", "target": "done"}, g) == ("start", "hr", "buddy", "day1", "done")
     # without the class the same drawing reads as alternatives
     alt = _parsed_d2(FORK_D2.replace(" {class: parallel}", ""))
-    assert solve("reachable_avoiding", {"source": "start", "target": "done", "avoid": "check"}, alt) is True
+    assert solve("reachable_avoiding", args, alt) is True
+
+
+def test_a_certificate_through_a_fork_proves_the_route_that_avoids():
+    g = _parsed_d2(FORK_D2)
+    args = {"source": "start", "target": "done", "avoid": "welcome"}
+    answer, cert = propose_certificate("reachable_avoiding", args, g)
+    assert answer is True
+    assert {(e.src, e.dst) for e in cert.edges} == {("start", "hr"), ("hr", "buddy"), ("buddy", "day1"), ("day1", "done")}
+    assert proves("reachable_avoiding", args, True, cert, g)
