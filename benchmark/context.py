@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from benchmark.graph import Edge, Subgraph, graph_of, node_label, restrict
+from benchmark.graph import Edge, Subgraph, copy_kinds, graph_of, node_label, restrict
 
 
 @dataclass(frozen=True)
@@ -100,6 +100,7 @@ def make_context(diagram_id: str, subgraph: Subgraph, source_graph: nx.MultiDiGr
     if text is not None:
         attrs = {n: {"label": label, "shape": "rectangle", "parent": None} for n, label in getattr(subgraph, "node_attrs", ())}
         attrs.update(source_graph._node)
-        return Context(diagram_id=diagram_id, subgraph=subgraph, graph=graph_of(subgraph, attrs), text=text)
+        return Context(diagram_id=diagram_id, subgraph=subgraph, graph=copy_kinds(graph_of(subgraph, attrs), source_graph),
+                       text=text)
     return Context(diagram_id=diagram_id, subgraph=subgraph, graph=restrict(source_graph, subgraph),
                    text=context_text(subgraph, source_graph))

@@ -246,7 +246,12 @@ def restrict(g: nx.MultiDiGraph, sub: Subgraph) -> nx.MultiDiGraph:
     >>> [d["kind"] for _, _, d in restrict(g, whole(g)).edges(data=True)]
     ['data']
     """
-    h = graph_of(sub, g._node)
+    return copy_kinds(graph_of(sub, g._node), g)
+
+
+def copy_kinds(h: nx.MultiDiGraph, g: nx.MultiDiGraph) -> nx.MultiDiGraph:
+    """``h`` with each edge given the kind and ``parallel`` mark of the edge of ``g`` it names (same
+    ends, direction and label); edges ``g`` lacks are left as they are (flow)."""
     for u, v, d in h.edges(data=True):
         same = [x for x in (g._succ[u].get(v, {}).values() if u in g else ())
                 if (x.get("label") or "") == d["label"] and x.get("directed", True) == d["directed"]]
