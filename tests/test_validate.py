@@ -450,3 +450,13 @@ def test_propose_branch_that_does_not_exist():
     rc, _, err = run("propose", "--data", str(FIXTURE), "mini_a", "decision_outcome", "node=valid", "branch=maybe")
     assert rc == 2
     assert "does not determine an answer" in err
+
+
+def test_propose_says_why_a_route_through_a_parallel_fork_is_no_answer(ds):
+    _redraw(ds, "user -> auth: login", "user -> auth: login {class: parallel}")
+    _redraw(ds, "user -> cache: read", "user -> cache: read {class: parallel}")
+    rc, _, err = run("propose", "--data", str(ds), "mini_a", "reachable_avoiding", "source=user", "target=db", "avoid=auth")
+    assert rc == 2
+    assert "leaves a parallel fork (class: parallel) whose other branch reaches it" in err
+    # the plain reachability question is answered: every branch runs
+    assert propose(ds, "mini_a", "reachable", "source=user", "target=db")["answer"] is True
