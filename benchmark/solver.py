@@ -399,6 +399,34 @@ def shortest_paths(g: nx.MultiDiGraph, source: str, target: str, avoid: str | No
     return found
 
 
+def simple_routes(g: nx.MultiDiGraph, source: str, target: str, limit: int = 64) -> list[Subgraph]:
+    """The first ``limit`` simple paths from ``source`` to ``target`` over walkable edges of ``g``,
+    shortest first (ties in a stable order), each as a certificate: every answer to a ``path``
+    question is one of them.
+
+    >>> g = build_graph({"edges": [{"src": "a", "dst": "b"}, {"src": "b", "dst": "d"}, {"src": "a", "dst": "c"},
+    ...                            {"src": "c", "dst": "e"}, {"src": "e", "dst": "d"}]})
+    >>> [sorted(e.src + e.dst for e in p.edges) for p in simple_routes(g, "a", "d")]
+    [['ab', 'bd'], ['ac', 'ce', 'ed']]
+    """
+    if source not in g or target not in g:
+        return []
+    simple = nx.DiGraph()
+    simple.add_nodes_from(sorted(g.nodes))
+    for u in sorted(g.nodes):
+        for v, e in out_edges(g, u):
+            if v != u and not simple.has_edge(u, v):
+                simple.add_edge(u, v, edge=e)
+    if not nx.has_path(simple, source, target):
+        return []
+    found: list[Subgraph] = []
+    for nodes in nx.shortest_simple_paths(simple, source, target):
+        found.append(Subgraph.from_edges([simple.edges[a, b]["edge"] for a, b in zip(nodes, nodes[1:])], [source, target]))
+        if len(found) >= limit:
+            break
+    return found
+
+
 #: how many alternative certificates are compared at most (several shortest paths)
 MAX_CERTIFICATES = 64
 
@@ -406,7 +434,8 @@ MAX_CERTIFICATES = 64
 def valid_certificates(qtype: str, args: dict[str, str], answer: Any, annotated: Subgraph, g: nx.MultiDiGraph,
                        limit: int = MAX_CERTIFICATES) -> list[Subgraph]:
     """The annotated certificate first, then the other certificates as valid as it: the other
-    shortest witness paths of a positive reachability or path question, the other edges of an
+    shortest witness paths of a positive reachability question, the other routes of a path
+    question (any route is an answer; the first ``limit``, shortest first), the other edges of an
     existing edge. Closed sets (negative and universal answers) have no alternative.
 
     >>> g = build_graph({"edges": [{"src": "a", "dst": "b"}, {"src": "b", "dst": "d"},
@@ -423,8 +452,8 @@ def valid_certificates(qtype: str, args: dict[str, str], answer: Any, annotated:
     w = walked(qtype, g)
     if qtype == "reachable" and answer is True:
         alternatives = shortest_paths(w, a["source"], a["target"], limit=limit)
-    elif qtype == "path" and answer is not None:
-        alternatives = shortest_paths(w, a["source"], a["target"], limit=limit)
+    elif qtype == "path" and answer is not None:  # any route is an answer, so any route is a certificate
+        alternatives = simple_routes(w, a["source"], a["target"], limit=limit)
     elif qtype == "reachable_avoiding" and answer is True:
         alternatives = shortest_paths(avoiding_view(w, a["avoid"]), a["source"], a["target"], a["avoid"], limit=limit)
     elif qtype == "common_downstream" and answer is True:
@@ -433,9 +462,9 @@ def valid_certificates(qtype: str, args: dict[str, str], answer: Any, annotated:
         alternatives = [f.union(s) for f in firsts for s in seconds][:limit]
     elif qtype == "edge_exists" and answer is True:
         alternatives = [Subgraph.from_edges([e]) for e in sorted(edges_between(g, a["source"], a["target"]))]
-    size = len(annotated.edges)
+    size = len(annotated.edges) if qtype != "path" else None
     for c in alternatives:
-        if c != annotated and len(c.edges) <= size and proves(qtype, args, answer, c, g):
+        if c != annotated and (size is None or len(c.edges) <= size) and proves(qtype, args, answer, c, g):
             out.append(c)
     return out
 

@@ -596,3 +596,14 @@ def test_a_certificate_through_a_fork_proves_the_route_that_avoids():
     assert answer is True
     assert {(e.src, e.dst) for e in cert.edges} == {("start", "hr"), ("hr", "buddy"), ("buddy", "day1"), ("day1", "done")}
     assert proves("reachable_avoiding", args, True, cert, g)
+
+
+def test_any_route_is_a_valid_certificate_of_a_path_question():
+    from benchmark.solver import valid_certificates
+    g = graph(("s", "->", "a"), ("a", "->", "t"), ("s", "->", "b"), ("b", "->", "c"), ("c", "->", "t"))
+    args = {"source": "s", "target": "t"}
+    short = Subgraph.from_edges([Edge("s", "a"), Edge("a", "t")])
+    certs = valid_certificates("path", args, ("s", "a", "t"), short, g)
+    assert certs[0] == short
+    assert Subgraph.from_edges([Edge("s", "b"), Edge("b", "c"), Edge("c", "t")]) in certs  # longer, still an answer
+    assert len(certs) == 2
