@@ -11,13 +11,13 @@ regenerated rather than typed (``diagqa card --write``) and a test can tell when
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable
 
 import networkx as nx
 
 from benchmark.dataset import Dataset, Diagram
-from benchmark.graph import out_edges
+from benchmark.graph import EDGE_KINDS, out_edges
 from benchmark.questions import QUESTION_TYPES
 
 BEGIN, END = "<!-- card:begin -->", "<!-- card:end -->"
@@ -130,6 +130,8 @@ class CardStats:
     container_diagrams: int
     decision_diagrams: int
     priors: PriorFloor | None = None
+    #: edges of the dataset by kind (flow, data, association) and the parallel fork edges among the flow ones
+    edge_kinds: dict[str, int] = field(default_factory=dict)
 
     @property
     def yes_share(self) -> float | None:
@@ -179,7 +181,35 @@ def card_stats(ds: Dataset) -> CardStats:
         container_diagrams=sum(1 for d in diagrams if has_containers(d.graph)),
         decision_diagrams=sum(1 for d in diagrams if decision_nodes(d.graph)),
         priors=prior_floor(ds) if questions else None,
+        edge_kinds=edge_kind_counts(d.graph for d in diagrams),
     )
+
+
+def edge_kind_counts(graphs: Iterable[nx.MultiDiGraph]) -> dict[str, int]:
+    """Edges by kind over ``graphs``: ``flow``, ``data``, ``association`` and ``parallel`` (the
+    flow edges out of a fork whose branches all run), every key present.
+
+    >>> from benchmark.graph import build_graph
+    >>> edge_kind_counts([build_graph({"edges": [{"src": "a", "dst": "b", "classes": ["parallel"]},
+    ...                                          {"src": "a", "dst": "db", "classes": ["data"]}]})])
+    {'flow': 1, 'data': 1, 'association': 0, 'parallel': 1}
+    """
+    counts = dict.fromkeys(EDGE_KINDS, 0) | {"parallel": 0}
+    for g in graphs:
+        for _, _, d in g.edges(data=True):
+            kind = d.get("kind", "flow")
+            counts[kind] += 1
+            counts["parallel"] += kind == "flow" and bool(d.get("parallel"))
+    return counts
+
+
+#: the card's statement of the edge convention (DESIGN.md §3)
+EDGE_CONVENTION = (
+    "Questions are reasoned over the flow edges only; `edge_exists` and `edge_label` ask about any drawn arrow. "
+    "In plain D2, `class: data` (drawn dashed) marks a data feed, read or query and `class: association` "
+    "(a `--` line, dashed) a line that relates two nodes: no step of the flow follows either. `class: parallel` "
+    "(drawn thick) marks the edges out of a fork whose branches all run: a `reachable_avoiding` yes never leaves "
+    "such a fork by one branch while another branch reaches the avoided node.")
 
 
 @dataclass(frozen=True)
@@ -271,6 +301,11 @@ def render_markdown(s: CardStats) -> str:
         ("labelled decisions (a diamond with two or more labelled branches)", s.decision_diagrams),
         ("twin pairs", f"{s.twin_pairs} pairs ({2 * s.twin_pairs} diagrams, {s.twin_questions} twin questions)"),
     ])
+    if s.edge_kinds:
+        k = s.edge_kinds
+        lines += ["", "**Edge kinds**", "", EDGE_CONVENTION, ""]
+        lines += _table(("kind", "edges"), [("flow", k["flow"]), ("of them out of a parallel fork", k["parallel"]),
+                                            ("data", k["data"]), ("association", k["association"])])
     return "\n".join(lines) + "\n"
 
 

@@ -1,7 +1,8 @@
 """The context: what reached the answerer, as a subgraph, as a graph and as text.
 
 The text form is what a reader sees: one line per edge, ``"Auth Service -> Orders DB [reads]"``
-(``--`` for an undirected edge, ``<->`` for a two-headed one), then the nodes that have no edge
+(``--`` for an undirected edge, ``<->`` for a two-headed one; `` (data)``, `` (association)`` or
+`` (parallel)`` after an edge of that kind, DESIGN.md §3), then the nodes that have no edge
 in the context, one per line. Labels, never ids; lines sorted; ``""`` when the context is empty.
 
 >>> from benchmark.graph import build_graph, whole
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from benchmark.graph import Edge, Subgraph, graph_of, node_label, restrict
+from benchmark.graph import Edge, Subgraph, copy_kinds, graph_of, node_label, restrict
 
 
 @dataclass(frozen=True)
@@ -56,11 +57,29 @@ def _arrow(g: nx.MultiDiGraph, e: Edge) -> str:
     return "--"
 
 
+def _marks(g: nx.MultiDiGraph, e: Edge) -> str:
+    """``" (data)"``, ``" (association)"`` or ``" (parallel)"`` when the diagram's edge ``e`` has that
+    kind or fork mark (DESIGN.md §3), else ``""``: the text shows what the image's line style shows."""
+    for u, v in ((e.src, e.dst),) if e.directed else ((e.src, e.dst), (e.dst, e.src)):
+        for d in (g._succ[u].get(v, {}).values() if u in g else ()):
+            if (d.get("label") or "") == e.label and d.get("directed", True) == e.directed:
+                kind = d.get("kind", "flow")
+                return f" ({kind})" if kind != "flow" else " (parallel)" if d.get("parallel") else ""
+    return ""
+
+
 def edge_line(g: nx.MultiDiGraph, e: Edge) -> str:
-    """One edge as a context line: ``"Auth Service -> Orders DB [reads]"``."""
+    """One edge as a context line: ``"Auth Service -> Orders DB [reads]"``, with ``" (data)"``,
+    ``" (association)"`` or ``" (parallel)"`` after it for an edge of that kind.
+
+    >>> from benchmark.graph import build_graph
+    >>> g = build_graph({"edges": [{"src": "erp", "dst": "db", "label": "sync", "classes": ["data"]}]})
+    >>> edge_line(g, Edge("erp", "db", "sync"))
+    'erp -> db [sync] (data)'
+    """
     line = f"{_label(g, e.src)} {_arrow(g, e)} {_label(g, e.dst)}"
     label = " ".join(e.label.split())
-    return f"{line} [{label}]" if label else line
+    return (f"{line} [{label}]" if label else line) + _marks(g, e)
 
 
 def context_text(sub: Subgraph, g: nx.MultiDiGraph) -> str:
@@ -81,6 +100,7 @@ def make_context(diagram_id: str, subgraph: Subgraph, source_graph: nx.MultiDiGr
     if text is not None:
         attrs = {n: {"label": label, "shape": "rectangle", "parent": None} for n, label in getattr(subgraph, "node_attrs", ())}
         attrs.update(source_graph._node)
-        return Context(diagram_id=diagram_id, subgraph=subgraph, graph=graph_of(subgraph, attrs), text=text)
+        return Context(diagram_id=diagram_id, subgraph=subgraph, graph=copy_kinds(graph_of(subgraph, attrs), source_graph),
+                       text=text)
     return Context(diagram_id=diagram_id, subgraph=subgraph, graph=restrict(source_graph, subgraph),
                    text=context_text(subgraph, source_graph))

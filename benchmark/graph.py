@@ -23,6 +23,25 @@ import networkx as nx
 
 ARROWS = ("->", "<-", "<->", "--")
 
+#: the D2 classes that give an edge a kind other than flow (DESIGN.md §3). ``class: data`` marks a
+#: data feed, read or query (ERP -> Inventory DB, Grafana -> Prometheus): it is drawn but no step
+#: of the flow follows it; ``class: association`` marks a line that relates two nodes without any
+#: flow (a cache entry and its list node). Every other edge is a flow edge.
+EDGE_KINDS = ("flow", "data", "association")
+#: the D2 class on the edges out of a fork whose branches all run (not alternatives)
+PARALLEL_CLASS = "parallel"
+
+
+def edge_kind(classes: Iterable[str] | None) -> str:
+    """The kind of an edge with the D2 ``classes``: ``association`` or ``data`` when it has that
+    class (association wins when it has both), else ``flow``.
+
+    >>> edge_kind(None), edge_kind(["data"]), edge_kind(["parallel"]), edge_kind(["data", "association"])
+    ('flow', 'data', 'flow', 'association')
+    """
+    names = set(classes or ())
+    return "association" if "association" in names else "data" if "data" in names else "flow"
+
 
 @dataclass(frozen=True, order=True)
 class Edge:
@@ -144,8 +163,30 @@ def build_graph(parsed: dict[str, Any]) -> nx.MultiDiGraph:
         for n in (src, dst):
             if n not in g:
                 g.add_node(n, label=n.split(".")[-1], shape="rectangle", parent=None)
-        g.add_edge(src, dst, label=e.get("label") or "", directed=arrow in ("->", "<-"), arrow=arrow)
+        classes = e.get("classes") or ()
+        g.add_edge(src, dst, label=e.get("label") or "", directed=arrow in ("->", "<-"), arrow=arrow,
+                   kind=edge_kind(classes), parallel=PARALLEL_CLASS in classes)
     return g
+
+
+def _view(g: nx.MultiDiGraph, keep) -> nx.MultiDiGraph:
+    """``g`` with only the edges whose data ``keep`` accepts (``g`` itself when it keeps them all)."""
+    if all(keep(d) for _, _, d in g.edges(data=True)):
+        return g
+    h = nx.MultiDiGraph()
+    h.add_nodes_from(g.nodes(data=True))
+    h.add_edges_from((u, v, k, d) for u, v, k, d in g.edges(keys=True, data=True) if keep(d))
+    return h
+
+
+def flow_view(g: nx.MultiDiGraph) -> nx.MultiDiGraph:
+    """The flow edges of ``g`` (every node kept): what the questions about the flow walk.
+
+    >>> g = build_graph({"edges": [{"src": "a", "dst": "b"}, {"src": "b", "dst": "db", "classes": ["data"]}]})
+    >>> [(e.src, e.dst) for e in graph_edges(flow_view(g))], sorted(flow_view(g).nodes)
+    ([('a', 'b')], ['a', 'b', 'db'])
+    """
+    return _view(g, lambda d: d.get("kind", "flow") == "flow")
 
 
 def graph_edges(g: nx.MultiDiGraph) -> list[Edge]:
@@ -197,9 +238,30 @@ def restrict(g: nx.MultiDiGraph, sub: Subgraph) -> nx.MultiDiGraph:
     """The part of ``g`` that ``sub`` names, as a graph of its own (node attributes kept).
 
     Edges of ``sub`` that ``g`` does not have are still added (a context may hold
-    claims that are not in the diagram); nodes unknown to ``g`` get their id as label.
+    claims that are not in the diagram); nodes unknown to ``g`` get their id as label. An edge
+    keeps the kind (flow, data, association) and the ``parallel`` mark of the edge of ``g`` it
+    names (same ends, direction and label); an edge ``g`` lacks is a flow edge.
+
+    >>> g = build_graph({"edges": [{"src": "a", "dst": "db", "label": "reads", "classes": ["data"]}]})
+    >>> [d["kind"] for _, _, d in restrict(g, whole(g)).edges(data=True)]
+    ['data']
     """
-    return graph_of(sub, g._node)
+    return copy_kinds(graph_of(sub, g._node), g)
+
+
+def copy_kinds(h: nx.MultiDiGraph, g: nx.MultiDiGraph) -> nx.MultiDiGraph:
+    """``h`` with each edge given the kind and ``parallel`` mark of the edge of ``g`` it names (same
+    ends, direction and label); edges ``g`` lacks are left as they are (flow)."""
+    for u, v, d in h.edges(data=True):
+        same = [x for x in (g._succ[u].get(v, {}).values() if u in g else ())
+                if (x.get("label") or "") == d["label"] and x.get("directed", True) == d["directed"]]
+        if not same and not d["directed"] and v in g:  # an undirected edge written the other way round
+            same = [x for x in g._succ[v].get(u, {}).values()
+                    if (x.get("label") or "") == d["label"] and not x.get("directed", True)]
+        if same:
+            d["kind"] = same[0].get("kind", "flow")
+            d["parallel"] = same[0].get("parallel", False)
+    return h
 
 
 def graph_of(sub: Subgraph, node_attrs: Mapping[str, Mapping[str, Any]]) -> nx.MultiDiGraph:

@@ -232,8 +232,10 @@ def _statement_parts(text: str, stmt: Key) -> tuple[list[str], list[str], str]:
     """(node texts, arrow texts, suffix from the ``:`` on) of a connection statement."""
     first = stmt.primary if stmt.primary is not None else stmt.value
     if first is not None:
-        colon = text.rindex(":", stmt.pos, first.pos)
-        head, suffix = text[stmt.pos:colon], text[colon:stmt.end]
+        # `a -> b: label {class: data}` has its suffix from the colon; `a -> b {class: data}`, from the map
+        colon = text.rfind(":", stmt.pos, first.pos)
+        head, suffix = (text[stmt.pos:colon], text[colon:stmt.end]) if colon >= 0 else \
+            (text[stmt.pos:first.pos].rstrip(), " " + text[first.pos:stmt.end])
     else:
         head, suffix = text[stmt.pos:stmt.end], ""
     nodes, arrows, cursor = [], [], stmt.pos

@@ -107,7 +107,21 @@ def context_to_json(ctx: Any) -> dict[str, Any]:
     """A :class:`benchmark.context.Context` as the answerer saw it: subgraph, node attributes, text."""
     g = ctx.graph
     attrs = {n: [g.nodes[n].get("label"), g.nodes[n].get("shape"), g.nodes[n].get("parent")] for n in sorted(g.nodes)}
-    return {"diagram": ctx.diagram_id, **subgraph_to_json(ctx.subgraph), "node_attrs": attrs, "text": ctx.text}
+    out = {"diagram": ctx.diagram_id, **subgraph_to_json(ctx.subgraph), "node_attrs": attrs, "text": ctx.text}
+    marked = sorted([u, v, d.get("label") or "", d.get("directed", True), d.get("kind", "flow"), bool(d.get("parallel"))]
+                    for u, v, d in g.edges(data=True) if d.get("kind", "flow") != "flow" or d.get("parallel"))
+    if marked:  # the edges that are not plain flow (DESIGN.md §3): their kind must survive the record
+        out["edge_kinds"] = marked
+    return out
+
+
+def _mark_edges(g: nx.MultiDiGraph, marked: list) -> nx.MultiDiGraph:
+    """Set ``kind`` and ``parallel`` on the edges of ``g`` that ``marked`` names (see :func:`context_to_json`)."""
+    for src, dst, label, directed, kind, parallel in marked:
+        for d in (g._succ[src].get(dst, {}).values() if src in g else ()):
+            if d.get("label") == label and d.get("directed", True) == directed:
+                d["kind"], d["parallel"] = kind, parallel
+    return g
 
 
 def context_from_json(d: dict[str, Any], like: tuple[dict[str, Any], Subgraph] | None = None) -> Any:
@@ -124,7 +138,8 @@ def context_from_json(d: dict[str, Any], like: tuple[dict[str, Any], Subgraph] |
         sub = subgraph_from_json(d)
     attrs = {n: {"label": label, "shape": shape, "parent": parent}
              for n, (label, shape, parent) in (d.get("node_attrs") or {}).items()}
-    return Context(diagram_id=d["diagram"], subgraph=sub, graph=graph_of(sub, attrs), text=d.get("text") or "")
+    return Context(diagram_id=d["diagram"], subgraph=sub, graph=_mark_edges(graph_of(sub, attrs), d.get("edge_kinds") or []),
+                   text=d.get("text") or "")
 
 
 def _jsonable(value: Any) -> Any:

@@ -2,7 +2,19 @@
 
 Everything here is a pure function of a question's structured form and a flow-view graph
 (:func:`benchmark.graph.build_graph`). The same function that checks that a gold certificate
-proves its answer decides whether a retrieved context is *sufficient* (DESIGN.md §5):
+proves its answer decides whether a retrieved context is *sufficient* (DESIGN.md §5).
+
+Edge kinds (DESIGN.md §3): every question type walks the *flow* edges only
+(:func:`benchmark.graph.flow_view`): a ``class: data`` feed and a ``class: association`` line are
+not steps of the flow. The two types that ask about a drawn arrow as such, ``edge_exists`` and
+``edge_label``, concern any arrow. A ``path`` answer is any simple path along flow edges.
+
+Forks (DESIGN.md §3): the edges out of a fork whose branches all run carry ``class: parallel``.
+A ``yes`` to ``reachable_avoiding`` needs a route that avoids the node in a real run: a route may
+leave a fork by a parallel edge only when no *other* parallel branch of that fork reaches the
+avoided node (:func:`avoiding_view`), since that branch runs too. Where a route exists only through
+such a fork the diagram does not answer the question: the solver gives ``None`` and the validator
+refuses it (:func:`parallel_only`). A ``no`` is unaffected (more branches running never avoid more).
 
 >>> from benchmark.graph import Edge, Subgraph
 >>> g = build_graph({"nodes": [{"id": n} for n in "abc"],
@@ -19,7 +31,8 @@ from typing import Any, Iterable
 
 import networkx as nx
 
-from benchmark.graph import Edge, Subgraph, build_graph, edge_hits, edges_between, in_edges, out_edges, restrict  # noqa: F401
+from benchmark.graph import (Edge, Subgraph, build_graph, edge_hits, edges_between, flow_view,  # noqa: F401
+                             in_edges, out_edges, restrict)
 from benchmark.questions import QUESTION_TYPES, Question
 
 
@@ -72,16 +85,90 @@ def _reaches(g: nx.MultiDiGraph, s: str, t: str, avoid: str | None = None) -> bo
     return t in _bfs(g, s, avoid) and t != avoid
 
 
+#: question types about a drawn arrow as such: they concern every edge, whatever its kind
+ANY_ARROW_TYPES = frozenset({"edge_exists", "edge_label"})
+
+
+def walked(qtype: str, g: nx.MultiDiGraph) -> nx.MultiDiGraph:
+    """The edges of ``g`` that questions of ``qtype`` reason over: all of them for
+    :data:`ANY_ARROW_TYPES`, else the flow edges (:func:`benchmark.graph.flow_view`)."""
+    return g if qtype in ANY_ARROW_TYPES else flow_view(g)
+
+
+def avoiding_view(g: nx.MultiDiGraph, avoid: str) -> nx.MultiDiGraph:
+    """The flow edges of ``g`` that a run avoiding ``avoid`` can take: all of them except a
+    ``class: parallel`` edge F -> X when another parallel edge of the same fork F leads to a node
+    that reaches ``avoid`` (or is it): that branch runs too.
+
+    >>> g = build_graph({"edges": [{"src": "f", "dst": "x", "classes": ["parallel"]}, {"src": "f", "dst": "y", "classes": ["parallel"]},
+    ...                            {"src": "y", "dst": "c"}, {"src": "x", "dst": "e"}]})
+    >>> sorted((e.src, e.dst) for e in _edges(avoiding_view(g, "c"))), len(_edges(avoiding_view(g, "e")))
+    ([('f', 'y'), ('x', 'e'), ('y', 'c')], 3)
+    """
+    f = flow_view(g)
+    reaches_avoid: dict[str, bool] = {}
+
+    def runs_into(node: str) -> bool:
+        if node not in reaches_avoid:
+            reaches_avoid[node] = node == avoid or avoid in _bfs(f, node)
+        return reaches_avoid[node]
+
+    blocked = set()
+    for u, v, k, d in f.edges(keys=True, data=True):
+        if d.get("parallel"):
+            siblings = {w for _, w, dd in f.out_edges(u, data=True) if dd.get("parallel") and w != v}
+            if any(runs_into(w) for w in siblings):
+                blocked.add((u, v, k))
+    if not blocked:
+        return f
+    h = nx.MultiDiGraph()
+    h.add_nodes_from(f.nodes(data=True))
+    h.add_edges_from((u, v, k, d) for u, v, k, d in f.edges(keys=True, data=True) if (u, v, k) not in blocked)
+    return h
+
+
+def _edges(g: nx.MultiDiGraph) -> list[Edge]:
+    return [Edge(u, v, d.get("label") or "", d.get("directed", True)) for u, v, d in g.edges(data=True)]
+
+
+def parallel_only(qtype: str, args: dict[str, str], g: nx.MultiDiGraph) -> bool:
+    """True when a ``reachable_avoiding`` route exists only through a ``class: parallel`` fork whose
+    other branch reaches the avoided node, so that ``g`` does not answer the question (see the
+    module docstring).
+
+    >>> g = build_graph({"edges": [{"src": "s", "dst": "f"}, {"src": "f", "dst": "x", "classes": ["parallel"]},
+    ...                            {"src": "f", "dst": "y", "classes": ["parallel"]}, {"src": "x", "dst": "j"},
+    ...                            {"src": "y", "dst": "j"}, {"src": "j", "dst": "e"}]})
+    >>> parallel_only("reachable_avoiding", {"source": "s", "target": "e", "avoid": "x"}, g)
+    True
+    >>> solve("reachable_avoiding", {"source": "s", "target": "e", "avoid": "x"}, g) is None
+    True
+    >>> solve("reachable_avoiding", {"source": "s", "target": "e", "avoid": "j"}, g), solve("reachable", {"source": "s", "target": "e"}, g)
+    (False, True)
+    """
+    if qtype != "reachable_avoiding" or args["source"] not in g:
+        return False
+    a = args
+    return (_reaches(flow_view(g), a["source"], a["target"], a["avoid"])
+            and not _reaches(avoiding_view(g, a["avoid"]), a["source"], a["target"], a["avoid"]))
+
+
 def solve(qtype: str, args: dict[str, str], g: nx.MultiDiGraph) -> Any:
     """The answer to a structured question on graph ``g`` (canonical form), or ``None`` when
-    ``g`` does not determine one (no such branch, no path, ambiguous label)."""
+    ``g`` does not determine one (no such branch, no path, ambiguous label, a witness only
+    through a parallel fork)."""
     a = args
+    g = walked(qtype, g)
     if qtype == "edge_exists":
         return any(v == a["target"] for v, _ in out_edges(g, a["source"]))
     if qtype == "reachable":
         return a["source"] in g and _reaches(g, a["source"], a["target"])
     if qtype == "reachable_avoiding":
-        return a["source"] in g and _reaches(g, a["source"], a["target"], a["avoid"])
+        if a["source"] not in g:
+            return False
+        if _reaches(avoiding_view(g, a["avoid"]), a["source"], a["target"], a["avoid"]):
+            return True
+        return None if _reaches(g, a["source"], a["target"], a["avoid"]) else False
     if qtype == "common_downstream":
         return _reaches(g, a["first"], a["target"]) and _reaches(g, a["second"], a["target"])
     if qtype == "path":
@@ -107,21 +194,37 @@ def solve(qtype: str, args: dict[str, str], g: nx.MultiDiGraph) -> Any:
 
 
 def is_path_in(g: nx.MultiDiGraph, path: Iterable[str]) -> bool:
-    """True when consecutive nodes of ``path`` are joined by walkable edges of ``g``."""
+    """True when consecutive nodes of ``path`` are joined by walkable edges of ``g`` (of any kind:
+    pass the view that the question walks)."""
     path = list(path)
     if not path or any(n not in g for n in path):
         return False
     return all(any(v == b for v, _ in out_edges(g, a)) for a, b in zip(path, path[1:]))
 
 
+def is_route(args: dict[str, str], path: Any, g: nx.MultiDiGraph) -> bool:
+    """Is ``path`` an answer to a ``path`` question on ``g``: a simple path (no node twice) from
+    the source to the target along flow edges?
+
+    >>> g = build_graph({"edges": [{"src": "a", "dst": "b"}, {"src": "b", "dst": "c"}, {"src": "a", "dst": "c"},
+    ...                            {"src": "b", "dst": "a"}, {"src": "a", "dst": "d", "classes": ["data"]}]})
+    >>> is_route({"source": "a", "target": "c"}, ("a", "b", "c"), g), is_route({"source": "a", "target": "c"}, ("a", "c"), g)
+    (True, True)
+    >>> is_route({"source": "a", "target": "c"}, ("a", "b", "a", "c"), g), is_route({"source": "a", "target": "d"}, ("a", "d"), g)
+    (False, False)
+    """
+    p = tuple(path)
+    return (len(p) >= 1 and p[0] == args["source"] and p[-1] == args["target"] and len(set(p)) == len(p)
+            and is_path_in(flow_view(g), p))
+
+
 def answers_match(qtype: str, args: dict[str, str], predicted: Any, gold: Any, g: nx.MultiDiGraph) -> bool:
-    """Equality of two canonical answers; a path matches any shortest path of the diagram ``g``."""
-    if predicted is None:
+    """Equality of two canonical answers; for ``path`` both must be routes of the diagram ``g``
+    (:func:`is_route`): any simple path is accepted, not only the one annotated."""
+    if predicted is None or gold is None:
         return False
     if QUESTION_TYPES[qtype].kind == "path":
-        p = tuple(predicted)
-        return (len(p) == len(gold) and p[0] == args["source"] and p[-1] == args["target"]
-                and is_path_in(g, p))
+        return is_route(args, predicted, g) and is_route(args, gold, g)
     if QUESTION_TYPES[qtype].kind == "label":
         return _norm(predicted) == _norm(gold)
     return predicted == gold
@@ -152,6 +255,7 @@ def closures(qtype: str, args: dict[str, str], answer: Any, g: nx.MultiDiGraph) 
     if not (t.always_closed or (t.closed_when_false and answer is False)):
         return []
     a = args
+    g = walked(qtype, g)
     if qtype == "edge_exists":
         edges = [e for _, e in out_edges(g, a["source"])]
         return [Subgraph.from_edges(edges, [a["source"], a["target"]])]
@@ -190,8 +294,6 @@ def proves(qtype: str, args: dict[str, str], answer: Any, sub: Subgraph, g: nx.M
     h = restrict(g, sub)
     if not answers_match(qtype, args, solve(qtype, args, h), answer, g):
         return False
-    if QUESTION_TYPES[qtype].kind == "path" and not answers_match(qtype, args, answer, solve(qtype, args, g), g):
-        return False  # a witness proves a path, but only a shortest one of the diagram is the answer
     needed = closures(qtype, args, answer, g)
     return not needed or any(_contains(sub, c, qtype in LABEL_TYPES) for c in needed)
 
@@ -240,16 +342,19 @@ def propose_certificate(qtype: str, args: dict[str, str], g: nx.MultiDiGraph) ->
         # a directed and an undirected edge between the same nodes can share one identity (Edge.key)
         return answer, _minimise(qtype, args, answer, closed, g)
     a = args
-    if qtype in ("reachable", "path"):
-        cert = _shortest(g, a["source"], a["target"])
+    w = walked(qtype, g)
+    if qtype == "reachable":
+        cert = _shortest(w, a["source"], a["target"])
+    elif qtype == "path":
+        cert = _shortest(w, a["source"], a["target"])
     elif qtype == "reachable_avoiding":
-        cert = _shortest(g, a["source"], a["target"], a["avoid"])
+        cert = _shortest(avoiding_view(w, a["avoid"]), a["source"], a["target"], a["avoid"])
     elif qtype == "common_downstream":
-        cert = _shortest(g, a["first"], a["target"]).union(_shortest(g, a["second"], a["target"]))
+        cert = _shortest(w, a["first"], a["target"]).union(_shortest(w, a["second"], a["target"]))
     elif qtype in ("edge_exists", "edge_label"):
         cert = Subgraph.from_edges([min(e for v, e in out_edges(g, a["source"]) if v == a["target"])])
     elif qtype == "decision_outcome":
-        cert = Subgraph.from_edges([min(e for v, e in out_edges(g, a["node"])
+        cert = Subgraph.from_edges([min(e for v, e in out_edges(w, a["node"])
                                         if v == answer and _norm(e.label) == _norm(a["branch"]))])
     else:  # pragma: no cover - every type is handled above
         raise ValueError(qtype)
@@ -294,6 +399,34 @@ def shortest_paths(g: nx.MultiDiGraph, source: str, target: str, avoid: str | No
     return found
 
 
+def simple_routes(g: nx.MultiDiGraph, source: str, target: str, limit: int = 64) -> list[Subgraph]:
+    """The first ``limit`` simple paths from ``source`` to ``target`` over walkable edges of ``g``,
+    shortest first (ties in a stable order), each as a certificate: every answer to a ``path``
+    question is one of them.
+
+    >>> g = build_graph({"edges": [{"src": "a", "dst": "b"}, {"src": "b", "dst": "d"}, {"src": "a", "dst": "c"},
+    ...                            {"src": "c", "dst": "e"}, {"src": "e", "dst": "d"}]})
+    >>> [sorted(e.src + e.dst for e in p.edges) for p in simple_routes(g, "a", "d")]
+    [['ab', 'bd'], ['ac', 'ce', 'ed']]
+    """
+    if source not in g or target not in g:
+        return []
+    simple = nx.DiGraph()
+    simple.add_nodes_from(sorted(g.nodes))
+    for u in sorted(g.nodes):
+        for v, e in out_edges(g, u):
+            if v != u and not simple.has_edge(u, v):
+                simple.add_edge(u, v, edge=e)
+    if not nx.has_path(simple, source, target):
+        return []
+    found: list[Subgraph] = []
+    for nodes in nx.shortest_simple_paths(simple, source, target):
+        found.append(Subgraph.from_edges([simple.edges[a, b]["edge"] for a, b in zip(nodes, nodes[1:])], [source, target]))
+        if len(found) >= limit:
+            break
+    return found
+
+
 #: how many alternative certificates are compared at most (several shortest paths)
 MAX_CERTIFICATES = 64
 
@@ -301,7 +434,8 @@ MAX_CERTIFICATES = 64
 def valid_certificates(qtype: str, args: dict[str, str], answer: Any, annotated: Subgraph, g: nx.MultiDiGraph,
                        limit: int = MAX_CERTIFICATES) -> list[Subgraph]:
     """The annotated certificate first, then the other certificates as valid as it: the other
-    shortest witness paths of a positive reachability or path question, the other edges of an
+    shortest witness paths of a positive reachability question, the other routes of a path
+    question (any route is an answer; the first ``limit``, shortest first), the other edges of an
     existing edge. Closed sets (negative and universal answers) have no alternative.
 
     >>> g = build_graph({"edges": [{"src": "a", "dst": "b"}, {"src": "b", "dst": "d"},
@@ -315,19 +449,22 @@ def valid_certificates(qtype: str, args: dict[str, str], answer: Any, annotated:
     alternatives: list[Subgraph] = []
     if closures(qtype, args, answer, g):
         return out
-    if qtype in ("reachable", "path") and answer not in (False, None):
-        alternatives = shortest_paths(g, a["source"], a["target"], limit=limit)
+    w = walked(qtype, g)
+    if qtype == "reachable" and answer is True:
+        alternatives = shortest_paths(w, a["source"], a["target"], limit=limit)
+    elif qtype == "path" and answer is not None:  # any route is an answer, so any route is a certificate
+        alternatives = simple_routes(w, a["source"], a["target"], limit=limit)
     elif qtype == "reachable_avoiding" and answer is True:
-        alternatives = shortest_paths(g, a["source"], a["target"], a["avoid"], limit=limit)
+        alternatives = shortest_paths(avoiding_view(w, a["avoid"]), a["source"], a["target"], a["avoid"], limit=limit)
     elif qtype == "common_downstream" and answer is True:
-        firsts = shortest_paths(g, a["first"], a["target"], limit=limit)
-        seconds = shortest_paths(g, a["second"], a["target"], limit=limit)
+        firsts = shortest_paths(w, a["first"], a["target"], limit=limit)
+        seconds = shortest_paths(w, a["second"], a["target"], limit=limit)
         alternatives = [f.union(s) for f in firsts for s in seconds][:limit]
     elif qtype == "edge_exists" and answer is True:
         alternatives = [Subgraph.from_edges([e]) for e in sorted(edges_between(g, a["source"], a["target"]))]
-    size = len(annotated.edges)
+    size = len(annotated.edges) if qtype != "path" else None
     for c in alternatives:
-        if c != annotated and len(c.edges) <= size and proves(qtype, args, answer, c, g):
+        if c != annotated and (size is None or len(c.edges) <= size) and proves(qtype, args, answer, c, g):
             out.append(c)
     return out
 

@@ -17,7 +17,7 @@ from benchmark.errors import DiagQAError, InputError
 from benchmark.graph import Subgraph, restrict
 from benchmark.questions import Question, answer_to_json
 from benchmark.render import check_render, load_manifest
-from benchmark.solver import answers_match, droppable, proves, resolve_certificate, solve
+from benchmark.solver import answers_match, droppable, parallel_only, proves, resolve_certificate, solve
 
 
 def _problem(q: Question, msg: str) -> InputError:
@@ -27,6 +27,8 @@ def _problem(q: Question, msg: str) -> InputError:
 #: why a certificate that lies inside the diagram fails to prove its answer (one wording for
 #: ``diagqa validate`` and ``diagqa run``)
 NOT_PROVING = "certificate does not prove the answer (the solver on the certificate alone disagrees)"
+PARALLEL_ONLY = ("every route that avoids the node leaves a parallel fork (class: parallel) whose other branch "
+                 "reaches it: all branches of a fork run, so no run avoids it; ask where branches are exclusive")
 NOT_CLOSED = "certificate is not closed (negative/universal questions need every reached node and its out-edges)"
 
 
@@ -55,12 +57,16 @@ def question_problems(q: Question, diagram: Diagram, minimal: bool = True) -> li
     if missing:
         return [_problem(q, f"args name nodes that are not in diagram {diagram.id}: {', '.join(missing)}")]
     got = solve(q.type, q.arg, g)
+    if got is None and parallel_only(q.type, q.arg, g):
+        return [_problem(q, PARALLEL_ONLY)]
     if not answers_match(q.type, q.arg, got, q.answer, g):
         return [_problem(q, f"annotated answer {answer_to_json(q.answer)!r} but the solver computes "
                             f"{answer_to_json(got)!r} on diagram {diagram.id}")]
     cert, outside = resolve_certificate(q.certificate, g)
     if outside:
         return [_problem(q, "certificate is not inside the diagram: " + "; ".join(outside))]
+    if q.type == "path" and cert.all_nodes != frozenset(q.answer):
+        return [_problem(q, "certificate is not the annotated route (a path certificate is the answer's nodes and edges)")]
     problem = certificate_problem(q, cert, g)
     if problem:
         return [_problem(q, problem)]

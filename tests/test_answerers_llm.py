@@ -495,3 +495,15 @@ def test_a_small_share_of_failures_is_tolerated(tmp_path, monkeypatch):
         args = ["run", "--config", str(cfg), "--out", str(tmp_path / "results"), "--no-progress"]
         assert main(args + ["--run-id", "a", "--max-error-share", "0.2"]) == 0   # 1 of 6 failed
         assert main(args + ["--run-id", "b", "--max-error-share", "0.1"]) == 0   # cached now: nothing failed
+
+
+def test_the_prompt_explains_edge_kinds_only_when_the_context_marks_one():
+    from benchmark.answerers.llm import KIND_NOTE, build_messages
+    from benchmark.graph import Subgraph
+    from benchmark.questions import Question
+
+    q = Question("q", "d", "Can A reach C?", "reachable", (("source", "a"), ("target", "c")), False, Subgraph())
+    marked = build_messages(q, "A -> B [sync] (data)\nB -> C")[0]["content"]
+    plain = build_messages(q, "A -> B [sync]\nB -> C")[0]["content"]
+    assert KIND_NOTE in marked and KIND_NOTE not in plain
+    assert marked.replace("\n" + KIND_NOTE, "").replace(" (data)", "") == plain

@@ -182,3 +182,17 @@ def test_card_reports_the_prior_floor_as_diagqa_priors_measures_it():
                      "text-cue", "text-cue", 1, 2, 1)
     assert gap.yes_no_gap == pytest.approx(0.1)
     assert "+10.0 points over the majority baseline (target: at most +5; **not met**)" in render_markdown(replace(s, priors=gap))
+
+
+def test_card_states_the_edge_convention_and_counts_edges_by_kind(tmp_path):
+    root = tmp_path / "ds"
+    shutil.copytree(FIXTURE, root)
+    d2 = root / "diagrams" / "mini_a.d2"
+    d2.write_text(d2.read_text(encoding="utf-8").replace("cache -> db", "classes: {data: {style.stroke-dash: 4}}\ncache -> db {class: data}"),
+                  encoding="utf-8")
+    ds, _ = load_dataset(root, strict=False)
+    s = card_stats(ds)
+    assert s.edge_kinds == {"flow": 11, "data": 1, "association": 0, "parallel": 0}
+    text = render_markdown(s)
+    assert card.EDGE_CONVENTION in text
+    assert "| flow | 11 |" in text and "| data | 1 |" in text

@@ -53,3 +53,21 @@ def test_doctests():
 
     result = doctest.testmod(benchmark.context)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_a_stored_context_keeps_its_data_edges_out_of_the_flow():
+    from benchmark.d2 import parse_text
+    from benchmark.graph import build_graph, whole
+    from benchmark.records import context_from_json, context_to_json
+    from benchmark.solver import solve
+
+    g = build_graph(parse_text("classes: {data: {style.stroke-dash: 4}}\na -> db: reads {class: data}\n"
+                               "db -> report\na -> b {class: parallel}\n"))
+    ctx = make_context("d", whole(g), g)
+    back = context_from_json(context_to_json(ctx))
+    kinds = {(u, v): (d.get("kind", "flow"), d.get("parallel", False)) for u, v, d in back.graph.edges(data=True)}
+    assert kinds == {("a", "db"): ("data", False), ("db", "report"): ("flow", False), ("a", "b"): ("flow", True)}
+    assert solve("reachable", {"source": "a", "target": "report"}, back.graph) is False
+    # a context without such edges is stored exactly as before
+    plain = build_graph(parse_text("a -> b\n"))
+    assert "edge_kinds" not in context_to_json(make_context("d", whole(plain), plain))

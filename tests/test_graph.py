@@ -24,7 +24,7 @@ def test_reverse_arrow_is_stored_in_flow_direction():
     g = build_graph(parsed([("a", "<-", "b", "reads")]))
     assert [(u, v) for u, v in g.edges()] == [("b", "a")]
     data = next(iter(g.edges(data=True)))[2]
-    assert data == {"label": "reads", "directed": True, "arrow": "<-"}
+    assert data == {"label": "reads", "directed": True, "arrow": "<-", "kind": "flow", "parallel": False}
     assert [v for v, _ in out_edges(g, "b")] == ["a"]
     assert list(out_edges(g, "a")) == []
 

@@ -72,6 +72,16 @@ def test_edits_are_made_in_place_and_give_the_edited_graph(edit, expected, tmp_p
     assert d2_accepts(new, tmp_path)
 
 
+def test_an_edge_with_a_class_and_no_label_is_edited_with_its_class(tmp_path):
+    text = "classes: {data: {style.stroke-dash: 4}}\na\na -> b {class: data}\nb -> c {class: data}\nc -> d\n"
+    parsed = parse_text(text)
+    new = realise(text, parsed, Edit("remove", (1,)))
+    assert new == "classes: {data: {style.stroke-dash: 4}}\na\na -> b {class: data}\nc -> d\n"
+    assert [e.get("classes") for e in parse_text(new)["edges"]] == [["data"], None]
+    assert realise(text, parsed, Edit("reverse", (0,))).splitlines()[2] == "a <- b {class: data}"
+    assert d2_accepts(new, tmp_path)
+
+
 def test_removing_the_only_mention_of_a_node_keeps_the_node(tmp_path):
     text = "a: A\na -> lonely\n"
     parsed = parse_text(text)

@@ -114,14 +114,16 @@ def test_parallel_edges_with_different_labels():
 
 # ---------------------------------------------------------------- answers_match
 
-def test_a_path_answer_matches_any_shortest_path():
+def test_a_path_answer_matches_any_simple_path():
     g = graph(("s", "->", "a"), ("s", "->", "b"), ("a", "->", "t"), ("b", "->", "t"), ("s", "->", "c"),
-              ("c", "->", "d"), ("d", "->", "t"))
+              ("c", "->", "d"), ("d", "->", "t"), ("a", "->", "s"))
     gold = solve("path", {"source": "s", "target": "t"}, g)
     args = {"source": "s", "target": "t"}
     assert answers_match("path", args, ("s", "a", "t"), gold, g)
     assert answers_match("path", args, ("s", "b", "t"), gold, g)
-    assert not answers_match("path", args, ("s", "c", "d", "t"), gold, g)  # a path, but not shortest
+    assert answers_match("path", args, ("s", "c", "d", "t"), gold, g)  # longer, but a route of the diagram
+    assert not answers_match("path", args, ("s", "a", "s", "b", "t"), gold, g)  # a walk, not a simple path
+    assert not answers_match("path", args, ("s", "a", "t"), ("s", "x", "t"), g)  # a gold that is no route
     assert not answers_match("path", args, ("s", "d", "t"), gold, g)  # not a path of the diagram
     assert not answers_match("path", args, ("a", "s", "t"), gold, g)  # wrong ends
     assert not answers_match("path", args, None, gold, g)
@@ -310,12 +312,16 @@ def test_a_path_certificate_through_any_shortest_path_proves():
     assert not proves("path", args, gold, Subgraph.from_edges([Edge("s", "a")]), g)
 
 
-def test_a_longer_path_is_not_proved_even_by_its_own_witness():
+def test_a_longer_path_is_proved_by_its_own_witness_alone():
+    """The path type accepts any simple path, so a route's certificate is the route: nothing has
+    to show that no shorter one exists."""
     g = graph(("s", "->", "a"), ("a", "->", "t"), ("s", "->", "t"))
     longer = Subgraph.from_edges([Edge("s", "a"), Edge("a", "t")])
     assert solve("path", {"source": "s", "target": "t"}, restrict(g, longer)) == ("s", "a", "t")
-    assert not proves("path", {"source": "s", "target": "t"}, ("s", "a", "t"), longer, g)
+    assert proves("path", {"source": "s", "target": "t"}, ("s", "a", "t"), longer, g)
     assert proves("path", {"source": "s", "target": "t"}, ("s", "t"), whole(g), g)
+    assert not droppable("path", {"source": "s", "target": "t"}, ("s", "a", "t"), longer, g)
+    assert not proves("path", {"source": "s", "target": "t"}, ("s", "a", "t"), Subgraph.from_edges([Edge("s", "a")]), g)
 
 
 def test_a_wrong_answer_is_never_proved(approval):
@@ -486,3 +492,118 @@ def test_a_context_that_proves_its_own_answer_is_right(g, qtype, data):
     own = solve(qtype, args, restrict(g, context))
     if own is not None and proves(qtype, args, own, context, g):
         assert answers_match(qtype, args, own, gold, g)
+
+
+# ---------------------------------------------------------------- edge kinds and parallel forks
+
+def _parsed_d2(text):
+    from benchmark.d2 import parse_text
+    return build_graph(parse_text(text))
+
+
+KINDS_D2 = """
+classes: {
+  data: {style.stroke-dash: 4}
+  association: {target-arrowhead.shape: none}
+}
+order -> erp -> stock
+erp -> inventory_db: sync {class: data}
+inventory_db -> in_stock {class: data}
+stock -> in_stock
+in_stock -> ship: yes
+cache -- entry {class: association}
+cache -> evict
+"""
+
+
+def test_the_d2_class_gives_an_edge_its_kind():
+    g = _parsed_d2(KINDS_D2)
+    kinds = {(u, v): d["kind"] for u, v, d in g.edges(data=True)}
+    assert kinds[("erp", "inventory_db")] == "data" and kinds[("inventory_db", "in_stock")] == "data"
+    assert kinds[("cache", "entry")] == "association" and kinds[("order", "erp")] == "flow"
+
+
+def test_the_solver_follows_flow_edges_only():
+    g = _parsed_d2(KINDS_D2)
+    # the data feed erp -> inventory_db -> in_stock is no route: only stock -> in_stock is
+    assert solve("reachable", {"source": "erp", "target": "inventory_db"}, g) is False
+    assert solve("reachable_avoiding", {"source": "order", "target": "ship", "avoid": "stock"}, g) is False
+    assert solve("path", {"source": "order", "target": "ship"}, g) == ("order", "erp", "stock", "in_stock", "ship")
+    assert solve("successors", {"node": "erp"}, g) == frozenset({"stock"})
+    assert solve("predecessors", {"node": "in_stock"}, g) == frozenset({"stock"})
+    assert solve("count_out", {"node": "cache"}, g) == 1  # the association line is not a successor
+    assert solve("common_downstream", {"first": "erp", "second": "inventory_db", "target": "in_stock"}, g) is False
+    # a question about a drawn arrow concerns any arrow
+    assert solve("edge_exists", {"source": "erp", "target": "inventory_db"}, g) is True
+    assert solve("edge_label", {"source": "erp", "target": "inventory_db"}, g) == "sync"
+
+
+def test_a_data_edge_neither_proves_a_route_nor_belongs_to_a_closed_set():
+    g = _parsed_d2(KINDS_D2)
+    args = {"source": "order", "target": "ship", "avoid": "stock"}
+    answer, cert = propose_certificate("reachable_avoiding", args, g)
+    assert answer is False
+    assert {(e.src, e.dst) for e in cert.edges} == {("order", "erp")}  # erp's data feed is not part of it
+    # a context that offers the data feed as a route proves nothing about reachability
+    feed = Subgraph.from_edges([Edge("order", "erp"), Edge("erp", "inventory_db", "sync"),
+                                Edge("inventory_db", "in_stock"), Edge("in_stock", "ship", "yes")])
+    assert not proves("reachable", {"source": "order", "target": "ship"}, True, feed, g)
+    assert proves("reachable", {"source": "order", "target": "ship"}, True,
+                  feed.union(Subgraph.from_edges([Edge("erp", "stock"), Edge("stock", "in_stock")])), g)
+    # an absent-edge certificate lists every arrow out of the source, data feeds included
+    _, absent = propose_certificate("edge_exists", {"source": "erp", "target": "ship"}, g)
+    assert {(e.src, e.dst) for e in absent.edges} == {("erp", "stock"), ("erp", "inventory_db")}
+
+
+FORK_D2 = """
+start -> hr
+hr -> check {class: parallel}
+hr -> buddy {class: parallel}
+check -> laptop: passed
+check -> withdraw: failed
+laptop -> day1
+buddy -> day1
+day1 -> done
+buddy -> welcome
+welcome -> done
+"""
+
+
+def test_a_route_through_a_parallel_fork_avoids_nothing_its_other_branch_runs_into():
+    g = _parsed_d2(FORK_D2)
+    args = {"source": "start", "target": "done", "avoid": "check"}
+    # every branch of hr runs: "done without the check" is not shown by the buddy branch
+    assert solve("reachable_avoiding", args, g) is None
+    assert solver_module.parallel_only("reachable_avoiding", args, g)
+    # ... nor does a route that avoids a node the check branch may reach (the rule is conservative)
+    assert solve("reachable_avoiding", {"source": "start", "target": "done", "avoid": "day1"}, g) is None
+    # ... but a node that no other branch of the fork reaches can be avoided through it
+    assert solve("reachable_avoiding", {"source": "start", "target": "done", "avoid": "welcome"}, g) is True
+    assert not solver_module.parallel_only("reachable_avoiding", {"source": "start", "target": "done", "avoid": "welcome"}, g)
+    assert solve("reachable_avoiding", {"source": "start", "target": "done", "avoid": "hr"}, g) is False
+    # plain reachability and paths walk every branch: all of them run
+    assert solve("reachable", {"source": "start", "target": "withdraw"}, g) is True
+    assert solve("path", {"source": "start", "target": "done"}, g) == ("start", "hr", "buddy", "day1", "done")
+    # without the class the same drawing reads as alternatives
+    alt = _parsed_d2(FORK_D2.replace(" {class: parallel}", ""))
+    assert solve("reachable_avoiding", args, alt) is True
+
+
+def test_a_certificate_through_a_fork_proves_the_route_that_avoids():
+    g = _parsed_d2(FORK_D2)
+    args = {"source": "start", "target": "done", "avoid": "welcome"}
+    answer, cert = propose_certificate("reachable_avoiding", args, g)
+    assert answer is True
+    assert {(e.src, e.dst) for e in cert.edges} == {("start", "hr"), ("hr", "buddy"), ("buddy", "day1"), ("day1", "done")}
+    assert proves("reachable_avoiding", args, True, cert, g)
+
+
+def test_any_route_is_a_valid_certificate_of_a_path_question():
+    from benchmark.solver import valid_certificates
+    g = graph(("s", "->", "a"), ("a", "->", "t"), ("s", "->", "b"), ("b", "->", "c"), ("c", "->", "t"))
+    args = {"source": "s", "target": "t"}
+    short = Subgraph.from_edges([Edge("s", "a"), Edge("a", "t")])
+    certs = valid_certificates("path", args, ("s", "a", "t"), short, g)
+    assert certs[0] == short
+    assert Subgraph.from_edges([Edge("s", "b"), Edge("b", "c"), Edge("c", "t")]) in certs  # longer, still an answer
+    assert len(certs) == 2

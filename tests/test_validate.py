@@ -254,6 +254,51 @@ def test_certificate_not_minimal(ds):
                              "can drop edge user -> auth [login]")
 
 
+def _redraw(root: Path, old: str, new: str) -> None:
+    """Edit mini_a.d2 and render it again with the real d2 binary (the PNG must stay current)."""
+    edit(root / "diagrams" / "mini_a.d2", old, new)
+    rc, _, err = run("render", "--data", str(root), "mini_a")
+    assert rc == 0, err
+
+
+def test_a_data_feed_is_no_route(ds):
+    # the cache's read of the DB becomes a data feed: the flow no longer passes through it
+    _redraw(ds, "cache -> db", "classes: {data: {style.stroke-dash: 4}}\ncache -> db {class: data}")
+    path = ds / "annotations" / "mini_a.yaml"
+    rc, errors, _ = validate(ds)
+    assert rc == 1
+    q1, _ = question_block(path, "mini_a-q1")
+    q2, _ = question_block(path, "mini_a-q2")
+    q5, _ = question_block(path, "mini_a-q5")
+    assert f"error: {path}:{q1} [mini_a-q1]: annotated answer True but the solver computes False on diagram mini_a" in errors
+    assert any(e.startswith(f"error: {path}:{q2} [mini_a-q2]: annotated answer ") for e in errors)
+    assert any(e.startswith(f"error: {path}:{q5} [mini_a-q5]: annotated answer ") for e in errors)  # predecessors
+    assert len(errors) == 3, errors
+
+
+def test_a_route_only_through_a_parallel_fork_is_refused(ds):
+    # the user logs in and reads the cache at once: the login branch runs through Auth, so
+    # "reach the DB without Auth" (mini_a-q1) has no run that shows it
+    _redraw(ds, "user -> auth: login", "user -> auth: login {class: parallel}")
+    _redraw(ds, "user -> cache: read", "user -> cache: read {class: parallel}")
+    path = ds / "annotations" / "mini_a.yaml"
+    q1, _ = question_block(path, "mini_a-q1")
+    msg = ("every route that avoids the node leaves a parallel fork (class: parallel) whose other branch "
+           "reaches it: all branches of a fork run, so no run avoids it; ask where branches are exclusive")
+    assert the_error(ds) == f"error: {path}:{q1} [mini_a-q1]: {msg}"
+
+
+def test_a_path_certificate_is_the_annotated_route(ds):
+    path = ds / "annotations" / "mini_a.yaml"
+    start, _ = question_block(path, "mini_a-q2")
+    set_in_question(path, "mini_a-q2", "answer", "[user, auth, valid, db]")   # a route too, longer
+    assert the_error(ds) == (f"error: {path}:{start} [mini_a-q2]: certificate is not the annotated route "
+                             "(a path certificate is the answer's nodes and edges)")
+    set_in_question(path, "mini_a-q2", "nodes", "[auth, db, user, valid]")
+    set_in_question(path, "mini_a-q2", "edges", "[[user, auth, login], [auth, valid], [valid, db, 'yes']]")
+    assert validate(ds)[:2] == (0, [])   # any simple path is an answer; its certificate is the route
+
+
 # -- renders ----------------------------------------------------------------------------------
 
 def test_png_missing(ds):
@@ -405,3 +450,13 @@ def test_propose_branch_that_does_not_exist():
     rc, _, err = run("propose", "--data", str(FIXTURE), "mini_a", "decision_outcome", "node=valid", "branch=maybe")
     assert rc == 2
     assert "does not determine an answer" in err
+
+
+def test_propose_says_why_a_route_through_a_parallel_fork_is_no_answer(ds):
+    _redraw(ds, "user -> auth: login", "user -> auth: login {class: parallel}")
+    _redraw(ds, "user -> cache: read", "user -> cache: read {class: parallel}")
+    rc, _, err = run("propose", "--data", str(ds), "mini_a", "reachable_avoiding", "source=user", "target=db", "avoid=auth")
+    assert rc == 2
+    assert "leaves a parallel fork (class: parallel) whose other branch reaches it" in err
+    # the plain reachability question is answered: every branch runs
+    assert propose(ds, "mini_a", "reachable", "source=user", "target=db")["answer"] is True

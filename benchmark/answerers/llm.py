@@ -71,6 +71,10 @@ EXPLANATION_RULE = '\n- explanation: at most {chars} characters, the relations y
 TEXT_SOURCE = """, using only the context below.
 The context lists the diagram's arrows, one per line, as "Source -> Target [label]" ("--" and "<->" \
 join nodes both ways), then nodes that have no arrow in the context, one per line"""
+#: said only when the context marks an edge's kind (benchmark.context.edge_line), so that other prompts stay as they were
+KIND_NOTE = ("An arrow marked (data) is a data feed, read or query and one marked (association) a line that relates "
+             "two nodes: the flow does not pass along either. Arrows marked (parallel) leave a fork whose branches all run.")
+_KIND_MARK = re.compile(r" \((?:data|association|parallel)\)$", re.M)
 IMAGE_SOURCE = ", shown in the attached image"
 IMAGE_TEXT_SOURCE = """, shown in the attached image and described in the context below.
 The context lists the diagram's arrows, one per line, as "Source -> Target [label]" ("--" and "<->" \
@@ -217,6 +221,8 @@ def build_messages(question: Question, context_text: str, input: str = "text", i
                                  explanation_rule=EXPLANATION_RULE.format(chars=explanation_chars)
                                  if explanation_chars > 0 else "")
     if input != "image":
+        if _KIND_MARK.search(context_text or ""):
+            system += "\n" + KIND_NOTE
         system += "\n\nContext:\n" + (context_text or "(empty: nothing was retrieved)")
     user_text = f"{question.text}\nanswer: {FORMATS[question.kind]}"
     if input == "text":

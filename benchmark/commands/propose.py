@@ -44,6 +44,11 @@ def main(args: argparse.Namespace) -> int:
         raise DiagQAError(f"not nodes of {path.name}: {', '.join(unknown)}; nodes: {', '.join(sorted(g.nodes))}")
     answer, cert = propose_certificate(t.name, qargs, g)
     if answer is None:
+        from benchmark.solver import parallel_only
+        from benchmark.validate import PARALLEL_ONLY
+
+        if parallel_only(t.name, qargs, g):
+            raise DiagQAError(PARALLEL_ONLY)
         raise DiagQAError("the diagram does not determine an answer to this question (no such branch/edge/path, or ambiguous)")
     out = {"type": t.name, "args": qargs, "answer": answer_to_json(answer), "certificate": cert.to_json()}
     print(yaml.safe_dump(out, allow_unicode=True, sort_keys=False, default_flow_style=None), end="")

@@ -418,10 +418,12 @@ class GraphBuilder:
         if not (src.within(obj) and dst.within(obj)):
             obj.scopes_message = True   # in a sequence diagram this makes obj a group
         label = None
+        classes: list[str] = []
         if e.primary is not None:
             label = self.text(e.primary, e.primary.scope)
         if e.map is not None:
-            for name in self.class_names(e.map.get("class")):
+            classes = self.class_names(e.map.get("class"))
+            for name in classes:
                 cmap = self.class_map(name)
                 lab = cmap.get("label") if cmap is not None else None
                 if lab is not None and lab.primary is not None:
@@ -431,7 +433,7 @@ class GraphBuilder:
                 label = self.text(lab.primary, lab.primary.scope)
         # an empty label draws nothing: the connection is unlabelled
         self.edges.append({"src": src, "dst": dst, "label": label or None, "arrow": e.arrow,
-                           "origin": e.origin})
+                           "classes": classes, "origin": e.origin})
 
     # -- entry --------------------------------------------------------------------------
     def build(self, ir_edges: list[IREdge]) -> dict:
@@ -449,8 +451,11 @@ class GraphBuilder:
                           "parent": o.parent.ident() if o.parent is not self.root else None})
         edges = []
         for e in sorted(self.edges, key=lambda e: _text_position(e["origin"])):
-            edges.append({"src": e["src"].ident(), "dst": e["dst"].ident(), "label": e["label"],
-                          "directed": e["arrow"] in ("->", "<-"), "arrow": e["arrow"]})
+            edge = {"src": e["src"].ident(), "dst": e["dst"].ident(), "label": e["label"],
+                    "directed": e["arrow"] in ("->", "<-"), "arrow": e["arrow"]}
+            if e["classes"]:  # the edge's kind (benchmark.graph.edge_kind) and fork marks
+                edge["classes"] = e["classes"]
+            edges.append(edge)
         return {"nodes": nodes, "edges": edges}
 
 

@@ -55,7 +55,7 @@ def gold_subgraph(question: Question, diagram_graph: nx.MultiDiGraph) -> Subgrap
 
 def gold_certificates(question: Question, diagram_graph: nx.MultiDiGraph) -> list[Subgraph]:
     """Every valid certificate of the question: the annotated one (resolved) first, then the other
-    shortest witness paths (:func:`benchmark.solver.valid_certificates`)."""
+    shortest witness paths, or routes of a path question (:func:`benchmark.solver.valid_certificates`)."""
     return valid_certificates(question.type, question.arg, question.answer, gold_subgraph(question, diagram_graph),
                               diagram_graph)
 
