@@ -62,20 +62,26 @@ FORMATS = {
 INSTRUCTIONS = """You answer questions about one diagram{source}.
 Reply with exactly one JSON object and nothing else:
 {{"answer": <answer>, "evidence": [["Source", "Target"], ...]{explanation_field}}}
-- evidence: the arrows your answer rests on, each as [source label, target label]{explanation_rule}"""
+- evidence: the arrows your answer rests on, each as [source label, target label]{explanation_rule}
+- answer "cannot tell" when the diagram does not determine the answer (for example, when it does not show \
+what the question names)"""
 EXPLANATION_FIELD = ', "explanation": "<a few words>"'
 EXPLANATION_RULE = '\n- explanation: at most {chars} characters, the relations you used, like "A -> B -> C"'
 
 TEXT_SOURCE = """, using only the context below.
 The context lists the diagram's arrows, one per line, as "Source -> Target [label]" ("--" and "<->" \
-join nodes both ways), then nodes that have no arrow in the context, one per line"""
+join nodes both ways), then nodes that have no arrow in the context, one per line, then "Node is inside \
+Container" for nodes drawn inside a container"""
 IMAGE_SOURCE = ", shown in the attached image"
 IMAGE_TEXT_SOURCE = """, shown in the attached image and described in the context below.
 The context lists the diagram's arrows, one per line, as "Source -> Target [label]" ("--" and "<->" \
-join nodes both ways), then nodes that have no arrow in the context, one per line"""
+join nodes both ways), then nodes that have no arrow in the context, one per line, then "Node is inside \
+Container" for nodes drawn inside a container"""
 
 INPUTS = ("text", "image", "image+text")
 RESPONSE_FORMATS = ("json_schema", "json_object_schema", "json_object", "none")
+#: the answer that abstains (offered in every prompt, so that its offer tells nothing about a question)
+CANNOT_TELL = "cannot tell"
 #: request failures that count toward the circuit breaker (an unparsable reply means the server works)
 TRANSPORT_KINDS = {"timeout", "http_error", "rate_limited", "connection_error", "reply_too_large"}
 
@@ -85,15 +91,18 @@ def answer_schema(kind: str, explanation_chars: int = 200, max_evidence: int = 8
     ``explanation_chars=0`` asks for no explanation.
 
     >>> answer_schema("bool")["properties"]["answer"]
-    {'type': 'string', 'enum': ['yes', 'no']}
+    {'type': 'string', 'enum': ['yes', 'no', 'cannot tell']}
+    >>> answer_schema("int")["properties"]["answer"]["anyOf"][1]
+    {'type': 'string', 'enum': ['cannot tell']}
     >>> answer_schema("int")["required"], answer_schema("int", 0)["required"]
     (['answer', 'evidence', 'explanation'], ['answer', 'evidence'])
     """
+    abstain = {"type": "string", "enum": [CANNOT_TELL]}
     answer = {
-        "bool": {"type": "string", "enum": ["yes", "no"]},
-        "int": {"type": "integer"},
-        "nodes": {"type": "array", "items": {"type": "string"}},
-        "path": {"type": "array", "items": {"type": "string"}},
+        "bool": {"type": "string", "enum": ["yes", "no", CANNOT_TELL]},
+        "int": {"anyOf": [{"type": "integer"}, abstain]},
+        "nodes": {"anyOf": [{"type": "array", "items": {"type": "string"}}, abstain]},
+        "path": {"anyOf": [{"type": "array", "items": {"type": "string"}}, abstain]},
     }.get(kind, {"type": "string"})
     pair = {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2}
     props: dict[str, Any] = {"answer": answer, "evidence": {"type": "array", "items": pair, "maxItems": max_evidence}}
@@ -236,7 +245,7 @@ def build_messages(question: Question, context_text: str, input: str = "text", i
                                  if explanation_chars > 0 else "")
     if input != "image":
         system += "\n\nContext:\n" + (context_text or "(empty: nothing was retrieved)")
-    user_text = f"{question.text}\nanswer: {FORMATS[question.kind]}"
+    user_text = f"{question.text}\nanswer: {FORMATS[question.surface_kind]}"  # an absent-entity question reads as its form
     if input == "text":
         return [{"role": "system", "content": system}, {"role": "user", "content": user_text}]
     if not image_url:
@@ -448,7 +457,7 @@ class LLMAnswerer:
             image_url = self._image_url(context, image)
             messages = build_messages(question, context.text if context is not None else "", self.input, image_url,
                                       self.explanation_chars)
-            schema = answer_schema(question.kind, self.explanation_chars)
+            schema = answer_schema(question.surface_kind, self.explanation_chars)
             fmt = self.response_format if self._format_ok else "none"
             key = request_key(self.model, messages, dict(self.params, response_format=fmt))
             meta["request_key"] = key

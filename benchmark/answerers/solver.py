@@ -69,6 +69,9 @@ class SolverAnswerer:
         meta = {"latency_s": round(time.perf_counter() - start, 6)}
         if value is None:  # an abstention, flagged as one (not an error)
             return Answer(self.name, None, explanation=ABSTAIN, meta=dict(meta, abstained=True))
+        if question.kind == "abstain":  # what the question names is not in the context: abstain
+            return Answer(self.name, None, meta=dict(meta, abstained=True),
+                          explanation=f"No node in the context is {question.arg['entity']!r}: {ABSTAIN}.")
         evidence = tuple(sorted((display_name(g, e.src), display_name(g, e.dst)) for e in cert.edges))
         if question.kind == "path":
             evidence = tuple((display_name(g, a), display_name(g, b)) for a, b in zip(value, value[1:]))
