@@ -6,7 +6,7 @@ the edges of the path or closed set it used (:func:`benchmark.solver.propose_cer
 
 >>> from benchmark.context import make_context
 >>> from benchmark.graph import build_graph, whole
->>> from benchmark.questions import Question
+>>> from benchmark.questions import Question, split_branches
 >>> g = build_graph({"nodes": [{"id": "u", "label": "User"}, {"id": "c", "label": "Cache"}, {"id": "d", "label": "DB"}],
 ...                  "edges": [{"src": "u", "dst": "c"}, {"src": "c", "dst": "d"}]})
 >>> q = Question("q", "x", "Which steps lead from User to DB?", "path", (("source", "u"), ("target", "d")), None, None)
@@ -23,8 +23,8 @@ import networkx as nx
 
 from benchmark.answers import Answer
 from benchmark.graph import node_label
-from benchmark.questions import Question
-from benchmark.solver import propose_certificate
+from benchmark.questions import Question, split_branches
+from benchmark.solver import ancestors_chain, decisions, end_states, propose_certificate, scenario_walk
 from benchmark.stages import ANSWERERS
 
 YES_NO = {"en": ("yes", "no"), "ru": ("да", "нет")}
@@ -80,6 +80,22 @@ class SolverAnswerer:
 
     @staticmethod
     def _explain(question: Question, value: Any, cert: Any, g: nx.MultiDiGraph) -> str:
+        a = question.arg
+        if question.type == "scenario":
+            walked = scenario_walk(g, a["start"], split_branches(a["branches"]))[1]
+            return "In the context: " + " → ".join(display_name(g, n) for n in walked) + "; the flow stops there."
+        if question.type == "necessary":
+            steps = ", ".join(sorted(display_name(g, n) for n in value)) or "none"
+            return (f"Every path from {display_name(g, a['source'])} to {display_name(g, a['target'])} "
+                    f"in the context passes: {steps}.")
+        if question.type == "graph_count":
+            found = end_states(g) if a["what"] == "end_states" else decisions(g)
+            what = "End states" if a["what"] == "end_states" else "Decisions"
+            return f"{what} in the context: {', '.join(sorted(display_name(g, n) for n in found)) or 'none'}."
+        if question.type == "inside":
+            chain = [a["node"], *ancestors_chain(g, a["node"])[0]]
+            return "; ".join(f"{display_name(g, x)} is inside {display_name(g, y)}" for x, y in zip(chain, chain[1:])) \
+                or f"{display_name(g, a['node'])} is inside no container."
         if question.kind == "path":
             return "In the context: " + " → ".join(display_name(g, n) for n in value) + "."
         if question.needs_closure(value):
