@@ -86,8 +86,8 @@ class SolverAnswerer:
             return "In the context: " + " → ".join(display_name(g, n) for n in walked) + "; the flow stops there."
         if question.type == "necessary":
             steps = ", ".join(sorted(display_name(g, n) for n in value)) or "none"
-            return (f"Every path from {display_name(g, a['source'])} to {display_name(g, a['target'])} "
-                    f"in the context passes: {steps}.")
+            return (f"Steps on every path in the context between {display_name(g, a['source'])} and "
+                    f"{display_name(g, a['target'])}: {steps}.")
         if question.type == "graph_count":
             found = end_states(g) if a["what"] == "end_states" else decisions(g)
             what = "End states" if a["what"] == "end_states" else "Decisions"
