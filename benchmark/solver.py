@@ -256,7 +256,7 @@ def propose_certificate(qtype: str, args: dict[str, str], g: nx.MultiDiGraph) ->
     if qtype == "necessary":  # an empty answer: the paths that show no step is on all of them
         cert = whole_between(g, a["source"], a["target"])
     elif qtype == "graph_count":
-        cert = whole(g)
+        cert = whole(flow_edges_only(g))
     elif qtype == "inside":  # the node and the containers around it, out to the one asked about
         chain = ancestors_chain(g, a["node"])[0]
         cert = Subgraph(frozenset([a["node"], *chain[:chain.index(a["container"]) + 1]]))
@@ -513,8 +513,30 @@ def named_like(g: nx.MultiDiGraph, entity: str) -> list[str]:
     return found
 
 
+def flow_edges_only(g: nx.MultiDiGraph) -> nx.MultiDiGraph:
+    """``g`` without the edges whose ``kind`` is not ``flow`` (``class: data`` / ``class: association``
+    edges, when the graph marks them): what the new question types walk. ``g`` itself when every
+    edge is a flow edge.
+
+    >>> g = build_graph({"edges": [{"src": "a", "dst": "b"}]})
+    >>> flow_edges_only(g) is g
+    True
+    >>> g.add_edge("b", "db", label="", directed=True, kind="data")
+    0
+    >>> [(u, v) for u, v in flow_edges_only(g).edges()], sorted(flow_edges_only(g).nodes)
+    ([('a', 'b')], ['a', 'b', 'db'])
+    """
+    if all(d.get("kind", "flow") == "flow" for _, _, d in g.edges(data=True)):
+        return g
+    h = nx.MultiDiGraph()
+    h.add_nodes_from(g.nodes(data=True))
+    h.add_edges_from((u, v, k, d) for u, v, k, d in g.edges(keys=True, data=True) if d.get("kind", "flow") == "flow")
+    return h
+
+
 def _solve_new(qtype: str, args: dict[str, str], g: nx.MultiDiGraph) -> Any:
     a = args
+    g = flow_edges_only(g)
     if qtype == "scenario":
         return scenario_walk(g, a["start"], split_branches(a["branches"]))[0]
     if qtype == "necessary":
@@ -531,6 +553,7 @@ def _solve_new(qtype: str, args: dict[str, str], g: nx.MultiDiGraph) -> Any:
 
 def _closures_new(qtype: str, args: dict[str, str], answer: Any, g: nx.MultiDiGraph) -> list[Subgraph]:
     a = args
+    g = flow_edges_only(g)
     if qtype == "scenario":
         walked = scenario_walk(g, a["start"], split_branches(a["branches"]))[1]
         return [Subgraph.from_edges([e for n in walked for _, e in out_edges(g, n)], walked)]
@@ -566,6 +589,7 @@ def covers_graph(what: str, sub: Subgraph, g: nx.MultiDiGraph) -> bool:
     """
     if not set(g.nodes) <= sub.all_nodes:
         return False
+    g = flow_edges_only(g)
     have = _edge_keys(sub)
     if what == "end_states":
         ends = end_states(g)
@@ -589,7 +613,8 @@ def covers_graph(what: str, sub: Subgraph, g: nx.MultiDiGraph) -> bool:
 
 def whole_between(g: nx.MultiDiGraph, source: str, target: str) -> Subgraph:
     """Every edge on some walk from ``source`` to ``target``: edges between nodes that ``source``
-    reaches and that reach ``target``."""
+    reaches and that reach ``target`` (flow edges only)."""
+    g = flow_edges_only(g)
     ahead = set(_bfs(g, source))
     edges = [e for n in ahead for v, e in out_edges(g, n) if v in ahead and _reaches(g, v, target) or v == target]
     return Subgraph.from_edges(edges, [source, target])

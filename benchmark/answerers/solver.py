@@ -24,7 +24,8 @@ import networkx as nx
 from benchmark.answers import Answer
 from benchmark.graph import node_label
 from benchmark.questions import Question, split_branches
-from benchmark.solver import ancestors_chain, decisions, end_states, propose_certificate, scenario_walk
+from benchmark.solver import (ancestors_chain, decisions, end_states, flow_edges_only, propose_certificate,
+                              scenario_walk)
 from benchmark.stages import ANSWERERS
 
 YES_NO = {"en": ("yes", "no"), "ru": ("да", "нет")}
@@ -82,14 +83,15 @@ class SolverAnswerer:
     def _explain(question: Question, value: Any, cert: Any, g: nx.MultiDiGraph) -> str:
         a = question.arg
         if question.type == "scenario":
-            walked = scenario_walk(g, a["start"], split_branches(a["branches"]))[1]
+            walked = scenario_walk(flow_edges_only(g), a["start"], split_branches(a["branches"]))[1]
             return "In the context: " + " → ".join(display_name(g, n) for n in walked) + "; the flow stops there."
         if question.type == "necessary":
             steps = ", ".join(sorted(display_name(g, n) for n in value)) or "none"
             return (f"Steps on every path in the context between {display_name(g, a['source'])} and "
                     f"{display_name(g, a['target'])}: {steps}.")
         if question.type == "graph_count":
-            found = end_states(g) if a["what"] == "end_states" else decisions(g)
+            flow = flow_edges_only(g)
+            found = end_states(flow) if a["what"] == "end_states" else decisions(flow)
             what = "End states" if a["what"] == "end_states" else "Decisions"
             return f"{what} in the context: {', '.join(sorted(display_name(g, n) for n in found)) or 'none'}."
         if question.type == "inside":
