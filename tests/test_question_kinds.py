@@ -325,3 +325,16 @@ def test_solver_answers_every_new_kind_on_its_gold_certificate():
         ctx = make_context(q.diagram, q.certificate, g)
         s = score_sample(q, g, ctx.subgraph, ctx, solver.answer(q, ctx))
         assert s["correct"] is True and s["guess_class"] == "grounded", q.id
+
+
+def test_new_types_walk_flow_edges_only():
+    """An edge the graph marks as data (a feed, a read) is drawn but no step follows it."""
+    g = graph(("a", "d"), ("d", "x", "yes"), ("d", "y", "no"), ("erp", "inv"))
+    g.add_edge("y", "inv", label="", directed=True, kind="data")
+    g.add_edge("inv", "x", label="stock", directed=True, kind="data")
+    assert solve("scenario", {"start": "a", "branches": "no"}, g) == "y"            # y has no flow way out
+    assert solve("necessary", {"source": "a", "target": "x"}, g) == frozenset({"d"})
+    assert solve("necessary", {"source": "y", "target": "x"}, g) is None            # only through the data feed
+    assert solve("graph_count", {"what": "end_states"}, g) == 3                     # x, y and inv
+    answer, cert = propose_certificate("graph_count", {"what": "end_states"}, g)
+    assert all((e.src, e.dst) not in {("y", "inv"), ("inv", "x")} for e in cert.edges)
