@@ -443,15 +443,27 @@ def end_states(g: nx.MultiDiGraph) -> frozenset[str]:
     return frozenset(n for n in g if next(in_edges(g, n), None) is not None and next(out_edges(g, n), None) is None)
 
 
+def _alternative(g: nx.MultiDiGraph, e: Edge) -> bool:
+    """Is ``e`` a labelled branch, not one of a fork's parallel branches (an edge the graph marks
+    ``parallel``, when it marks them)?"""
+    if not e.label:
+        return False
+    found = [d for d in g.get_edge_data(e.src, e.dst, default={}).values() if (d.get("label") or "") == e.label]
+    found += [d for d in g.get_edge_data(e.dst, e.src, default={}).values()
+              if (d.get("label") or "") == e.label and not d.get("directed", True)]
+    return not found or not all(d.get("parallel", False) for d in found)
+
+
 def decisions(g: nx.MultiDiGraph) -> frozenset[str]:
-    """Nodes whose labelled outgoing flow edges lead to at least two different nodes (DESIGN.md §4).
+    """Nodes whose labelled outgoing flow edges lead to at least two different nodes (DESIGN.md §4);
+    labelled edges that a graph marks as the parallel branches of a fork are not alternatives.
 
     >>> g = build_graph({"edges": [{"src": "d", "dst": "x", "label": "yes"}, {"src": "d", "dst": "y", "label": "no"},
     ...                            {"src": "f", "dst": "x"}, {"src": "f", "dst": "y"}]})
     >>> sorted(decisions(g))
     ['d']
     """
-    return frozenset(n for n in g if len({v for v, e in out_edges(g, n) if e.label}) >= 2)
+    return frozenset(n for n in g if len({v for v, e in out_edges(g, n) if _alternative(g, e)}) >= 2)
 
 
 def ancestors_chain(g: nx.MultiDiGraph, node: str) -> tuple[list[str], bool]:
@@ -602,7 +614,7 @@ def covers_graph(what: str, sub: Subgraph, g: nx.MultiDiGraph) -> bool:
         return True
     dec = decisions(g)
     for n in g:
-        labelled = [(v, e) for v, e in out_edges(g, n) if e.label]
+        labelled = [(v, e) for v, e in out_edges(g, n) if _alternative(g, e)]
         shown = {v for v, e in labelled if e.key(True) in have}
         if n in dec and len(shown) < 2:
             return False

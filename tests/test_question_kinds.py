@@ -338,3 +338,13 @@ def test_new_types_walk_flow_edges_only():
     assert solve("graph_count", {"what": "end_states"}, g) == 3                     # x, y and inv
     answer, cert = propose_certificate("graph_count", {"what": "end_states"}, g)
     assert all((e.src, e.dst) not in {("y", "inv"), ("inv", "x")} for e in cert.edges)
+
+
+def test_labelled_parallel_branches_are_no_decision():
+    g = graph(("s", "pay", "invoice"), ("s", "recv", "delivery"), ("d", "x", "yes"), ("d", "y", "no"))
+    assert solve("graph_count", {"what": "decisions"}, g) == 2
+    for _, _, data in g.out_edges("s", data=True):
+        data["parallel"] = True
+    assert solve("graph_count", {"what": "decisions"}, g) == 1
+    answer, cert = propose_certificate("graph_count", {"what": "decisions"}, g)
+    assert answer == 1 and {(e.src, e.dst) for e in cert.edges} == {("d", "x"), ("d", "y")}
