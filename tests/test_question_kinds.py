@@ -348,3 +348,13 @@ def test_labelled_parallel_branches_are_no_decision():
     assert solve("graph_count", {"what": "decisions"}, g) == 1
     answer, cert = propose_certificate("graph_count", {"what": "decisions"}, g)
     assert answer == 1 and {(e.src, e.dst) for e in cert.edges} == {("d", "x"), ("d", "y")}
+
+
+def test_propose_command_for_the_new_types(capsys):
+    from benchmark.cli import main as cli_main
+
+    assert cli_main(["propose", "biz_refund_a", "scenario", "start=customer", "branches=yes; no; rejected"]) == 0
+    out = capsys.readouterr().out
+    assert "answer: closed" in out and "[manager, reject, rejected]" in out
+    assert cli_main(["propose", "biz_refund_a", "absent", "entity=Fraud screening", "form=bool"]) == 2
+    assert "has a node named like 'Fraud screening': fraud" in capsys.readouterr().err
