@@ -81,6 +81,8 @@ QUESTION_TYPES: dict[str, QuestionType] = {t.name: t for t in [
 
 #: argument names that hold node ids (the others, like ``branch``, are free text)
 NODE_ARGS = {"source", "target", "avoid", "node", "first", "second", "start", "container"}
+#: question types about the whole diagram: a context with another diagram's parts mixed in changes their answer
+WHOLE_DIAGRAM_TYPES = frozenset({"graph_count", "absent"})
 #: what a ``graph_count`` question counts (DESIGN.md §4)
 GRAPH_COUNTS = ("end_states", "decisions")
 #: the answer forms an ``absent`` question may read as

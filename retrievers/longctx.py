@@ -12,6 +12,10 @@ distractor edges, one line each:
   without any edge whose end carries a label of this diagram (two different "Users DB" would
   change the question, not only its length).
 
+A question about the whole diagram (:data:`benchmark.questions.WHOLE_DIAGRAM_TYPES`: how many end
+states or decisions it has, whether it shows something at all) gets no other diagram's edges: mixed
+in without a boundary they would change its answer, not only its length.
+
 Distractors are drawn in a seeded order (``random.Random`` of the seed and the question id), the
 same for every length and position of a question: a longer context extends a shorter one, and
 the three positions hold the same lines. Lines are added until the context reaches ``n``·1000
@@ -34,6 +38,7 @@ import networkx as nx
 
 from benchmark.context import edge_line
 from benchmark.graph import Edge, Subgraph, graph_edges, node_label
+from benchmark.questions import WHOLE_DIAGRAM_TYPES
 from benchmark.stages import SELECTORS
 
 POSITIONS = ("start", "middle", "end")
@@ -145,7 +150,8 @@ class LongContextSelector:
         for e in far_edges(graph, set(evidence.all_nodes), self.far_hops):
             if e.key(with_label=True) not in taken:
                 pool.append((e, edge_line(graph, e), ()))
-        pool += self._foreign(graph, diagram)
+        if getattr(question, "type", None) not in WHOLE_DIAGRAM_TYPES:
+            pool += self._foreign(graph, diagram)
         pool.sort(key=lambda p: (p[1], p[0]))   # a fixed order before the seeded shuffle
         random.Random(f"{self.seed}:{question.id}").shuffle(pool)
         return pool

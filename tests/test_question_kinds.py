@@ -358,3 +358,18 @@ def test_propose_command_for_the_new_types(capsys):
     assert "answer: closed" in out and "[manager, reject, rejected]" in out
     assert cli_main(["propose", "biz_refund_a", "absent", "entity=Fraud screening", "form=bool"]) == 2
     assert "has a node named like 'Fraud screening': fraud" in capsys.readouterr().err
+
+
+def test_long_context_pads_whole_diagram_questions_with_nothing_foreign():
+    from benchmark.plugins import load_all
+    from benchmark.stages import SELECTORS
+    from retrievers.longctx import SEP
+
+    load_all()
+    ds, _ = load_dataset()
+    sel = SELECTORS.create("long8k-middle-khop2")
+    for qid in ("algo_retry_backoff-q13", "algo_retry_backoff-q12", "algo_retry_backoff-q15"):
+        q = next(q for q in ds.questions if q.id == qid)
+        d = ds.diagrams[q.diagram]
+        foreign = [n for n in sel.select(q, d.graph, d).all_nodes if SEP in n]
+        assert bool(foreign) == (q.type not in ("graph_count", "absent")), qid
