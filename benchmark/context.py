@@ -3,7 +3,8 @@
 The text form is what a reader sees: one line per edge, ``"Auth Service -> Orders DB [reads]"``
 (``--`` for an undirected edge, ``<->`` for a two-headed one; `` (data)``, `` (association)`` or
 `` (parallel)`` after an edge of that kind, DESIGN.md §3), then the nodes that have no edge
-in the context, one per line. Labels, never ids; lines sorted; ``""`` when the context is empty.
+in the context, one per line, then which node is drawn inside which container
+(``"Web Server is inside VPC"``, where both are in the context). Labels, never ids; lines sorted; ``""`` when the context is empty.
 
 >>> from benchmark.graph import build_graph, whole
 >>> g = build_graph({"nodes": [{"id": "auth", "label": "Auth Service"}, {"id": "db", "label": "Orders DB"},
@@ -87,7 +88,25 @@ def context_text(sub: Subgraph, g: nx.MultiDiGraph) -> str:
     lines = sorted(edge_line(g, e) for e in sub.edges)
     ends = {e.src for e in sub.edges} | {e.dst for e in sub.edges}
     lines += sorted(_label(g, n) for n in sub.nodes - ends)
+    lines += membership_lines(sub, g)
     return "\n".join(lines)
+
+
+#: how a context line says that a node is drawn inside a container
+INSIDE = " is inside "
+
+
+def membership_lines(sub: Subgraph, g: nx.MultiDiGraph) -> list[str]:
+    """``"Web Server is inside VPC"`` for every node of ``sub`` whose container is in ``sub`` too (sorted).
+
+    >>> from benchmark.graph import build_graph, whole
+    >>> g = build_graph({"nodes": [{"id": "vpc", "label": "VPC"}, {"id": "vpc.web", "label": "Web", "parent": "vpc"}]})
+    >>> membership_lines(whole(g), g), membership_lines(Subgraph(frozenset({"vpc.web"})), g)
+    (['Web is inside VPC'], [])
+    """
+    nodes = sub.all_nodes
+    return sorted(f"{_label(g, n)}{INSIDE}{_label(g, p)}" for n in nodes if n in g
+                  for p in [g.nodes[n].get("parent")] if p is not None and p in nodes)
 
 
 def make_context(diagram_id: str, subgraph: Subgraph, source_graph: nx.MultiDiGraph) -> Context:

@@ -18,7 +18,8 @@ import yaml
 
 from benchmark.errors import InputError
 from benchmark.graph import build_graph
-from benchmark.questions import NODE_ARGS, QUESTION_TYPES, Question, canonical_answer, certificate_from_json
+from benchmark.questions import (BRANCH_SEPARATOR, NODE_ARGS, QUESTION_TYPES, Question, arg_problem, canonical_answer,
+                                 certificate_from_json)
 
 #: the bundled dataset lives at the repository root
 DEFAULT_ROOT = Path(__file__).resolve().parent.parent
@@ -285,8 +286,15 @@ def load_annotation_file(path: Path, diagrams_dir: Path) -> tuple[Diagram | None
             got = sorted(map(str, args)) if isinstance(args, dict) else args
             err(f"type {qtype} takes args {list(t.args)}, got {got!r}", "args")
             continue
+        branches = args.get("branches") if qtype == "scenario" else None
+        if isinstance(branches, list) and all(isinstance(b, str) and BRANCH_SEPARATOR not in b for b in branches):
+            args = dict(args, branches=f"{BRANCH_SEPARATOR} ".join(b.strip() for b in branches))
         if not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in args.values()):
             err("every arg must be a node id or a string", "args")
+            continue
+        problem = arg_problem(qtype, {k: str(v) for k, v in args.items()})
+        if problem:
+            err(f"args: {problem}", "args")
             continue
         try:
             answer = canonical_answer(t.kind, raw["answer"])

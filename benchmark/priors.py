@@ -7,7 +7,9 @@ dataset is, is the accuracy of the **strongest** of them, not of the weakest (``
 baseline                  what it sees and does
 ========================  ==============================================================
 ``majority``              the most common gold answer of the question's type in the
-                          dataset (in-sample; ties go to the smallest answer)
+                          dataset (in-sample; ties go to the smallest answer); for a type that
+                          gives its answer away (``absent``), of the other questions of the
+                          answer form it reads as
 ``text-cue``              yes/no: "without"/"без"/"минуя" -> yes, "both"/"оба"/"обе" -> yes,
                           else no; other kinds: the ``majority`` answer of the type
 ``cue-majority``          the most common gold answer of the question's (type, cue word) cell,
@@ -104,6 +106,33 @@ def majority_answers(questions: Iterable[Question]) -> dict[str, Any]:
     return {t: values[t][min(c, key=lambda k: (-c[k], k))] for t, c in sorted(counts.items())}
 
 
+#: question types whose type gives their answer away (``absent``: abstain); a prior that reads the
+#: question sees only the answer form it reads as, so it answers them as the other questions of that form
+READS_AS_ITS_FORM = frozenset({"absent"})
+
+
+def reading_majority(questions: Iterable[Question]) -> dict[str, Any]:
+    """The most common gold answer per answer kind over the questions whose type does not give their
+    answer away (ties as in :func:`majority_answers`): what the majority baselines answer to a
+    question of :data:`READS_AS_ITS_FORM`, by the form it reads as.
+
+    >>> from benchmark.graph import Subgraph
+    >>> qs = [Question("a", "d", "t", "reachable", (), False, Subgraph()),
+    ...       Question("b", "d", "t", "absent", (("entity", "X"), ("form", "bool")), "abstain", Subgraph())]
+    >>> reading_majority(qs)
+    {'bool': False}
+    """
+    counts: dict[str, Counter] = {}
+    values: dict[str, dict[str, Any]] = {}
+    for q in questions:
+        if q.type in READS_AS_ITS_FORM:
+            continue
+        key = _sort_key(q.answer)
+        counts.setdefault(q.kind, Counter())[key] += 1
+        values.setdefault(q.kind, {})[key] = q.answer
+    return {k: values[k][min(c, key=lambda x: (-c[x], x))] for k, c in sorted(counts.items())}
+
+
 def cue_majority_answers(questions: Sequence[Question], min_cell: int = MIN_CELL) -> dict[tuple[str, str], Any]:
     """The most common gold answer per (type, :func:`cue_word`) cell that holds at least ``min_cell``
     questions (ties as in :func:`majority_answers`); smaller cells are left out.
@@ -175,12 +204,15 @@ def make_baselines(questions: Sequence[Question], llm_options: Mapping[str, Any]
     if unknown:
         raise ValueError(f"unknown prior baselines {unknown}; known: {', '.join(BASELINES)}")
     majority = majority_answers(questions)
+    by_kind = reading_majority(questions)
     by_cue = cue_majority_answers(questions, MIN_CELL)
     keyword, blind = KeywordAnswerer(), BlindAnswerer()
     out: dict[str, Predictor] = {}
     unavailable: dict[str, str] = {}
 
     def by_majority(q: Question, d: Diagram) -> Prediction:
+        if q.type in READS_AS_ITS_FORM:
+            return _score_canonical(q, by_kind.get(q.surface_kind), d)
         return _score_canonical(q, majority[q.type], d)
 
     def by_text_cue(q: Question, d: Diagram) -> Prediction:
@@ -189,6 +221,8 @@ def make_baselines(questions: Sequence[Question], llm_options: Mapping[str, Any]
         return _score_canonical(q, text_cue(q.text), d)
 
     def by_cue_majority(q: Question, d: Diagram) -> Prediction:
+        if q.type in READS_AS_ITS_FORM:
+            return by_majority(q, d)
         return _score_canonical(q, by_cue.get((q.type, cue_word(q.text)), majority[q.type]), d)
 
     builders: dict[str, Predictor] = {

@@ -13,7 +13,12 @@ nodes     ``frozenset[str]``     successors, predecessors
 int       ``int``                count_out, count_in
 label     ``str``                edge_label
 path      ``tuple[str, ...]``    path (node ids from source to target)
+abstain   ``"abstain"``          absent (the right answer is to abstain)
 ========  =====================  =========================================
+
+A question of kind ``abstain`` still *reads* like a question of another kind (its ``form`` arg:
+"Does the Fraud Check call Billing?" reads as yes/no); answerers are shown that form, never the
+type (:func:`surface_kind`), so the form of the prompt does not give the answer away.
 """
 from __future__ import annotations
 
@@ -33,6 +38,8 @@ class QuestionType:
     closed_when_false: bool = False
     #: True when every answer needs the closed set as proof (universal questions)
     always_closed: bool = False
+    #: True when a non-empty set answer needs closed sets as proof (``necessary``: each step's)
+    closed_when_nonempty: bool = False
     doc: str = ""
 
 
@@ -59,10 +66,60 @@ QUESTION_TYPES: dict[str, QuestionType] = {t.name: t for t in [
                  doc="Where does the flow go from decision node when the branch labelled `branch` is taken?"),
     QuestionType("common_downstream", ("first", "second", "target"), "bool", closed_when_false=True,
                  doc="Do both first and second eventually lead to target?"),
+    QuestionType("scenario", ("start", "branches"), "node", always_closed=True,
+                 doc="Starting at start and taking the listed branches in order at the decisions met, "
+                     "where does the flow stop?"),
+    QuestionType("necessary", ("source", "target"), "nodes", closed_when_nonempty=True,
+                 doc="Which steps lie on every path from source to target?"),
+    QuestionType("graph_count", ("what",), "int", always_closed=True,
+                 doc="How many end states (what=end_states) or decisions (what=decisions) has the diagram?"),
+    QuestionType("inside", ("container", "node"), "bool", closed_when_false=True,
+                 doc="Is node drawn inside container (at any depth)?"),
+    QuestionType("absent", ("entity", "form"), "abstain", always_closed=True,
+                 doc="A question about something the diagram does not show: the right answer is to abstain."),
 ]}
 
 #: argument names that hold node ids (the others, like ``branch``, are free text)
-NODE_ARGS = {"source", "target", "avoid", "node", "first", "second"}
+NODE_ARGS = {"source", "target", "avoid", "node", "first", "second", "start", "container"}
+#: question types about the whole diagram: a context with another diagram's parts mixed in changes their answer
+WHOLE_DIAGRAM_TYPES = frozenset({"graph_count", "absent"})
+#: what a ``graph_count`` question counts (DESIGN.md §4)
+GRAPH_COUNTS = ("end_states", "decisions")
+#: the answer forms an ``absent`` question may read as
+SURFACE_KINDS = ("bool", "node", "nodes", "int", "label", "path")
+#: the canonical (and only) answer of an ``absent`` question
+ABSTAIN = "abstain"
+#: separates the branch labels of a ``scenario`` question (YAML may write a list instead)
+BRANCH_SEPARATOR = ";"
+
+
+def split_branches(value: str) -> list[str]:
+    """The branch labels of a ``scenario`` question, in order.
+
+    >>> split_branches("valid receipt; rejected")
+    ['valid receipt', 'rejected']
+    """
+    return [b.strip() for b in str(value).split(BRANCH_SEPARATOR) if b.strip()]
+
+
+def arg_problem(qtype: str, args: dict[str, Any]) -> str | None:
+    """What is wrong with the free-text args of a question of ``qtype`` (None when nothing is).
+
+    >>> arg_problem("graph_count", {"what": "loops"})
+    "what must be one of end_states, decisions, got 'loops'"
+    >>> arg_problem("absent", {"entity": "Fraud Check", "form": "bool"}) is None
+    True
+    """
+    if qtype == "graph_count" and args.get("what") not in GRAPH_COUNTS:
+        return f"what must be one of {', '.join(GRAPH_COUNTS)}, got {args.get('what')!r}"
+    if qtype == "absent":
+        if args.get("form") not in SURFACE_KINDS:
+            return f"form must be one of {', '.join(SURFACE_KINDS)}, got {args.get('form')!r}"
+        if not str(args.get("entity") or "").strip():
+            return "entity must name what the question asks about"
+    if qtype == "scenario" and not split_branches(args.get("branches", "")):
+        return "branches must list at least one branch label"
+    return None
 
 
 @dataclass(frozen=True)
@@ -103,7 +160,23 @@ class Question:
         """True when proving ``answer`` (default: the gold one) takes the closed set."""
         t = self.qtype
         a = self.answer if answer is None else answer
-        return t.always_closed or (t.closed_when_false and a is False)
+        return t.always_closed or (t.closed_when_false and a is False) or (t.closed_when_nonempty and bool(a))
+
+    @property
+    def surface_kind(self) -> str:
+        """:func:`surface_kind` of this question."""
+        return surface_kind(self.type, self.arg)
+
+
+def surface_kind(qtype: str, args: dict[str, str]) -> str:
+    """The answer form a question *reads* as: its kind, or for an ``absent`` question its ``form``.
+
+    >>> surface_kind("absent", {"entity": "Fraud Check", "form": "bool"}), surface_kind("path", {})
+    ('bool', 'path')
+    """
+    if qtype == "absent":
+        return args.get("form", "bool")
+    return QUESTION_TYPES[qtype].kind
 
 
 def _is_id(value: Any) -> bool:
@@ -143,6 +216,10 @@ def canonical_answer(kind: str, value: Any) -> Any:
         if not isinstance(value, (list, tuple, set, frozenset)) or not all(map(_is_id, value)):
             raise ValueError(f"expected a list of node ids, got {_short(value)}")
         return frozenset(str(v) for v in value)
+    if kind == "abstain":
+        if str(value).strip().casefold() != ABSTAIN:
+            raise ValueError(f"expected {ABSTAIN!r} (the right answer is to abstain), got {value!r}")
+        return ABSTAIN
     if kind == "path":
         if not isinstance(value, (list, tuple)) or len(value) < 1 or not all(map(_is_id, value)):
             raise ValueError(f"expected a list of node ids from source to target, got {_short(value)}")

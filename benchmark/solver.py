@@ -26,14 +26,18 @@ True
 """
 from __future__ import annotations
 
+import re
 from collections import deque
 from typing import Any, Iterable
 
 import networkx as nx
 
 from benchmark.graph import (Edge, Subgraph, build_graph, edge_hits, edges_between, flow_view,  # noqa: F401
-                             in_edges, out_edges, restrict)
-from benchmark.questions import QUESTION_TYPES, Question
+                             in_edges, node_label, out_edges, restrict, whole)
+from benchmark.questions import ABSTAIN, QUESTION_TYPES, Question, split_branches
+
+#: the question types solved by the functions at the end of this module
+NEW_TYPES = frozenset({"scenario", "necessary", "graph_count", "inside", "absent"})
 
 
 def _norm(text: str) -> str:
@@ -158,6 +162,8 @@ def solve(qtype: str, args: dict[str, str], g: nx.MultiDiGraph) -> Any:
     ``g`` does not determine one (no such branch, no path, ambiguous label, a witness only
     through a parallel fork)."""
     a = args
+    if qtype in NEW_TYPES:
+        return _solve_new(qtype, args, g)
     g = walked(qtype, g)
     if qtype == "edge_exists":
         return any(v == a["target"] for v, _ in out_edges(g, a["source"]))
@@ -252,8 +258,10 @@ def _closure(g: nx.MultiDiGraph, source: str, avoid: str | None = None) -> Subgr
 def closures(qtype: str, args: dict[str, str], answer: Any, g: nx.MultiDiGraph) -> list[Subgraph]:
     """The closed sets (any one suffices) that a certificate of ``answer`` must contain; ``[]`` when none is needed."""
     t = QUESTION_TYPES[qtype]
-    if not (t.always_closed or (t.closed_when_false and answer is False)):
+    if not (t.always_closed or (t.closed_when_false and answer is False) or (t.closed_when_nonempty and answer)):
         return []
+    if qtype in NEW_TYPES:
+        return _closures_new(qtype, args, answer, g)
     a = args
     g = walked(qtype, g)
     if qtype == "edge_exists":
@@ -276,7 +284,7 @@ def closures(qtype: str, args: dict[str, str], answer: Any, g: nx.MultiDiGraph) 
 
 
 #: question types whose answer depends on an edge label: only there do labels count
-LABEL_TYPES = frozenset({"edge_label", "decision_outcome"})
+LABEL_TYPES = frozenset({"edge_label", "decision_outcome", "scenario"})
 
 
 def _contains(outer: Subgraph, inner: Subgraph, with_label: bool = False) -> bool:
@@ -294,6 +302,8 @@ def proves(qtype: str, args: dict[str, str], answer: Any, sub: Subgraph, g: nx.M
     h = restrict(g, sub)
     if not answers_match(qtype, args, solve(qtype, args, h), answer, g):
         return False
+    if qtype == "graph_count":
+        return covers_graph(args["what"], sub, g)
     needed = closures(qtype, args, answer, g)
     return not needed or any(_contains(sub, c, qtype in LABEL_TYPES) for c in needed)
 
@@ -339,13 +349,20 @@ def propose_certificate(qtype: str, args: dict[str, str], g: nx.MultiDiGraph) ->
     needed = closures(qtype, args, answer, g)
     if needed:
         closed = min(needed, key=lambda c: (len(c.all_nodes) + len(c.edges), sorted(c.all_nodes)))
+        if qtype == "necessary":  # the closed sets hold no way past the steps: add the paths through them
+            closed = closed.union(whole_between(g, args["source"], args["target"]))
         # a directed and an undirected edge between the same nodes can share one identity (Edge.key)
         return answer, _minimise(qtype, args, answer, closed, g)
     a = args
     w = walked(qtype, g)
-    if qtype == "reachable":
-        cert = _shortest(w, a["source"], a["target"])
-    elif qtype == "path":
+    if qtype == "necessary":  # an empty answer: the paths that show no step is on all of them
+        cert = whole_between(g, a["source"], a["target"])
+    elif qtype == "graph_count":
+        cert = whole(flow_edges_only(g))
+    elif qtype == "inside":  # the node and the containers around it, out to the one asked about
+        chain = ancestors_chain(g, a["node"])[0]
+        cert = Subgraph(frozenset([a["node"], *chain[:chain.index(a["container"]) + 1]]))
+    elif qtype in ("reachable", "path"):
         cert = _shortest(w, a["source"], a["target"])
     elif qtype == "reachable_avoiding":
         cert = _shortest(avoiding_view(w, a["avoid"]), a["source"], a["target"], a["avoid"])
@@ -496,3 +513,254 @@ def resolve_certificate(cert: Subgraph, g: nx.MultiDiGraph) -> tuple[Subgraph, l
 def question_proves(q: Question, sub: Subgraph, g: nx.MultiDiGraph) -> bool:
     """:func:`proves` for a loaded :class:`Question` and its gold answer."""
     return proves(q.type, q.arg, q.answer, sub, g)
+
+
+# --- the question kinds over several decisions, every path, the whole graph, containers and absent names ---
+
+def scenario_walk(g: nx.MultiDiGraph, start: str, branches: list[str]) -> tuple[str | None, list[str]]:
+    """Walk a ``scenario`` (DESIGN.md §4): from ``start``, a node with one way out (one distinct next
+    node) is left by it; at a node with several, the next of ``branches`` is taken (the labelled edge
+    whose label equals it; it must lead to one node). The walk stops at a node with no way out, or at
+    a node with several when every branch has been taken. Returns (the node where it stops, the nodes
+    walked in order); the node is ``None`` when the branches do not fit (no such label, an ambiguous
+    one, a branch left over at the end) or the walk loops for ever.
+
+    >>> g = build_graph({"edges": [{"src": "s", "dst": "d"}, {"src": "d", "dst": "x", "label": "yes"},
+    ...                            {"src": "d", "dst": "y", "label": "no"}, {"src": "y", "dst": "z"}]})
+    >>> scenario_walk(g, "s", ["no"]), scenario_walk(g, "s", []), scenario_walk(g, "s", ["maybe"])[0]
+    (('z', ['s', 'd', 'y', 'z']), ('d', ['s', 'd']), None)
+    """
+    if start not in g:
+        return None, []
+    node, i, walked, seen = start, 0, [start], set()
+    while (node, i) not in seen:
+        seen.add((node, i))
+        outs = list(out_edges(g, node))
+        targets = {v for v, _ in outs}
+        if not targets:
+            return (node if i == len(branches) else None), walked
+        if len(targets) > 1:
+            if i == len(branches):
+                return node, walked
+            taken = {v for v, e in outs if e.label and _norm(e.label) == _norm(branches[i])}
+            if len(taken) != 1:
+                return None, walked
+            i += 1
+            node = taken.pop()
+        else:
+            node = next(iter(targets))
+        walked.append(node)
+    return None, walked
+
+
+def necessary_steps(g: nx.MultiDiGraph, source: str, target: str) -> frozenset[str] | None:
+    """The nodes other than ``source`` and ``target`` that lie on every path from ``source`` to
+    ``target`` (the dominators of ``target`` among the paths from ``source``); ``None`` when there is
+    no such path or the two are one node.
+
+    >>> g = build_graph({"edges": [{"src": "a", "dst": "b"}, {"src": "b", "dst": "c"}, {"src": "b", "dst": "d"},
+    ...                            {"src": "c", "dst": "e"}, {"src": "d", "dst": "e"}]})
+    >>> sorted(necessary_steps(g, "a", "e")), necessary_steps(g, "e", "a")
+    (['b'], None)
+    """
+    if source == target or not _reaches(g, source, target):
+        return None
+    return frozenset(n for n in _bfs(g, source) if n not in (source, target) and not _reaches(g, source, target, n))
+
+
+def end_states(g: nx.MultiDiGraph) -> frozenset[str]:
+    """Nodes that some flow edge enters and no flow edge leaves (DESIGN.md §4).
+
+    >>> sorted(end_states(build_graph({"nodes": [{"id": "note"}], "edges": [{"src": "a", "dst": "b"}]})))
+    ['b']
+    """
+    return frozenset(n for n in g if next(in_edges(g, n), None) is not None and next(out_edges(g, n), None) is None)
+
+
+def _alternative(g: nx.MultiDiGraph, e: Edge) -> bool:
+    """Is ``e`` a labelled branch, not one of a fork's parallel branches (an edge the graph marks
+    ``parallel``, when it marks them)?"""
+    if not e.label:
+        return False
+    found = [d for d in g.get_edge_data(e.src, e.dst, default={}).values() if (d.get("label") or "") == e.label]
+    found += [d for d in g.get_edge_data(e.dst, e.src, default={}).values()
+              if (d.get("label") or "") == e.label and not d.get("directed", True)]
+    return not found or not all(d.get("parallel", False) for d in found)
+
+
+def decisions(g: nx.MultiDiGraph) -> frozenset[str]:
+    """Nodes whose labelled outgoing flow edges lead to at least two different nodes (DESIGN.md §4);
+    labelled edges that a graph marks as the parallel branches of a fork are not alternatives.
+
+    >>> g = build_graph({"edges": [{"src": "d", "dst": "x", "label": "yes"}, {"src": "d", "dst": "y", "label": "no"},
+    ...                            {"src": "f", "dst": "x"}, {"src": "f", "dst": "y"}]})
+    >>> sorted(decisions(g))
+    ['d']
+    """
+    return frozenset(n for n in g if len({v for v, e in out_edges(g, n) if _alternative(g, e)}) >= 2)
+
+
+def ancestors_chain(g: nx.MultiDiGraph, node: str) -> tuple[list[str], bool]:
+    """The containers around ``node``, innermost first, as far as ``g`` has them, and whether the
+    chain is complete (it ends at a top-level node rather than at a container ``g`` lacks)."""
+    chain: list[str] = []
+    n = node
+    while n in g:
+        parent = g.nodes[n].get("parent")
+        if parent is None:
+            return chain, True
+        if parent not in g or parent in chain:
+            return chain, False
+        chain.append(parent)
+        n = parent
+    return chain, False
+
+
+def is_inside(g: nx.MultiDiGraph, container: str, node: str) -> bool | None:
+    """Is ``node`` drawn inside ``container``, at any depth? ``None`` when ``g`` lacks the node or a
+    container between (so it cannot tell).
+
+    >>> g = build_graph({"nodes": [{"id": "vpc"}, {"id": "vpc.app", "parent": "vpc"}, {"id": "lb"}]})
+    >>> is_inside(g, "vpc", "vpc.app"), is_inside(g, "vpc", "lb"), is_inside(g, "lb", "vpc.app")
+    (True, False, False)
+    """
+    if node not in g:
+        return None
+    chain, complete = ancestors_chain(g, node)
+    if container in chain:
+        return True
+    return False if complete else None
+
+
+def _entity_words(text: str) -> tuple[str, ...]:
+    return tuple(re.findall(r"\w+", str(text).casefold()))
+
+
+def _holds(words: tuple[str, ...], part: tuple[str, ...]) -> bool:
+    return bool(part) and any(words[i:i + len(part)] == part for i in range(len(words) - len(part) + 1))
+
+
+def named_like(g: nx.MultiDiGraph, entity: str) -> list[str]:
+    """Nodes whose label or id names ``entity``: one's words hold the other's, in order (so "Fraud
+    Check" names "Fraud Check Service" and "Check"). What an ``absent`` question asks about must match none.
+
+    >>> g = build_graph({"nodes": [{"id": "fc", "label": "Fraud Check Service"}, {"id": "db", "label": "Orders DB"}]})
+    >>> named_like(g, "fraud check"), named_like(g, "Ledger")
+    (['fc'], [])
+    """
+    want = _entity_words(entity)
+    found = []
+    for n in sorted(g):
+        for name in (node_label(g, n), n.split(".")[-1].replace("_", " ")):
+            have = _entity_words(name)
+            if _holds(have, want) or _holds(want, have):
+                found.append(n)
+                break
+    return found
+
+
+def flow_edges_only(g: nx.MultiDiGraph) -> nx.MultiDiGraph:
+    """``g`` without the edges whose ``kind`` is not ``flow`` (``class: data`` / ``class: association``
+    edges, when the graph marks them): what the new question types walk. ``g`` itself when every
+    edge is a flow edge.
+
+    >>> g = build_graph({"edges": [{"src": "a", "dst": "b"}]})
+    >>> flow_edges_only(g) is g
+    True
+    >>> g.add_edge("b", "db", label="", directed=True, kind="data")
+    0
+    >>> [(u, v) for u, v in flow_edges_only(g).edges()], sorted(flow_edges_only(g).nodes)
+    ([('a', 'b')], ['a', 'b', 'db'])
+    """
+    if all(d.get("kind", "flow") == "flow" for _, _, d in g.edges(data=True)):
+        return g
+    h = nx.MultiDiGraph()
+    h.add_nodes_from(g.nodes(data=True))
+    h.add_edges_from((u, v, k, d) for u, v, k, d in g.edges(keys=True, data=True) if d.get("kind", "flow") == "flow")
+    return h
+
+
+def _solve_new(qtype: str, args: dict[str, str], g: nx.MultiDiGraph) -> Any:
+    a = args
+    g = flow_edges_only(g)
+    if qtype == "scenario":
+        return scenario_walk(g, a["start"], split_branches(a["branches"]))[0]
+    if qtype == "necessary":
+        return necessary_steps(g, a["source"], a["target"])
+    if qtype == "graph_count":
+        return len(end_states(g) if a["what"] == "end_states" else decisions(g))
+    if qtype == "inside":
+        return is_inside(g, a["container"], a["node"])
+    if qtype == "absent":
+        named = named_like(g, a["entity"])
+        return named[0] if named else ABSTAIN
+    raise ValueError(f"unknown question type {qtype!r}")
+
+
+def _closures_new(qtype: str, args: dict[str, str], answer: Any, g: nx.MultiDiGraph) -> list[Subgraph]:
+    a = args
+    g = flow_edges_only(g)
+    if qtype == "scenario":
+        walked = scenario_walk(g, a["start"], split_branches(a["branches"]))[1]
+        return [Subgraph.from_edges([e for n in walked for _, e in out_edges(g, n)], walked)]
+    if qtype == "necessary":
+        closed = Subgraph()
+        for n in sorted(answer or ()):
+            closed = closed.union(_closure(g, a["source"], n))
+        return [closed]
+    if qtype == "inside":
+        return [Subgraph(frozenset([a["node"], *ancestors_chain(g, a["node"])[0]]))]
+    if qtype == "absent":
+        return [Subgraph(frozenset(g.nodes))]
+    return []  # graph_count: see _covers_graph
+
+
+def _edge_keys(sub: Subgraph) -> set[tuple]:
+    return {e.key(True) for e in sub.edges}
+
+
+def covers_graph(what: str, sub: Subgraph, g: nx.MultiDiGraph) -> bool:
+    """Does ``sub`` hold what proves a ``graph_count`` of ``g`` (a universal claim over the whole
+    diagram)? Every node of ``g``, and
+
+    * ``end_states``: for every node with a way out, one edge out; for every end state, one edge in;
+    * ``decisions``: for every decision, labelled edges out to two different nodes; for every other
+      node, all of its labelled edges out (so it is seen to have no second labelled branch).
+
+    >>> g = build_graph({"edges": [{"src": "a", "dst": "b"}, {"src": "a", "dst": "c"}]})
+    >>> covers_graph("end_states", Subgraph.from_edges([Edge("a", "b"), Edge("a", "c")]), g)
+    True
+    >>> covers_graph("end_states", Subgraph.from_edges([Edge("a", "b")]), g)   # c not shown
+    False
+    """
+    if not set(g.nodes) <= sub.all_nodes:
+        return False
+    g = flow_edges_only(g)
+    have = _edge_keys(sub)
+    if what == "end_states":
+        ends = end_states(g)
+        for n in g:
+            outs = [e for _, e in out_edges(g, n)]
+            if outs and not any(e.key(True) in have for e in outs):
+                return False
+            if n in ends and not any(e.key(True) in have for _, e in in_edges(g, n)):
+                return False
+        return True
+    dec = decisions(g)
+    for n in g:
+        labelled = [(v, e) for v, e in out_edges(g, n) if _alternative(g, e)]
+        shown = {v for v, e in labelled if e.key(True) in have}
+        if n in dec and len(shown) < 2:
+            return False
+        if n not in dec and any(e.key(True) not in have for _, e in labelled):
+            return False
+    return True
+
+
+def whole_between(g: nx.MultiDiGraph, source: str, target: str) -> Subgraph:
+    """Every edge on some walk from ``source`` to ``target``: edges between nodes that ``source``
+    reaches and that reach ``target`` (flow edges only)."""
+    g = flow_edges_only(g)
+    ahead = set(_bfs(g, source))
+    edges = [e for n in ahead for v, e in out_edges(g, n) if v in ahead and _reaches(g, v, target) or v == target]
+    return Subgraph.from_edges(edges, [source, target])

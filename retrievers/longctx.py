@@ -17,6 +17,9 @@ a longer context goes on with **recombined** foreign edges (:meth:`LongContextSe
 each joins two foreign nodes of *different* other diagrams, under a label taken from a real foreign
 edge, so it is made of the dataset's own words but states a relation no diagram holds. Both ends
 are foreign, so no recombined edge touches the question's nodes nor changes its answer.
+A question about the whole diagram (:data:`benchmark.questions.WHOLE_DIAGRAM_TYPES`: how many end
+states or decisions it has, whether it shows something at all) gets no other diagram's edges: mixed
+in without a boundary they would change its answer, not only its length.
 
 Distractors are drawn in a seeded order (``random.Random`` of the seed and the question id), the
 same for every length and position of a question: a longer context extends a shorter one, and
@@ -42,6 +45,7 @@ import networkx as nx
 
 from benchmark.context import edge_line
 from benchmark.graph import Edge, Subgraph, graph_edges, node_label
+from benchmark.questions import WHOLE_DIAGRAM_TYPES
 from benchmark.stages import SELECTORS
 
 POSITIONS = ("start", "middle", "end")
@@ -153,7 +157,8 @@ class LongContextSelector:
         for e in far_edges(graph, set(evidence.all_nodes), self.far_hops):
             if e.key(with_label=True) not in taken:
                 pool.append((e, edge_line(graph, e), ()))
-        pool += self._foreign(graph, diagram)
+        if getattr(question, "type", None) not in WHOLE_DIAGRAM_TYPES:
+            pool += self._foreign(graph, diagram)
         pool.sort(key=lambda p: (p[1], p[0]))   # a fixed order before the seeded shuffle
         random.Random(f"{self.seed}:{question.id}").shuffle(pool)
         return pool
@@ -222,7 +227,8 @@ class LongContextSelector:
         lines: list[str] = []
         attrs: dict[str, str] = {}
         real = self.distractors(question, graph, diagram, evidence)
-        more = self.recombined(question, self._foreign(graph, diagram))
+        whole = getattr(question, "type", None) in WHOLE_DIAGRAM_TYPES   # no foreign edges, real or recombined
+        more = iter(()) if whole else self.recombined(question, self._foreign(graph, diagram))
         for e, line, labels in itertools.chain(real, more):
             if math.ceil(used / 4) >= budget:
                 break

@@ -61,7 +61,7 @@ def test_success_over_real_http(answerer_for):
     system, user = (m["content"] for m in req["json"]["messages"])
     assert "User -> Cache" in system and '"yes" or "no"' in user and user.startswith(Q.text)
     fmt = req["json"]["response_format"]   # structured output: the answer schema of the question's kind
-    assert fmt["type"] == "json_schema" and fmt["json_schema"]["schema"]["properties"]["answer"]["enum"] == ["yes", "no"]
+    assert fmt["type"] == "json_schema" and fmt["json_schema"]["schema"]["properties"]["answer"]["enum"] == ["yes", "no", "cannot tell"]
     assert req["headers"]["authorization"] == f"Bearer {SECRET}"   # the key is used ...
     s = score_sample(Q, G, whole(G), CTX, a)
     assert s["correct"] and s["faithfulness"] == 1.0 and s["guess_class"] == "grounded"

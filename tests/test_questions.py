@@ -9,18 +9,19 @@ from benchmark.questions import (NODE_ARGS, QUESTION_TYPES, Question, answer_to_
                                  certificate_from_json)
 
 ALL_TYPES = ["edge_exists", "reachable", "reachable_avoiding", "path", "successors", "predecessors",
-             "count_out", "count_in", "edge_label", "decision_outcome", "common_downstream"]
+             "count_out", "count_in", "edge_label", "decision_outcome", "common_downstream",
+             "scenario", "necessary", "graph_count", "inside", "absent"]
 
 
 def test_doctests():
     assert doctest.testmod(questions_module).failed == 0
 
 
-def test_the_eleven_types_and_their_arguments():
+def test_the_sixteen_types_and_their_arguments():
     assert sorted(QUESTION_TYPES) == sorted(ALL_TYPES)
     for t in QUESTION_TYPES.values():
-        assert t.kind in {"bool", "node", "nodes", "int", "label", "path"}
-        assert set(t.args) <= NODE_ARGS | {"branch"}, t.name
+        assert t.kind in {"bool", "node", "nodes", "int", "label", "path", "abstain"}
+        assert set(t.args) <= NODE_ARGS | {"branch", "branches", "what", "entity", "form"}, t.name
         assert not (t.always_closed and t.closed_when_false)
     assert QUESTION_TYPES["decision_outcome"].args == ("node", "branch")
     assert "branch" not in NODE_ARGS

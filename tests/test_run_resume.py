@@ -26,7 +26,8 @@ from tests.test_runner import make_dataset, samples_without_timings, tiny_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 GRID = ("oracle+d2+khop2", "oracle+d2+none")
-LIMIT = 24  # questions of the bundled dataset: 24 x 2 variants x 2 answerers = 96 samples
+LIMIT = 40  # questions of the bundled dataset, from at least three diagrams (workers=2 leave one to interrupt)
+TOTAL = LIMIT * len(GRID) * 2  # x 2 variants x 2 answerers
 
 
 def _llm_config(tmp: Path, base_url: str, **llm) -> Path:
@@ -113,9 +114,9 @@ def test_a_killed_run_keeps_its_samples_and_resume_adds_exactly_the_missing_ones
         proc.wait(timeout=30)
         proc.stdout.close(), proc.stderr.close()
         kept = _sample_ids(samples)
-        assert 10 <= len(kept) < 96, "the kill must land half-way"
+        assert 10 <= len(kept) < TOTAL, "the kill must land half-way"
         card = json.loads((out / "k" / "run.json").read_text())
-        assert card["status"] == "running" and card["samples_planned"] == 96
+        assert card["status"] == "running" and card["samples_planned"] == TOTAL
         assert not (out / "LATEST").exists()
         calls_before = server.calls
 
@@ -123,9 +124,9 @@ def test_a_killed_run_keeps_its_samples_and_resume_adds_exactly_the_missing_ones
                                cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
         assert again.returncode == 0, again.stderr
         assert "took over the lock left by process" in again.stderr
-        assert f"{len(kept)} of 96 samples done, {96 - len(kept)} to run" in again.stderr
+        assert f"{len(kept)} of {TOTAL} samples done, {TOTAL - len(kept)} to run" in again.stderr
         ids = _sample_ids(samples)
-        assert len(ids) == len(set(ids)) == 96  # nothing lost, nothing twice
+        assert len(ids) == len(set(ids)) == TOTAL  # nothing lost, nothing twice
         assert ids[:len(kept)] == kept           # what the killed run wrote is kept as it was
         # only the missing llm samples asked the server again
         assert server.calls - calls_before == sum(1 for i in ids[len(kept):] if i.endswith("|llm"))
@@ -135,7 +136,7 @@ def test_a_killed_run_keeps_its_samples_and_resume_adds_exactly_the_missing_ones
                                 options=yaml.safe_load(config.read_text())["options"]), progress=False, quiet=True)
     assert _comparable(samples) == _comparable(reference.run_dir / SAMPLES)
     card = json.loads((out / "k" / "run.json").read_text())
-    assert card["status"] == "complete" and card["samples"] == 96 and card["resumes"][0]["samples_before"] == len(kept)
+    assert card["status"] == "complete" and card["samples"] == TOTAL and card["resumes"][0]["samples_before"] == len(kept)
     assert (out / "LATEST").read_text().strip() == "k" and (out / "k" / "report.html").is_file()
     assert _summary(out / "k" / "summary.csv") == _summary(reference.run_dir / "summary.csv")
     assert not list((out / "k").glob(".*")), "no lock or scratch file is left behind"
@@ -156,10 +157,10 @@ def test_ctrl_c_prints_one_line_and_the_run_resumes(tmp_path):
         assert lines[0].startswith("diagqa run: interrupted: ") and "diagqa run --resume c" in lines[0]
         assert "Traceback" not in err and "leaked" not in err and "KeyboardInterrupt" not in err
         card = json.loads((out / "c" / "run.json").read_text())
-        assert card["status"] == "interrupted" and card["samples"] == _lines(out / "c" / SAMPLES) < 96
+        assert card["status"] == "interrupted" and card["samples"] == _lines(out / "c" / SAMPLES) < TOTAL
         result = resume(out / "c", progress=False, quiet=True)
     ids = _sample_ids(out / "c" / SAMPLES)
-    assert len(ids) == len(set(ids)) == 96 and result.card["status"] == "complete"
+    assert len(ids) == len(set(ids)) == TOTAL and result.card["status"] == "complete"
 
 
 def test_rerunning_a_run_id_is_refused_unless_overwrite(tmp_path):

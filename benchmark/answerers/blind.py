@@ -84,7 +84,7 @@ class BlindAnswerer:
 
     @staticmethod
     def _prior(question: Question, names: list[str]) -> tuple[Any, str]:
-        kind, text = question.kind, question.text
+        kind, text = question.surface_kind, question.text  # an absent-entity question reads as its form
         first, last = (names[0], names[-1]) if names else ("", "")
         chain = " → ".join(names) if len(names) >= 2 else ""
         if kind == "bool":

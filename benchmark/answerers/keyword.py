@@ -33,6 +33,8 @@ from retrievers.linking import link_mentions
 from retrievers.text import raw_words, words
 
 _LINE = re.compile(r"^(?P<a>.+?) (?:<->|->|--) (?P<b>.+?)(?: \[(?P<label>.*)\])?$")
+#: a context line saying that a node is drawn inside a container (benchmark.context.membership_lines)
+_INSIDE = re.compile(r"^(?P<a>.+?) is inside (?P<b>.+)$")
 NEGATION_CUES = {"without", "avoid", "avoiding", "bypass", "bypassing", "skip", "skipping", "except",
                  "без", "минуя", "обходя", "обойти", "избегая", "кроме"}
 MAX_EVIDENCE = 3
@@ -59,7 +61,8 @@ def read_lines(text: str) -> list[Line]:
         if not raw:
             continue
         m = _LINE.match(raw)
-        names = (m["a"].strip(), m["b"].strip()) if m else (raw,)
+        inside = _INSIDE.match(raw) if not m else None
+        names = (m["a"].strip(), m["b"].strip()) if m else (inside["a"].strip(), inside["b"].strip()) if inside else (raw,)
         out.append(Line(raw, names, (m["label"] or "").strip() if m else "", frozenset(words(raw))))
     return out
 
@@ -133,25 +136,26 @@ class KeywordAnswerer:
     def _assumed(question: Question, raw: Any, mentioned: list[str]) -> list[tuple[str, str]]:
         """The relations the guess takes for granted (co-occurrence read as an arrow)."""
         first = mentioned[0] if mentioned else None
-        if question.kind == "bool":
+        kind = question.surface_kind
+        if kind == "bool":
             if raw != "yes":
                 return []
             names = [n for n in mentioned if n not in (avoided_names(question.text, mentioned) or [])]
             return list(zip(names, names[1:]))
-        if question.kind == "node" and first and raw:
+        if kind == "node" and first and raw:
             return [(first, raw)]
-        if question.kind == "nodes" and first:
+        if kind == "nodes" and first:
             inward = question.type == "predecessors"
             return [(n, first) if inward else (first, n) for n in raw]
-        if question.kind == "path":
+        if kind == "path":
             return list(zip(raw, raw[1:]))
-        if question.kind == "label" and len(mentioned) >= 2:
+        if kind == "label" and len(mentioned) >= 2:
             return [(mentioned[0], mentioned[1])]
         return []
 
     @staticmethod
     def _guess(question: Question, lines: list[Line], mentioned: list[str], score: dict[str, int]) -> Any:
-        kind = question.kind
+        kind = question.surface_kind  # an absent-entity question reads as its form; a guesser answers that
         present = {n for ln in lines for n in ln.names}
         if kind == "bool":
             avoided = avoided_names(question.text, mentioned)

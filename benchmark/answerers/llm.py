@@ -64,13 +64,16 @@ FORMATS = {
 INSTRUCTIONS = """You answer questions about one diagram{source}.
 Reply with exactly one JSON object and nothing else:
 {{"answer": <answer>, "evidence": [["Source", "Target"], ...]{explanation_field}}}
-- evidence: the arrows your answer rests on, each as [source label, target label]{explanation_rule}"""
+- evidence: the arrows your answer rests on, each as [source label, target label]{explanation_rule}
+- answer "cannot tell" when the diagram does not determine the answer (for example, when it does not show \
+what the question names)"""
 EXPLANATION_FIELD = ', "explanation": "<a few words>"'
 EXPLANATION_RULE = '\n- explanation: at most {chars} characters, the relations you used, like "A -> B -> C"'
 
 TEXT_SOURCE = """, using only the context below.
 The context lists the diagram's arrows, one per line, as "Source -> Target [label]" ("--" and "<->" \
-join nodes both ways), then nodes that have no arrow in the context, one per line"""
+join nodes both ways), then nodes that have no arrow in the context, one per line, then "Node is inside \
+Container" for nodes drawn inside a container"""
 #: said only when the context marks an edge's kind (benchmark.context.edge_line), so that other prompts stay as they were
 KIND_NOTE = ("An arrow marked (data) is a data feed, read or query and one marked (association) a line that relates "
              "two nodes: the flow does not pass along either. Arrows marked (parallel) leave a fork whose branches all run.")
@@ -78,9 +81,12 @@ _KIND_MARK = re.compile(r" \((?:data|association|parallel)\)$", re.M)
 IMAGE_SOURCE = ", shown in the attached image"
 IMAGE_TEXT_SOURCE = """, shown in the attached image and described in the context below.
 The context lists the diagram's arrows, one per line, as "Source -> Target [label]" ("--" and "<->" \
-join nodes both ways), then nodes that have no arrow in the context, one per line"""
+join nodes both ways), then nodes that have no arrow in the context, one per line, then "Node is inside \
+Container" for nodes drawn inside a container"""
 
 INPUTS = ("text", "image", "image+text")
+#: the answer that abstains (offered in every prompt, so that its offer tells nothing about a question)
+CANNOT_TELL = "cannot tell"
 
 
 def answer_schema(kind: str, explanation_chars: int = 200, max_evidence: int = 8) -> dict[str, Any]:
@@ -88,15 +94,18 @@ def answer_schema(kind: str, explanation_chars: int = 200, max_evidence: int = 8
     ``explanation_chars=0`` asks for no explanation.
 
     >>> answer_schema("bool")["properties"]["answer"]
-    {'type': 'string', 'enum': ['yes', 'no']}
+    {'type': 'string', 'enum': ['yes', 'no', 'cannot tell']}
+    >>> answer_schema("int")["properties"]["answer"]["anyOf"][1]
+    {'type': 'string', 'enum': ['cannot tell']}
     >>> answer_schema("int")["required"], answer_schema("int", 0)["required"]
     (['answer', 'evidence', 'explanation'], ['answer', 'evidence'])
     """
+    abstain = {"type": "string", "enum": [CANNOT_TELL]}
     answer = {
-        "bool": {"type": "string", "enum": ["yes", "no"]},
-        "int": {"type": "integer"},
-        "nodes": {"type": "array", "items": {"type": "string"}},
-        "path": {"type": "array", "items": {"type": "string"}},
+        "bool": {"type": "string", "enum": ["yes", "no", CANNOT_TELL]},
+        "int": {"anyOf": [{"type": "integer"}, abstain]},
+        "nodes": {"anyOf": [{"type": "array", "items": {"type": "string"}}, abstain]},
+        "path": {"anyOf": [{"type": "array", "items": {"type": "string"}}, abstain]},
     }.get(kind, {"type": "string"})
     pair = {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2}
     props: dict[str, Any] = {"answer": answer, "evidence": {"type": "array", "items": pair, "maxItems": max_evidence}}
@@ -224,7 +233,7 @@ def build_messages(question: Question, context_text: str, input: str = "text", i
         if _KIND_MARK.search(context_text or ""):
             system += "\n" + KIND_NOTE
         system += "\n\nContext:\n" + (context_text or "(empty: nothing was retrieved)")
-    user_text = f"{question.text}\nanswer: {FORMATS[question.kind]}"
+    user_text = f"{question.text}\nanswer: {FORMATS[question.surface_kind]}"  # an absent-entity question reads as its form
     if input == "text":
         return [{"role": "system", "content": system}, {"role": "user", "content": user_text}]
     if not image_url:
@@ -284,7 +293,8 @@ class LLMAnswerer(ChatEndpoint):
             image_url = self._image_url(context, image)
             messages = build_messages(question, context.text if context is not None else "", self.input, image_url,
                                       self.explanation_chars)
-            reply = self.ask(messages, answer_schema(question.kind, self.explanation_chars), parse_reply, start=start)
+            reply = self.ask(messages, answer_schema(question.surface_kind, self.explanation_chars), parse_reply,
+                             start=start)
         except Exception as exc:  # noqa: BLE001 - one bad sample never loses a run
             latency = time.perf_counter() - start
             meta["latency_s"] = round(latency, 6)

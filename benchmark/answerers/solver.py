@@ -6,7 +6,7 @@ the edges of the path or closed set it used (:func:`benchmark.solver.propose_cer
 
 >>> from benchmark.context import make_context
 >>> from benchmark.graph import build_graph, whole
->>> from benchmark.questions import Question
+>>> from benchmark.questions import Question, split_branches
 >>> g = build_graph({"nodes": [{"id": "u", "label": "User"}, {"id": "c", "label": "Cache"}, {"id": "d", "label": "DB"}],
 ...                  "edges": [{"src": "u", "dst": "c"}, {"src": "c", "dst": "d"}]})
 >>> q = Question("q", "x", "Which steps lead from User to DB?", "path", (("source", "u"), ("target", "d")), None, None)
@@ -23,8 +23,9 @@ import networkx as nx
 
 from benchmark.answers import Answer
 from benchmark.graph import node_label
-from benchmark.questions import Question
-from benchmark.solver import propose_certificate
+from benchmark.questions import Question, split_branches
+from benchmark.solver import (ancestors_chain, decisions, end_states, flow_edges_only, propose_certificate,
+                              scenario_walk)
 from benchmark.stages import ANSWERERS
 
 YES_NO = {"en": ("yes", "no"), "ru": ("да", "нет")}
@@ -69,6 +70,9 @@ class SolverAnswerer:
         meta = {"latency_s": round(time.perf_counter() - start, 6)}
         if value is None:  # an abstention, flagged as one (not an error)
             return Answer(self.name, None, explanation=ABSTAIN, meta=dict(meta, abstained=True))
+        if question.kind == "abstain":  # what the question names is not in the context: abstain
+            return Answer(self.name, None, meta=dict(meta, abstained=True),
+                          explanation=f"No node in the context is {question.arg['entity']!r}: {ABSTAIN}.")
         evidence = tuple(sorted((display_name(g, e.src), display_name(g, e.dst)) for e in cert.edges))
         if question.kind == "path":
             evidence = tuple((display_name(g, a), display_name(g, b)) for a, b in zip(value, value[1:]))
@@ -77,6 +81,23 @@ class SolverAnswerer:
 
     @staticmethod
     def _explain(question: Question, value: Any, cert: Any, g: nx.MultiDiGraph) -> str:
+        a = question.arg
+        if question.type == "scenario":
+            walked = scenario_walk(flow_edges_only(g), a["start"], split_branches(a["branches"]))[1]
+            return "In the context: " + " → ".join(display_name(g, n) for n in walked) + "; the flow stops there."
+        if question.type == "necessary":
+            steps = ", ".join(sorted(display_name(g, n) for n in value)) or "none"
+            return (f"Steps on every path in the context between {display_name(g, a['source'])} and "
+                    f"{display_name(g, a['target'])}: {steps}.")
+        if question.type == "graph_count":
+            flow = flow_edges_only(g)
+            found = end_states(flow) if a["what"] == "end_states" else decisions(flow)
+            what = "End states" if a["what"] == "end_states" else "Decisions"
+            return f"{what} in the context: {', '.join(sorted(display_name(g, n) for n in found)) or 'none'}."
+        if question.type == "inside":
+            chain = [a["node"], *ancestors_chain(g, a["node"])[0]]
+            return "; ".join(f"{display_name(g, x)} is inside {display_name(g, y)}" for x, y in zip(chain, chain[1:])) \
+                or f"{display_name(g, a['node'])} is inside no container."
         if question.kind == "path":
             return "In the context: " + " → ".join(display_name(g, n) for n in value) + "."
         if question.needs_closure(value):

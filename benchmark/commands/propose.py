@@ -8,7 +8,7 @@ import yaml
 
 from benchmark.dataset import DEFAULT_ROOT, Diagram
 from benchmark.errors import DiagQAError
-from benchmark.questions import NODE_ARGS, QUESTION_TYPES, answer_to_json
+from benchmark.questions import ABSTAIN, NODE_ARGS, QUESTION_TYPES, answer_to_json
 from benchmark.solver import propose_certificate
 
 NAME = "propose"
@@ -43,6 +43,9 @@ def main(args: argparse.Namespace) -> int:
     if unknown:
         raise DiagQAError(f"not nodes of {path.name}: {', '.join(unknown)}; nodes: {', '.join(sorted(g.nodes))}")
     answer, cert = propose_certificate(t.name, qargs, g)
+    if t.name == "absent" and answer != ABSTAIN:
+        raise DiagQAError(f"the diagram has a node named like {qargs['entity']!r}: {answer} "
+                          f"({g.nodes[answer].get('label') or answer}); an absent question must name something it lacks")
     if answer is None:
         from benchmark.solver import parallel_only
         from benchmark.validate import PARALLEL_ONLY

@@ -25,7 +25,7 @@ from typing import Any
 import networkx as nx
 
 from benchmark.metrics.names import find_labels, match_node, norm
-from benchmark.questions import Question
+from benchmark.questions import ABSTAIN, Question
 from benchmark.solver import answers_match
 
 YES = {"yes", "y", "true", "correct", "yeah", "yep", "да", "верно", "истина", "конечно"}
@@ -37,6 +37,8 @@ NUMBER_WORDS = {
     "ноль": 0, "один": 1, "одна": 1, "одно": 1, "два": 2, "две": 2, "три": 3, "четыре": 4, "пять": 5,
     "шесть": 6, "семь": 7, "восемь": 8, "девять": 9, "десять": 10, "одиннадцать": 11, "двенадцать": 12,
 }
+#: replies that abstain in so many words (besides what :func:`says_cannot_tell` reads)
+ABSTAIN_WORDS = {"abstain", "cannot tell", "can't tell", "unknown", "not shown", "n/a", "не могу сказать", "неизвестно"}
 EMPTY_SET = {"", "none", "nothing", "no nodes", "empty", "нет", "ничего", "никаких"}
 
 _WORD = re.compile(r"[\w-]+", re.UNICODE)
@@ -121,6 +123,13 @@ def normalise_with_reason(kind: str, raw: Any, graph: nx.MultiDiGraph, language:
     """(canonical value or None, why None). See :func:`normalise_answer`."""
     if raw is None:
         return None, "no answer"
+    if kind == "abstain":  # an absent-entity question: only an abstention is its answer
+        from benchmark.metrics.abstention import says_cannot_tell
+
+        text = raw[0] if isinstance(raw, (list, tuple)) and len(raw) == 1 else raw
+        if isinstance(text, str) and (says_cannot_tell(text) or norm(text) in ABSTAIN_WORDS):
+            return ABSTAIN, None
+        return (norm(str(text)) or None), None if str(text).strip() else "empty answer"
     if kind == "bool":
         return _bool(raw)
     if kind == "int":

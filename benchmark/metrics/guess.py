@@ -13,12 +13,17 @@ Sufficiency is judged on the context as the answerer received it. A wrong answer
 that is insufficient only because extraction misread the image (it proves the answer once aligned
 to the D2 graph) is an ``extraction_error``, not the answerer's misread. An abstention ("the
 context does not determine the answer") is its own outcome: the right behaviour on an insufficient
-context, a miss on a sufficient one. A failed call is an ``error``: unmeasured, never wrong.
+context, a miss on a sufficient one. On a question about something the diagram does not show
+(``absent``) abstaining is the right answer: it is classed as a correct answer (grounded when the
+context holds every node, so that it shows the thing is absent; a lucky guess otherwise), and any
+other answer as a wrong one. A failed call is an ``error``: unmeasured, never wrong.
 
 >>> [guess_class(c, s) for c in (True, False) for s in (True, False)]
 ['grounded', 'lucky_guess', 'misread', 'retrieval_miss']
 >>> guess_class(False, False, extraction=True), guess_class(False, False, abstained=True), guess_class(False, True, abstained=True)
 ('extraction_error', 'abstained_appropriate', 'abstained_miss')
+>>> guess_class(True, True, abstained=True), guess_class(True, False, abstained=True)   # absent: abstaining is right
+('grounded', 'lucky_guess')
 >>> guess_class(None, True, error="timeout"), guess_class(None, True) is None
 ('error', True)
 """
@@ -42,7 +47,7 @@ def guess_class(correct: bool | None, sufficient: bool | None, abstained: bool =
         return "error"
     if sufficient is None:
         return None
-    if abstained:
+    if abstained and not correct:  # an abstention that is the right answer (absent) is classed as correct
         return "abstained_miss" if sufficient else "abstained_appropriate"
     if correct is None:
         return None

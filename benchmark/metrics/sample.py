@@ -107,7 +107,8 @@ def score_answer(question: Question, diagram_graph: nx.MultiDiGraph, answer: Ans
     :func:`score_sample`. ``kind`` is the answerer's own error kind, when it gave one.
 
     An error is unmeasured (``correct: None``, ``error`` its kind); an abstention is not correct
-    (``correct: False``, ``abstained: True``)."""
+    (``correct: False``, ``abstained: True``) -- except on an ``absent`` question, whose right answer
+    it is (``correct: True``, ``abstained: True``); any other answer to that question is wrong."""
     abstained = is_abstention(answer)
     error = None
     if abstained:
@@ -120,8 +121,13 @@ def score_answer(question: Question, diagram_graph: nx.MultiDiGraph, answer: Ans
         abstained = value is None and is_abstention(answer, value)
         if abstained:
             reason = "abstained"
-    correct = None if error else (False if abstained else
-                                  answers_match(question.type, question.arg, value, question.answer, diagram_graph))
+    if question.kind == "abstain":  # about something the diagram lacks: abstaining is the right answer
+        abstained = abstained or value == question.answer
+        reason = "abstained" if abstained else reason
+        correct = None if error else abstained
+    else:
+        correct = None if error else (False if abstained else
+                                      answers_match(question.type, question.arg, value, question.answer, diagram_graph))
     out = {"answer_value": answer_to_json(value), "answer_reason": reason, "correct": correct,
            "correct_reason": f"answerer error ({error})" if error else None,
            "abstained": abstained, "error": error}
