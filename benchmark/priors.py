@@ -250,9 +250,212 @@ def groups(questions: Sequence[Question]) -> dict[str, list[Question]]:
     annotated counter-prior), node answers, then each type (in type order)."""
     out = {
         "all": list(questions),
-        "counter-prior (annotated)": [q for q in questions if q.counter_prior],
+        "counter-prior (annotated)": [q for q in questions if q.counter_prior_annotated],
         "yes/no": [q for q in questions if q.kind == "bool"],
-        "yes/no, counter-prior (annotated)": [q for q in questions if q.kind == "bool" and q.counter_prior],
+        "yes/no, counter-prior (annotated)": [q for q in questions if q.kind == "bool" and q.counter_prior_annotated],
+        "node": [q for q in questions if q.kind == "node"],
+    }
+    for t in QUESTION_TYPES:
+        qs = [q for q in questions if q.type == t]
+        if qs:
+            out[f"type {t}"] = qs
+    return out
+
+
+def strongest(table: Mapping[str, Mapping[str, Cell]], group: str, order: Sequence[str]) -> str | None:
+    """The baseline with the highest accuracy on ``group`` (ties: the first in ``order``); None when
+    no baseline is measured there.
+
+    >>> t = {"all": {"a": Cell(5, 10, 10), "b": Cell(7, 10, 10), "c": Cell(7, 10, 10)}}
+    >>> strongest(t, "all", ["a", "b", "c"])
+    'b'
+    """
+    cells = table.get(group, {})
+    measured = [(cells[b].accuracy, -i, b) for i, b in enumerate(order) if b in cells and cells[b].accuracy is not None]
+    return max(measured)[2] if measured else None
+
+
+def measured_counter_prior(q: Question, basis: Prediction | None) -> bool | None:
+    """Measured counter-prior flag of ``q``: True when the basis baseline answers it wrongly; None when
+    the question's kind is outside the definition (not yes/no, not a node) or the answer is unmeasured.
+
+    >>> from benchmark.graph import Subgraph
+    >>> q = Question("q", "d", "t", "reachable", (), True, Subgraph())
+    >>> measured_counter_prior(q, Prediction("no", False)), measured_counter_prior(q, Prediction("x", None))
+    (True, None)
+    """
+    if q.kind not in COUNTER_PRIOR_KINDS or basis is None or basis.correct is None:
+        return None
+    return not basis.correct
+
+
+#: the table group whose strongest baseline is the basis of measured counter-prior, per answer kind
+BASIS_GROUP = {"bool": "yes/no", "node": "node"}
+
+
+@dataclass
+class PriorsResult:
+    """Everything ``diagqa priors`` reports; :meth:`to_json` is what it writes."""
+
+    questions: list[Question]
+    baselines: list[str]
+    unavailable: dict[str, str]
+    predictions: dict[str, dict[str, Prediction]]        # baseline -> question id -> prediction
+    table: dict[str, dict[str, Cell]] = field(default_factory=dict)  # group -> baseline -> cell
+    floor: str | None = None                              # strongest on all questions
+    basis: dict[str, str | None] = field(default_factory=dict)  # answer kind -> strongest on that kind
+    counter_prior: dict[str, bool | None] = field(default_factory=dict)
+
+    def accuracy_of(self, baseline: str | None, group: str = "all") -> float | None:
+        cells = self.table.get(group, {})
+        return cells[baseline].accuracy if baseline in cells else None
+
+    def strongest_on(self, group: str) -> str | None:
+        return strongest(self.table, group, self.baselines)
+
+    def disagreements(self) -> list[dict[str, Any]]:
+        """Questions whose annotated counter-prior flag (where the annotation has one) differs from the
+        measured one (yes/no and node items), and annotated flags on kinds the definition leaves out
+        (``measured`` None)."""
+        out = []
+        for q in self.questions:
+            measured = self.counter_prior.get(q.id)
+            annotated = q.counter_prior_annotated
+            if q.kind not in COUNTER_PRIOR_KINDS:
+                if annotated:
+                    out.append({"question": q.id, "type": q.type, "annotated": True, "measured": None,
+                                "why": f"{q.kind} answers are outside the definition"})
+                continue
+            if measured is None or annotated is None or measured == annotated:
+                continue
+            basis = self.basis[q.kind]
+            pred = self.predictions[basis][q.id]  # type: ignore[index]
+            out.append({"question": q.id, "type": q.type, "annotated": annotated, "measured": measured,
+                        "why": f"{basis} answered {json.dumps(pred.raw, ensure_ascii=False)}, gold "
+                               f"{json.dumps(answer_to_json(q.answer), ensure_ascii=False)}"})
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        raw = frozenset(self.raw) if isinstance(self.raw, set) else self.raw
+        return {"raw": answer_to_json(raw), "correct": self.correct, "error": self.error}
+
+
+def _score_canonical(q: Question, value: Any, d: Diagram) -> Prediction:
+    return Prediction(answer_to_json(value), answers_match(q.type, q.arg, value, q.answer, d.graph))
+
+
+def _score_answer(q: Question, answer: Any, d: Diagram, failures_unmeasured: bool) -> Prediction:
+    from benchmark.metrics.accuracy import is_correct
+
+    if answer.error and failures_unmeasured:
+        return Prediction(answer.raw, None, answer.error)
+    return Prediction(answer.raw, is_correct(q, answer.raw, d.graph), answer.error)
+
+
+def nodes_only_context(d: Diagram) -> Any:
+    """The diagram's node labels without a single edge, as an answerer's context."""
+    from benchmark.context import make_context
+
+    return make_context(d.id, Subgraph(frozenset(d.graph.nodes)), d.graph)
+
+
+#: a baseline: (question, its diagram) -> prediction
+Predictor = Callable[[Question, Diagram], Prediction]
+
+
+def make_baselines(questions: Sequence[Question], llm_options: Mapping[str, Any] | None = None,
+                   names: Sequence[str] = BASELINES) -> tuple[dict[str, Predictor], dict[str, str]]:
+    """The predictors of ``names`` for ``questions`` (whose gold answers give the majority answers)
+    and the reasons of those that cannot run here.
+
+    The llm baselines are built with ``llm_options`` (keyword arguments of the ``llm`` answerer);
+    without a configured model they are unavailable, with the answerer's own reason.
+    """
+    from benchmark.answerers.blind import BlindAnswerer
+    from benchmark.answerers.keyword import KeywordAnswerer
+
+    unknown = [n for n in names if n not in BASELINES]
+    if unknown:
+        raise ValueError(f"unknown prior baselines {unknown}; known: {', '.join(BASELINES)}")
+    majority = majority_answers(questions)
+    by_cue = cue_majority_answers(questions, MIN_CELL)
+    keyword, blind = KeywordAnswerer(), BlindAnswerer()
+    out: dict[str, Predictor] = {}
+    unavailable: dict[str, str] = {}
+
+    def by_majority(q: Question, d: Diagram) -> Prediction:
+        return _score_canonical(q, majority[q.type], d)
+
+    def by_text_cue(q: Question, d: Diagram) -> Prediction:
+        if q.kind != "bool":
+            return by_majority(q, d)
+        return _score_canonical(q, text_cue(q.text), d)
+
+    def by_cue_majority(q: Question, d: Diagram) -> Prediction:
+        return _score_canonical(q, by_cue.get((q.type, cue_word(q.text)), majority[q.type]), d)
+
+    builders: dict[str, Predictor] = {
+        "majority": by_majority,
+        "text-cue": by_text_cue,
+        "cue-majority": by_cue_majority,
+        "keyword": lambda q, d: _score_answer(q, keyword.answer(q, None), d, False),
+        "keyword-nodes": lambda q, d: _score_answer(q, keyword.answer(q, nodes_only_context(d)), d, False),
+        "blind": lambda q, d: _score_answer(q, blind.answer(q, None), d, False),
+    }
+    if any(n.startswith("llm") for n in names):
+        try:
+            from benchmark.answerers.llm import LLMAnswerer
+
+            llm = LLMAnswerer(**dict(llm_options or {}))
+        except StageUnavailable as exc:
+            for n in names:
+                if n.startswith("llm"):
+                    unavailable[n] = f"llm: {exc}"
+        else:
+            builders["llm-question"] = lambda q, d: _score_answer(q, llm.answer(q, None), d, True)
+            builders["llm-nodes"] = lambda q, d: _score_answer(q, llm.answer(q, nodes_only_context(d)), d, True)
+    for n in names:
+        if n in builders:
+            out[n] = builders[n]
+    return out, unavailable
+
+
+# -- grouping and the strongest baseline ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Cell:
+    """Accuracy of one baseline on one group of questions."""
+
+    correct: int
+    measured: int
+    n: int
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.correct / self.measured if self.measured else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"accuracy": self.accuracy, "correct": self.correct, "measured": self.measured, "n": self.n}
+
+
+def cell(correct: Sequence[bool | None]) -> Cell:
+    """:class:`Cell` of a list of per-question results (None = unmeasured).
+
+    >>> cell([True, False, None]).accuracy
+    0.5
+    """
+    measured = [c for c in correct if c is not None]
+    return Cell(sum(measured), len(measured), len(correct))
+
+
+def groups(questions: Sequence[Question]) -> dict[str, list[Question]]:
+    """The question groups of the priors table: all, counter-prior as annotated, yes/no (all and
+    annotated counter-prior), node answers, then each type (in type order)."""
+    out = {
+        "all": list(questions),
+        "counter-prior (annotated)": [q for q in questions if q.counter_prior_annotated],
+        "yes/no": [q for q in questions if q.kind == "bool"],
+        "yes/no, counter-prior (annotated)": [q for q in questions if q.kind == "bool" and q.counter_prior_annotated],
         "node": [q for q in questions if q.kind == "node"],
     }
     for t in QUESTION_TYPES:
@@ -349,12 +552,14 @@ class PriorsResult:
                 "definition": "a yes/no or node question that the strongest prior baseline on questions "
                               "of its answer kind answers wrongly",
                 "basis": dict(self.basis), "measured": len(flagged), "defined_on": len(defined),
-                "annotated": sum(1 for q in self.questions if q.counter_prior),
-                "agree": sum(1 for q in defined if self.counter_prior[q.id] == q.counter_prior),
+                "annotated": sum(1 for q in self.questions if q.counter_prior_annotated),
+                "annotated_on": sum(1 for q in defined if q.counter_prior_annotated is not None),
+                "agree": sum(1 for q in defined if self.counter_prior[q.id] == q.counter_prior_annotated),
                 "disagreements": self.disagreements(),
             },
             "per_question": [{"question": q.id, "type": q.type, "gold": answer_to_json(q.answer),
-                              "counter_prior": q.counter_prior, "counter_prior_measured": self.counter_prior.get(q.id),
+                              "counter_prior_annotated": q.counter_prior_annotated,
+                              "counter_prior_measured": self.counter_prior.get(q.id),
                               "answers": {b: self.predictions[b][q.id].to_json() for b in self.baselines}}
                              for q in self.questions],
         }
@@ -376,7 +581,10 @@ def run_priors(ds: Dataset, names: Sequence[str] = NO_MODEL_BASELINES,
         predict = predictors[b]
         predictions[b] = {}
         for i, q in enumerate(questions):
-            predictions[b][q.id] = predict(q, ds.diagrams[q.diagram])
+            try:
+                predictions[b][q.id] = predict(q, ds.diagrams[q.diagram])
+            except Exception as exc:  # e.g. a diagram that does not parse: unmeasured, the rest still run
+                predictions[b][q.id] = Prediction(None, None, f"{type(exc).__name__}: {exc}")
             if progress is not None:
                 progress(b, i + 1, len(questions))
     res = PriorsResult(questions, order, unavailable, predictions)
@@ -418,8 +626,8 @@ def render_summary(res: PriorsResult) -> str:
     basis = ", ".join(f"{k}: {v}" for k, v in cp["basis"].items())
     lines += ["", f"Counter-prior, measured ({cp['definition']}; basis {basis}): {cp['measured']} of "
                   f"{cp['defined_on']} yes/no and node questions. Annotated: {cp['annotated']} of "
-                  f"{len(res.questions)} questions; annotation and measurement agree on {cp['agree']} of "
-                  f"{cp['defined_on']}; {len(cp['disagreements'])} disagreements (annotated flags on other "
+                  f"{len(res.questions)} questions; annotation and measurement agree on {cp['agree']} of the "
+                  f"{cp['annotated_on']} annotated; {len(cp['disagreements'])} disagreements (annotated flags on other "
                   f"answer kinds included):"]
     if cp["disagreements"]:
         lines += ["", "| question | type | annotated | measured | why |", "|---|---|---|---|---|"]
