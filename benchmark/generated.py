@@ -91,7 +91,7 @@ def plan_split(ds: Dataset, questions: list[Question], seed: int = 0) -> SplitPl
             edit = choose_edit(q, parsed, g, seed, usable)
             if edit is None:
                 plan.without.append({"question": q.id, "type": q.type,
-                                     "reason": "no single remove, reverse or relabel flips the answer"})
+                                     "reason": "no single remove, reverse, relabel or added arrow flips the answer"})
                 continue
             if edit not in made:
                 cf_id = f"{did}{CF_MARK}{len(made) + 1}"
@@ -139,7 +139,7 @@ def _rationale(pair: Pair) -> str:
     e = pair.edit_json
     edges = "; ".join(" -> ".join(x[:2]) + (f" [{x[2]}]" if len(x) > 2 else "") for x in e["edges"])
     what = {"remove": "removed", "reverse": "reversed", "swap_labels": "labels swapped",
-            "relabel": f"relabelled {e.get('label')!r}"}[e["kind"]]
+            "relabel": f"relabelled {e.get('label')!r}", "add": "added"}[e["kind"]]
     return f"Counterfactual of {pair.question.id} (edge {edges} {what}); answer and certificate from the reference solver."
 
 
