@@ -217,6 +217,92 @@ def make_baselines(questions: Sequence[Question], llm_options: Mapping[str, Any]
     return out, unavailable
 
 
+# -- balance: what the answers give away -----------------------------------------------------------
+
+#: the yes share that every yes/no type, and every (type, cue word) cell of at least :data:`MIN_CELL`
+#: questions, must have
+YES_SHARE = (0.4, 0.6)
+#: how far a text-cue rule (``text-cue``, ``cue-majority``) may beat the majority baseline on yes/no
+MAX_CUE_GAIN = 0.05
+
+
+@dataclass(frozen=True)
+class Balance:
+    """Yes shares of the yes/no questions per type and per (type, :func:`cue_word`) cell, and the
+    accuracy on them of the majority baseline and of the text-cue rules."""
+
+    types: dict[str, tuple[int, int]]               # type -> (yes, questions)
+    cells: dict[tuple[str, str], tuple[int, int]]   # (type, cue word) -> (yes, questions)
+    majority: float | None                          # majority per type, on the yes/no questions
+    cue_rules: dict[str, float | None]              # text-cue rule -> accuracy on the yes/no questions
+    min_cell: int = MIN_CELL
+
+    @property
+    def cue_gain(self) -> float | None:
+        """How far the best text-cue rule beats the majority baseline (accuracy points as a share)."""
+        accs = [a for a in self.cue_rules.values() if a is not None]
+        return None if not accs or self.majority is None else max(accs) - self.majority
+
+    def problems(self) -> list[str]:
+        """Every way the yes/no questions miss the balance targets, one line each (empty: balanced).
+
+        >>> b = Balance({"reachable": (3, 4)}, {("reachable", "-"): (3, 4)}, 0.75, {"text-cue": 0.75})
+        >>> b.problems()
+        ['type reachable: 3 of 4 yes (75.0 %), outside 40-60 %']
+        """
+        lo, hi = YES_SHARE
+        out = []
+        for t, (yes, n) in self.types.items():
+            if not lo <= yes / n <= hi:
+                out.append(f"type {t}: {yes} of {n} yes ({100 * yes / n:.1f} %), outside {100 * lo:.0f}-{100 * hi:.0f} %")
+        for (t, cue), (yes, n) in self.cells.items():
+            if n >= self.min_cell and not lo <= yes / n <= hi:
+                out.append(f"cell ({t}, {cue}): {yes} of {n} yes ({100 * yes / n:.1f} %), "
+                           f"outside {100 * lo:.0f}-{100 * hi:.0f} %")
+        gain = self.cue_gain
+        if gain is not None and gain > MAX_CUE_GAIN + 1e-9:
+            best = max((a, r) for r, a in self.cue_rules.items() if a is not None)[1]
+            out.append(f"text cues: {best} beats the majority baseline by {100 * gain:.1f} points on yes/no "
+                       f"(at most {100 * MAX_CUE_GAIN:.0f})")
+        return out
+
+
+def balance(questions: Sequence[Question], min_cell: int = MIN_CELL) -> Balance:
+    """:class:`Balance` of the yes/no questions among ``questions`` (majority answers and cue cells
+    taken over those same questions, as :func:`run_priors` takes them).
+
+    >>> from benchmark.graph import Subgraph
+    >>> qs = [Question(f"q{i}", "d", t, "reachable", (), a, Subgraph())
+    ...       for i, (t, a) in enumerate([("A without B?", True)] * 5 + [("A to B?", False)] * 5)]
+    >>> b = balance(qs)
+    >>> b.types, b.majority, b.cue_rules["cue-majority"]
+    ({'reachable': (5, 10)}, 0.5, 1.0)
+    >>> b.problems()[0]
+    'cell (reachable, -): 0 of 5 yes (0.0 %), outside 40-60 %'
+    """
+    bools = [q for q in questions if q.kind == "bool"]
+    types: dict[str, list[int]] = {}
+    cells: dict[tuple[str, str], list[int]] = {}
+    for q in bools:
+        for key, table in ((q.type, types), ((q.type, cue_word(q.text)), cells)):
+            counts = table.setdefault(key, [0, 0])  # type: ignore[arg-type]
+            counts[0] += q.answer is True
+            counts[1] += 1
+    majority = majority_answers(bools)
+    by_cue = cue_majority_answers(bools, min_cell)
+
+    def acc(guess: Callable[[Question], Any]) -> float | None:
+        return sum(guess(q) == q.answer for q in bools) / len(bools) if bools else None
+
+    return Balance(
+        types={t: (y, n) for t, (y, n) in sorted(types.items())},
+        cells={k: (y, n) for k, (y, n) in sorted(cells.items())},
+        majority=acc(lambda q: majority[q.type]),
+        cue_rules={"text-cue": acc(lambda q: text_cue(q.text)),
+                   "cue-majority": acc(lambda q: by_cue.get((q.type, cue_word(q.text)), majority[q.type]))},
+        min_cell=min_cell)
+
+
 # -- grouping and the strongest baseline ------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -336,207 +422,6 @@ class PriorsResult:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        raw = frozenset(self.raw) if isinstance(self.raw, set) else self.raw
-        return {"raw": answer_to_json(raw), "correct": self.correct, "error": self.error}
-
-
-def _score_canonical(q: Question, value: Any, d: Diagram) -> Prediction:
-    return Prediction(answer_to_json(value), answers_match(q.type, q.arg, value, q.answer, d.graph))
-
-
-def _score_answer(q: Question, answer: Any, d: Diagram, failures_unmeasured: bool) -> Prediction:
-    from benchmark.metrics.accuracy import is_correct
-
-    if answer.error and failures_unmeasured:
-        return Prediction(answer.raw, None, answer.error)
-    return Prediction(answer.raw, is_correct(q, answer.raw, d.graph), answer.error)
-
-
-def nodes_only_context(d: Diagram) -> Any:
-    """The diagram's node labels without a single edge, as an answerer's context."""
-    from benchmark.context import make_context
-
-    return make_context(d.id, Subgraph(frozenset(d.graph.nodes)), d.graph)
-
-
-#: a baseline: (question, its diagram) -> prediction
-Predictor = Callable[[Question, Diagram], Prediction]
-
-
-def make_baselines(questions: Sequence[Question], llm_options: Mapping[str, Any] | None = None,
-                   names: Sequence[str] = BASELINES) -> tuple[dict[str, Predictor], dict[str, str]]:
-    """The predictors of ``names`` for ``questions`` (whose gold answers give the majority answers)
-    and the reasons of those that cannot run here.
-
-    The llm baselines are built with ``llm_options`` (keyword arguments of the ``llm`` answerer);
-    without a configured model they are unavailable, with the answerer's own reason.
-    """
-    from benchmark.answerers.blind import BlindAnswerer
-    from benchmark.answerers.keyword import KeywordAnswerer
-
-    unknown = [n for n in names if n not in BASELINES]
-    if unknown:
-        raise ValueError(f"unknown prior baselines {unknown}; known: {', '.join(BASELINES)}")
-    majority = majority_answers(questions)
-    by_cue = cue_majority_answers(questions, MIN_CELL)
-    keyword, blind = KeywordAnswerer(), BlindAnswerer()
-    out: dict[str, Predictor] = {}
-    unavailable: dict[str, str] = {}
-
-    def by_majority(q: Question, d: Diagram) -> Prediction:
-        return _score_canonical(q, majority[q.type], d)
-
-    def by_text_cue(q: Question, d: Diagram) -> Prediction:
-        if q.kind != "bool":
-            return by_majority(q, d)
-        return _score_canonical(q, text_cue(q.text), d)
-
-    def by_cue_majority(q: Question, d: Diagram) -> Prediction:
-        return _score_canonical(q, by_cue.get((q.type, cue_word(q.text)), majority[q.type]), d)
-
-    builders: dict[str, Predictor] = {
-        "majority": by_majority,
-        "text-cue": by_text_cue,
-        "cue-majority": by_cue_majority,
-        "keyword": lambda q, d: _score_answer(q, keyword.answer(q, None), d, False),
-        "keyword-nodes": lambda q, d: _score_answer(q, keyword.answer(q, nodes_only_context(d)), d, False),
-        "blind": lambda q, d: _score_answer(q, blind.answer(q, None), d, False),
-    }
-    if any(n.startswith("llm") for n in names):
-        try:
-            from benchmark.answerers.llm import LLMAnswerer
-
-            llm = LLMAnswerer(**dict(llm_options or {}))
-        except StageUnavailable as exc:
-            for n in names:
-                if n.startswith("llm"):
-                    unavailable[n] = f"llm: {exc}"
-        else:
-            builders["llm-question"] = lambda q, d: _score_answer(q, llm.answer(q, None), d, True)
-            builders["llm-nodes"] = lambda q, d: _score_answer(q, llm.answer(q, nodes_only_context(d)), d, True)
-    for n in names:
-        if n in builders:
-            out[n] = builders[n]
-    return out, unavailable
-
-
-# -- grouping and the strongest baseline ------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Cell:
-    """Accuracy of one baseline on one group of questions."""
-
-    correct: int
-    measured: int
-    n: int
-
-    @property
-    def accuracy(self) -> float | None:
-        return self.correct / self.measured if self.measured else None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"accuracy": self.accuracy, "correct": self.correct, "measured": self.measured, "n": self.n}
-
-
-def cell(correct: Sequence[bool | None]) -> Cell:
-    """:class:`Cell` of a list of per-question results (None = unmeasured).
-
-    >>> cell([True, False, None]).accuracy
-    0.5
-    """
-    measured = [c for c in correct if c is not None]
-    return Cell(sum(measured), len(measured), len(correct))
-
-
-def groups(questions: Sequence[Question]) -> dict[str, list[Question]]:
-    """The question groups of the priors table: all, counter-prior as annotated, yes/no (all and
-    annotated counter-prior), node answers, then each type (in type order)."""
-    out = {
-        "all": list(questions),
-        "counter-prior (annotated)": [q for q in questions if q.counter_prior_annotated],
-        "yes/no": [q for q in questions if q.kind == "bool"],
-        "yes/no, counter-prior (annotated)": [q for q in questions if q.kind == "bool" and q.counter_prior_annotated],
-        "node": [q for q in questions if q.kind == "node"],
-    }
-    for t in QUESTION_TYPES:
-        qs = [q for q in questions if q.type == t]
-        if qs:
-            out[f"type {t}"] = qs
-    return out
-
-
-def strongest(table: Mapping[str, Mapping[str, Cell]], group: str, order: Sequence[str]) -> str | None:
-    """The baseline with the highest accuracy on ``group`` (ties: the first in ``order``); None when
-    no baseline is measured there.
-
-    >>> t = {"all": {"a": Cell(5, 10, 10), "b": Cell(7, 10, 10), "c": Cell(7, 10, 10)}}
-    >>> strongest(t, "all", ["a", "b", "c"])
-    'b'
-    """
-    cells = table.get(group, {})
-    measured = [(cells[b].accuracy, -i, b) for i, b in enumerate(order) if b in cells and cells[b].accuracy is not None]
-    return max(measured)[2] if measured else None
-
-
-def measured_counter_prior(q: Question, basis: Prediction | None) -> bool | None:
-    """Measured counter-prior flag of ``q``: True when the basis baseline answers it wrongly; None when
-    the question's kind is outside the definition (not yes/no, not a node) or the answer is unmeasured.
-
-    >>> from benchmark.graph import Subgraph
-    >>> q = Question("q", "d", "t", "reachable", (), True, Subgraph())
-    >>> measured_counter_prior(q, Prediction("no", False)), measured_counter_prior(q, Prediction("x", None))
-    (True, None)
-    """
-    if q.kind not in COUNTER_PRIOR_KINDS or basis is None or basis.correct is None:
-        return None
-    return not basis.correct
-
-
-#: the table group whose strongest baseline is the basis of measured counter-prior, per answer kind
-BASIS_GROUP = {"bool": "yes/no", "node": "node"}
-
-
-@dataclass
-class PriorsResult:
-    """Everything ``diagqa priors`` reports; :meth:`to_json` is what it writes."""
-
-    questions: list[Question]
-    baselines: list[str]
-    unavailable: dict[str, str]
-    predictions: dict[str, dict[str, Prediction]]        # baseline -> question id -> prediction
-    table: dict[str, dict[str, Cell]] = field(default_factory=dict)  # group -> baseline -> cell
-    floor: str | None = None                              # strongest on all questions
-    basis: dict[str, str | None] = field(default_factory=dict)  # answer kind -> strongest on that kind
-    counter_prior: dict[str, bool | None] = field(default_factory=dict)
-
-    def accuracy_of(self, baseline: str | None, group: str = "all") -> float | None:
-        cells = self.table.get(group, {})
-        return cells[baseline].accuracy if baseline in cells else None
-
-    def strongest_on(self, group: str) -> str | None:
-        return strongest(self.table, group, self.baselines)
-
-    def disagreements(self) -> list[dict[str, Any]]:
-        """Questions whose annotated counter-prior flag differs from the measured one (yes/no and
-        node items), and annotated flags on kinds the definition leaves out (``measured`` None)."""
-        out = []
-        for q in self.questions:
-            measured = self.counter_prior.get(q.id)
-            if q.kind not in COUNTER_PRIOR_KINDS:
-                if q.counter_prior:
-                    out.append({"question": q.id, "type": q.type, "annotated": True, "measured": None,
-                                "why": f"{q.kind} answers are outside the definition"})
-                continue
-            if measured is None or measured == q.counter_prior:
-                continue
-            basis = self.basis[q.kind]
-            pred = self.predictions[basis][q.id]  # type: ignore[index]
-            out.append({"question": q.id, "type": q.type, "annotated": q.counter_prior, "measured": measured,
-                        "why": f"{basis} answered {json.dumps(pred.raw, ensure_ascii=False)}, gold "
-                               f"{json.dumps(answer_to_json(q.answer), ensure_ascii=False)}"})
-        return out
-
-    def to_json(self) -> dict[str, Any]:
         flagged = [q for q in self.questions if self.counter_prior.get(q.id)]
         defined = [q for q in self.questions if self.counter_prior.get(q.id) is not None]
         yes_no = self.strongest_on("yes/no")
@@ -635,3 +520,25 @@ def render_summary(res: PriorsResult) -> str:
             measured = "n/a" if d["measured"] is None else ("yes" if d["measured"] else "no")
             lines.append(f"| {d['question']} | {d['type']} | {'yes' if d['annotated'] else 'no'} | {measured} | {d['why']} |")
     return "\n".join(lines) + "\n"
+
+
+def run_card_summary(res: PriorsResult) -> dict[str, Any]:
+    """What a run records of its prior baselines (``run.json`` -> ``priors``) for the report: accuracy
+    per baseline on every question group, the floor (the strongest on all questions) and the yes/no
+    comparison with the majority baseline.
+
+    >>> from benchmark.graph import Subgraph
+    >>> r = PriorsResult([], ["majority"], {}, {"majority": {}}, {"all": {"majority": Cell(3, 4, 4)}}, "majority")
+    >>> run_card_summary(r)["floor"]
+    {'baseline': 'majority', 'accuracy': 0.75}
+    """
+    yes_no = res.strongest_on("yes/no")
+    return {
+        "questions": len(res.questions),
+        "baselines": list(res.baselines),
+        "accuracy": {g: {b: c.accuracy for b, c in cells.items()} for g, cells in res.table.items()},
+        "n": {g: (next(iter(cells.values())).n if cells else 0) for g, cells in res.table.items()},
+        "floor": {"baseline": res.floor, "accuracy": res.accuracy_of(res.floor)},
+        "yes/no": {"majority": res.accuracy_of("majority", "yes/no"), "strongest": yes_no,
+                   "strongest_accuracy": res.accuracy_of(yes_no, "yes/no")},
+    }
