@@ -243,6 +243,12 @@ def test_pair_consistency_separates_a_reader_from_a_guesser(split, tmp_path):
     md = pairs_markdown(records, pairs)
     assert md.startswith("## Counterfactual pairs")
     assert f"| oracle+d2+full | solver | {len(pairs)} |" in md
+    # the run recorded the pairs it ran, and its own report has the section
+    card = json.loads((result.run_dir / "run.json").read_text(encoding="utf-8"))
+    assert card["pairs"] == dict(sorted(pairs.items()))
+    report = (result.run_dir / "report.md").read_text(encoding="utf-8")
+    assert "## Counterfactual pairs" in report
+    assert f"| oracle+d2+full | solver | {len(pairs)} | {len(pairs)} | 0.00 | 1.00 |" in report
 
 
 def test_pair_metric_doctests_and_unmeasured_sides():
