@@ -442,6 +442,8 @@ class PriorsResult:
                 "agree": sum(1 for q in defined if self.counter_prior[q.id] == q.counter_prior_annotated),
                 "disagreements": self.disagreements(),
             },
+            "balance": {"types": {t: {"yes": y, "n": n} for t, (y, n) in balance(self.questions).types.items()},
+                        "problems": balance(self.questions).problems()},
             "per_question": [{"question": q.id, "type": q.type, "gold": answer_to_json(q.answer),
                               "counter_prior_annotated": q.counter_prior_annotated,
                               "counter_prior_measured": self.counter_prior.get(q.id),
@@ -508,6 +510,12 @@ def render_summary(res: PriorsResult) -> str:
                  f"{_pct(yn['strongest_accuracy'])} %.")
     for b, why in res.unavailable.items():
         lines.append(f"Not run: {b} ({why}).")
+    bal = balance(res.questions)
+    shares = ", ".join(f"{t} {100 * y / n:.1f} % of {n}" for t, (y, n) in bal.types.items())
+    problems = bal.problems()
+    lines.append(f"Balance (yes share per yes/no type: {shares}): "
+                 + ("every type and every (type, cue word) cell of 5 or more is 40-60 % yes, and no text-cue rule "
+                    "is more than 5 points over the majority." if not problems else "; ".join(problems) + "."))
     basis = ", ".join(f"{k}: {v}" for k, v in cp["basis"].items())
     lines += ["", f"Counter-prior, measured ({cp['definition']}; basis {basis}): {cp['measured']} of "
                   f"{cp['defined_on']} yes/no and node questions. Annotated: {cp['annotated']} of "
