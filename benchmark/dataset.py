@@ -35,7 +35,7 @@ MAX_ANNOTATION_BYTES = 4 * 2**20
 LANGUAGES = ("en", "ru")
 #: diagram and question ids are names: they never hold a path separator or start with a dot
 _NAME = re.compile(r"\w[\w.-]*")
-REQUIRED_QUESTION_KEYS = ("id", "text", "type", "args", "answer", "certificate", "counter_prior", "rationale")
+REQUIRED_QUESTION_KEYS = ("id", "text", "type", "args", "answer", "certificate", "rationale")
 
 
 @dataclass
@@ -306,7 +306,7 @@ def load_annotation_file(path: Path, diagrams_dir: Path) -> tuple[Diagram | None
         except ValueError as exc:
             err(str(exc), "certificate")
             continue
-        if not isinstance(raw["counter_prior"], bool):
+        if "counter_prior" in raw and not isinstance(raw["counter_prior"], bool):
             err("counter_prior must be true or false", "counter_prior")
             continue
         if not isinstance(raw["text"], str) or not raw["text"].strip():
@@ -323,7 +323,7 @@ def load_annotation_file(path: Path, diagrams_dir: Path) -> tuple[Diagram | None
         diagram.questions.append(Question(
             id=qid, diagram=did, text=raw["text"].strip(), type=qtype,
             args=tuple((k, str(args[k])) for k in t.args), answer=answer, certificate=cert,
-            counter_prior=raw["counter_prior"], rationale=raw["rationale"] or "",
+            counter_prior_annotated=raw.get("counter_prior"), rationale=raw["rationale"] or "",
             twin_of=diagram.twin, language=diagram.language, file=fname, line=line, extra=extra))
     return diagram, errors
 
@@ -385,7 +385,27 @@ def load_dataset(root: Path | str | None = None, *, strict: bool = True,
         d.questions = kept
     if strict and problems:
         raise problems[0]
-    return Dataset(root=root, diagrams=diagrams), problems
+    dataset = Dataset(root=root, diagrams=diagrams)
+    measure_counter_prior(dataset)
+    return dataset, problems
+
+
+def measure_counter_prior(dataset: Dataset) -> None:
+    """Set every question's ``counter_prior`` to its measured value (DESIGN.md §4): True when the
+    strongest no-model prior baseline on questions of its answer kind answers it wrongly; False for
+    answer kinds outside the definition (counts, sets, paths, labels) and where the baseline could
+    not answer. Computed over every loaded question of the dataset, so it is the same for every run
+    on the dataset; the annotation's own ``counter_prior`` stays as ``counter_prior_annotated``."""
+    from dataclasses import replace
+
+    from benchmark.priors import run_priors
+
+    questions = [q for did in sorted(dataset.diagrams) for q in dataset.diagrams[did].questions]
+    if not questions:
+        return
+    measured = run_priors(dataset, questions=questions).counter_prior
+    for d in dataset.diagrams.values():
+        d.questions = [replace(q, counter_prior=bool(measured.get(q.id))) for q in d.questions]
 
 
 def node_args_missing(q: Question, g: nx.MultiDiGraph) -> list[str]:

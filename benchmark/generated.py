@@ -91,7 +91,7 @@ def plan_split(ds: Dataset, questions: list[Question], seed: int = 0) -> SplitPl
             edit = choose_edit(q, parsed, g, seed, usable)
             if edit is None:
                 plan.without.append({"question": q.id, "type": q.type,
-                                     "reason": "no single remove, reverse or relabel flips the answer"})
+                                     "reason": "no single remove, reverse, relabel or added arrow flips the answer"})
                 continue
             if edit not in made:
                 cf_id = f"{did}{CF_MARK}{len(made) + 1}"
@@ -122,9 +122,7 @@ def _annotation_text(cf_id: str, original: Diagram, items: list[Pair]) -> str:
         q, answer = pair.question, pair.answer
         ans = ("yes" if answer else "no") if isinstance(answer, bool) else _flow(answer_to_json(answer))
         cert_json = pair.certificate.to_json()
-        # a flipped yes/no goes against whatever the original's answer was: its flag flips too; for
-        # other kinds the flag is not carried over (diagqa priors --data measures it on the split)
-        counter_prior = (not q.counter_prior) if isinstance(answer, bool) else False
+        # no counter_prior: it is measured when the split is loaded, as for every dataset
         lines += [f"  - id: {pair.question_id}",
                   f"    text: {_flow(q.text)}",
                   f"    type: {q.type}",
@@ -133,7 +131,6 @@ def _annotation_text(cf_id: str, original: Diagram, items: list[Pair]) -> str:
                   "    certificate:",
                   f"      nodes: {_flow(cert_json['nodes'])}",
                   f"      edges: {_flow(cert_json['edges'])}",
-                  f"    counter_prior: {'true' if counter_prior else 'false'}",
                   f"    rationale: {_flow(_rationale(pair))}"]
     return "\n".join(lines) + "\n"
 
@@ -142,7 +139,7 @@ def _rationale(pair: Pair) -> str:
     e = pair.edit_json
     edges = "; ".join(" -> ".join(x[:2]) + (f" [{x[2]}]" if len(x) > 2 else "") for x in e["edges"])
     what = {"remove": "removed", "reverse": "reversed", "swap_labels": "labels swapped",
-            "relabel": f"relabelled {e.get('label')!r}"}[e["kind"]]
+            "relabel": f"relabelled {e.get('label')!r}", "add": "added"}[e["kind"]]
     return f"Counterfactual of {pair.question.id} (edge {edges} {what}); answer and certificate from the reference solver."
 
 

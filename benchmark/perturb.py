@@ -7,13 +7,18 @@ An *edit* changes one edge of the diagram (or the labels of two branches of one 
 ``reverse``        the arrow is turned round in place (``a -> b`` becomes ``a <- b``)
 ``swap_labels``    two labelled edges leaving the same node trade labels (a decision's branches)
 ``relabel``        the edge takes the label of another edge of the diagram (``edge_label`` only)
+``add``            a new unlabelled arrow between two existing nodes (appended to the D2 text);
+                   tried only when no edit of the kinds above flips the answer (a "no" answer,
+                   whose closed set no removal can open)
 =================  ===========================================================================
 
 :func:`flipping_edits` tries every edit on the diagram's graph and keeps those on which the
 reference solver's answer differs from the question's (and is defined). :func:`choose_edit`
 prefers edits on the question's certificate (the *pivotal* edge), then edits that leave no node
 without the arrows it had into it or out of it (no visible scar), and picks among the equally
-good ones with a generator seeded by the seed and the question id. :func:`realise` makes the
+good ones with a generator seeded by the seed and the question id. When none of the edits of
+existing edges flips the answer, :func:`add_edits` proposes new arrows: into the question's target
+from a node of its certificate (or from its source), and for a path a shortcut from the source. :func:`realise` makes the
 edit in the D2 text (the smallest change of the source) and checks, with the project's parser,
 that the text gives exactly the edited graph. :mod:`benchmark.commands.perturb` writes the split.
 
@@ -42,7 +47,7 @@ from benchmark.graph import Subgraph, build_graph, in_edges, out_edges
 from benchmark.questions import Question
 from benchmark.solver import answers_match, resolve_certificate, solve
 
-EDIT_KINDS = ("remove", "reverse", "swap_labels", "relabel")
+EDIT_KINDS = ("remove", "reverse", "swap_labels", "relabel", "add")
 _ARROW = re.compile(r"<?-+>?")
 
 
@@ -54,9 +59,12 @@ class Edit:
     kind: str
     edges: tuple[int, ...]
     label: str | None = None
+    ends: tuple[str, str] | None = None   # the new arrow's (source, target) of an ``add``
 
     def describe(self, parsed: dict[str, Any]) -> dict[str, Any]:
         """JSON form naming the edges by their flow-view ends and labels."""
+        if self.kind == "add":
+            return {"kind": "add", "edges": [list(self.ends or ())]}
         out: dict[str, Any] = {"kind": self.kind, "edges": [_edge_json(parsed["edges"][i]) for i in self.edges]}
         if self.label is not None:
             out["label"] = self.label
@@ -88,6 +96,9 @@ def apply_edit(parsed: dict[str, Any], edit: Edit) -> dict[str, Any]:
         edges[i]["label"], edges[j]["label"] = edges[j]["label"], edges[i]["label"]
     elif edit.kind == "relabel":
         edges[edit.edges[0]]["label"] = edit.label
+    elif edit.kind == "add":
+        src, dst = edit.ends  # type: ignore[misc]
+        edges.append({"src": src, "dst": dst, "label": None, "directed": True, "arrow": "->"})
     else:
         raise ValueError(f"unknown edit kind {edit.kind!r}")
     return {"nodes": [dict(n) for n in parsed["nodes"]], "edges": edges}
@@ -116,6 +127,36 @@ def candidate_edits(qtype: str, parsed: dict[str, Any]) -> list[Edit]:
                 if _norm(label) != _norm(e.get("label") or ""):
                     out.append(Edit("relabel", (i,), label))
     return out
+
+
+def _adjacent(parsed: dict[str, Any], src: str, dst: str) -> bool:
+    """Is there already an arrow that can be walked from ``src`` to ``dst`` (flow view)?"""
+    for e in parsed["edges"]:
+        a, b = (e["dst"], e["src"]) if e.get("arrow") == "<-" else (e["src"], e["dst"])
+        if (a, b) == (src, dst) or (e.get("arrow") in ("<->", "--") and (b, a) == (src, dst)):
+            return True
+    return False
+
+
+def add_edits(qtype: str, args: dict[str, str], parsed: dict[str, Any], certificate: Subgraph) -> list[Edit]:
+    """New arrows worth trying for a question (sorted, none that exists already): into its target from
+    its source and from every node of its certificate; for a path also a shortcut from the source to
+    each node two or more steps along the certificate's path.
+
+    >>> parsed = {"nodes": [{"id": n} for n in "abcd"],
+    ...           "edges": [{"src": "a", "dst": "b", "arrow": "->"}, {"src": "c", "dst": "d", "arrow": "->"}]}
+    >>> [e.ends for e in add_edits("reachable", {"source": "a", "target": "d"}, parsed, Subgraph(frozenset("ab")))]
+    [('a', 'd'), ('b', 'd')]
+    """
+    target = args.get("target")
+    if target is None:
+        return []
+    froms = set(certificate.all_nodes) | ({args["source"]} if "source" in args else set())
+    froms |= {args[k] for k in ("first", "second") if k in args}
+    pairs = {(u, target) for u in froms if u != target and u != args.get("avoid")}
+    if qtype == "path" and "source" in args:
+        pairs |= {(args["source"], v) for v in certificate.all_nodes if v != args["source"]}
+    return [Edit("add", (), ends=p) for p in sorted(pairs) if not _adjacent(parsed, *p)]
 
 
 def _norm(text: str) -> str:
@@ -148,6 +189,8 @@ def _scars(before: nx.MultiDiGraph, after: nx.MultiDiGraph) -> int:
 
 def pivotal(edit: Edit, parsed: dict[str, Any], certificate: Subgraph) -> bool:
     """Does ``edit`` touch an edge of ``certificate`` (the question's proof, resolved on the diagram)?"""
+    if edit.kind == "add":  # a new arrow out of the proof's nodes changes what the proof shows
+        return bool(edit.ends) and edit.ends[0] in certificate.all_nodes
     keys = {(e.src, e.dst) for e in certificate.edges} | {(e.dst, e.src) for e in certificate.edges if not e.directed}
     return any(tuple(_edge_json(parsed["edges"][i])[:2]) in keys for i in edit.edges)
 
@@ -155,6 +198,17 @@ def pivotal(edit: Edit, parsed: dict[str, Any], certificate: Subgraph) -> bool:
 def _odd(edit: Edit, parsed: dict[str, Any]) -> int:
     """1 for a reversed labelled edge: a decision's branch label would then point into the decision."""
     return int(edit.kind == "reverse" and bool(parsed["edges"][edit.edges[0]].get("label")))
+
+
+def _pick(ranked: list[tuple[tuple, Edit]], rng: random.Random, usable: Callable[[Edit], bool] | None) -> Edit | None:
+    while ranked:
+        best = ranked[0][0]
+        tier = [e for pref, e in ranked if pref == best]
+        pick = tier[rng.randrange(len(tier))]
+        if usable is None or usable(pick):
+            return pick
+        ranked = [(pref, e) for pref, e in ranked if e != pick]
+    return None
 
 
 def rank_edits(q: Question, parsed: dict[str, Any], g: nx.MultiDiGraph, edits: Iterable[Edit]) -> list[tuple[tuple, Edit]]:
@@ -171,17 +225,17 @@ def rank_edits(q: Question, parsed: dict[str, Any], g: nx.MultiDiGraph, edits: I
 def choose_edit(q: Question, parsed: dict[str, Any], g: nx.MultiDiGraph, seed: int,
                 usable: Callable[[Edit], bool] | None = None) -> Edit | None:
     """The edit to make for ``q``: among the flipping edits of the best preference that ``usable``
-    accepts, one picked by ``random.Random(f"{seed}:{q.id}")``; None when no edit flips the answer."""
+    accepts, one picked by ``random.Random(f"{seed}:{q.id}")``; when no edit of an existing edge
+    flips the answer, the same among the flipping :func:`add_edits`; None when nothing flips it."""
     ranked = rank_edits(q, parsed, g, flipping_edits(q.type, q.arg, q.answer, parsed))
     rng = random.Random(f"{seed}:{q.id}")
-    while ranked:
-        best = ranked[0][0]
-        tier = [e for pref, e in ranked if pref == best]
-        pick = tier[rng.randrange(len(tier))]
-        if usable is None or usable(pick):
-            return pick
-        ranked = [(pref, e) for pref, e in ranked if e != pick]
-    return None
+    pick = _pick(ranked, rng, usable)
+    if pick is not None:
+        return pick
+    cert, _ = resolve_certificate(q.certificate, g)
+    adds = [e for e in add_edits(q.type, q.arg, parsed, cert)
+            if flips(q.type, q.arg, q.answer, build_graph(apply_edit(parsed, e))) is not None]
+    return _pick(rank_edits(q, parsed, g, adds), rng, usable)
 
 
 # -- the edit in the D2 text --------------------------------------------------------------------
@@ -301,6 +355,9 @@ def _text_edit(text: str, links: list[_Link], edit: Edit, keep_nodes: Sequence[s
                 parts.append("".join(f"{nodes[i]} {arrows[i]} " for i in range(lo, hi)) + nodes[hi] + suffix)
         parts += list(keep_nodes)
         return _replace_statement(text, ln.stmt, parts)
+    if edit.kind == "add":
+        src, dst = edit.ends  # type: ignore[misc]
+        return text + ("" if not text or text.endswith("\n") else "\n") + f"{src} -> {dst}\n"
     if edit.kind in ("swap_labels", "relabel"):
         stmts = [links[i].stmt for i in edit.edges]
         if any(len(s.edges) != 1 or s.primary is not None or (s.value is not None and not hasattr(s.value, "kind"))

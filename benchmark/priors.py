@@ -251,6 +251,92 @@ def make_baselines(questions: Sequence[Question], llm_options: Mapping[str, Any]
     return out, unavailable
 
 
+# -- balance: what the answers give away -----------------------------------------------------------
+
+#: the yes share that every yes/no type, and every (type, cue word) cell of at least :data:`MIN_CELL`
+#: questions, must have
+YES_SHARE = (0.4, 0.6)
+#: how far a text-cue rule (``text-cue``, ``cue-majority``) may beat the majority baseline on yes/no
+MAX_CUE_GAIN = 0.05
+
+
+@dataclass(frozen=True)
+class Balance:
+    """Yes shares of the yes/no questions per type and per (type, :func:`cue_word`) cell, and the
+    accuracy on them of the majority baseline and of the text-cue rules."""
+
+    types: dict[str, tuple[int, int]]               # type -> (yes, questions)
+    cells: dict[tuple[str, str], tuple[int, int]]   # (type, cue word) -> (yes, questions)
+    majority: float | None                          # majority per type, on the yes/no questions
+    cue_rules: dict[str, float | None]              # text-cue rule -> accuracy on the yes/no questions
+    min_cell: int = MIN_CELL
+
+    @property
+    def cue_gain(self) -> float | None:
+        """How far the best text-cue rule beats the majority baseline (accuracy points as a share)."""
+        accs = [a for a in self.cue_rules.values() if a is not None]
+        return None if not accs or self.majority is None else max(accs) - self.majority
+
+    def problems(self) -> list[str]:
+        """Every way the yes/no questions miss the balance targets, one line each (empty: balanced).
+
+        >>> b = Balance({"reachable": (3, 4)}, {("reachable", "-"): (3, 4)}, 0.75, {"text-cue": 0.75})
+        >>> b.problems()
+        ['type reachable: 3 of 4 yes (75.0 %), outside 40-60 %']
+        """
+        lo, hi = YES_SHARE
+        out = []
+        for t, (yes, n) in self.types.items():
+            if not lo <= yes / n <= hi:
+                out.append(f"type {t}: {yes} of {n} yes ({100 * yes / n:.1f} %), outside {100 * lo:.0f}-{100 * hi:.0f} %")
+        for (t, cue), (yes, n) in self.cells.items():
+            if n >= self.min_cell and not lo <= yes / n <= hi:
+                out.append(f"cell ({t}, {cue}): {yes} of {n} yes ({100 * yes / n:.1f} %), "
+                           f"outside {100 * lo:.0f}-{100 * hi:.0f} %")
+        gain = self.cue_gain
+        if gain is not None and gain > MAX_CUE_GAIN + 1e-9:
+            best = max((a, r) for r, a in self.cue_rules.items() if a is not None)[1]
+            out.append(f"text cues: {best} beats the majority baseline by {100 * gain:.1f} points on yes/no "
+                       f"(at most {100 * MAX_CUE_GAIN:.0f})")
+        return out
+
+
+def balance(questions: Sequence[Question], min_cell: int = MIN_CELL) -> Balance:
+    """:class:`Balance` of the yes/no questions among ``questions`` (majority answers and cue cells
+    taken over those same questions, as :func:`run_priors` takes them).
+
+    >>> from benchmark.graph import Subgraph
+    >>> qs = [Question(f"q{i}", "d", t, "reachable", (), a, Subgraph())
+    ...       for i, (t, a) in enumerate([("A without B?", True)] * 5 + [("A to B?", False)] * 5)]
+    >>> b = balance(qs)
+    >>> b.types, b.majority, b.cue_rules["cue-majority"]
+    ({'reachable': (5, 10)}, 0.5, 1.0)
+    >>> b.problems()[0]
+    'cell (reachable, -): 0 of 5 yes (0.0 %), outside 40-60 %'
+    """
+    bools = [q for q in questions if q.kind == "bool"]
+    types: dict[str, list[int]] = {}
+    cells: dict[tuple[str, str], list[int]] = {}
+    for q in bools:
+        for key, table in ((q.type, types), ((q.type, cue_word(q.text)), cells)):
+            counts = table.setdefault(key, [0, 0])  # type: ignore[arg-type]
+            counts[0] += q.answer is True
+            counts[1] += 1
+    majority = majority_answers(bools)
+    by_cue = cue_majority_answers(bools, min_cell)
+
+    def acc(guess: Callable[[Question], Any]) -> float | None:
+        return sum(guess(q) == q.answer for q in bools) / len(bools) if bools else None
+
+    return Balance(
+        types={t: (y, n) for t, (y, n) in sorted(types.items())},
+        cells={k: (y, n) for k, (y, n) in sorted(cells.items())},
+        majority=acc(lambda q: majority[q.type]),
+        cue_rules={"text-cue": acc(lambda q: text_cue(q.text)),
+                   "cue-majority": acc(lambda q: by_cue.get((q.type, cue_word(q.text)), majority[q.type]))},
+        min_cell=min_cell)
+
+
 # -- grouping and the strongest baseline ------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -284,9 +370,9 @@ def groups(questions: Sequence[Question]) -> dict[str, list[Question]]:
     annotated counter-prior), node answers, then each type (in type order)."""
     out = {
         "all": list(questions),
-        "counter-prior (annotated)": [q for q in questions if q.counter_prior],
+        "counter-prior (annotated)": [q for q in questions if q.counter_prior_annotated],
         "yes/no": [q for q in questions if q.kind == "bool"],
-        "yes/no, counter-prior (annotated)": [q for q in questions if q.kind == "bool" and q.counter_prior],
+        "yes/no, counter-prior (annotated)": [q for q in questions if q.kind == "bool" and q.counter_prior_annotated],
         "node": [q for q in questions if q.kind == "node"],
     }
     for t in QUESTION_TYPES:
@@ -348,21 +434,23 @@ class PriorsResult:
         return strongest(self.table, group, self.baselines)
 
     def disagreements(self) -> list[dict[str, Any]]:
-        """Questions whose annotated counter-prior flag differs from the measured one (yes/no and
-        node items), and annotated flags on kinds the definition leaves out (``measured`` None)."""
+        """Questions whose annotated counter-prior flag (where the annotation has one) differs from the
+        measured one (yes/no and node items), and annotated flags on kinds the definition leaves out
+        (``measured`` None)."""
         out = []
         for q in self.questions:
             measured = self.counter_prior.get(q.id)
+            annotated = q.counter_prior_annotated
             if q.kind not in COUNTER_PRIOR_KINDS:
-                if q.counter_prior:
+                if annotated:
                     out.append({"question": q.id, "type": q.type, "annotated": True, "measured": None,
                                 "why": f"{q.kind} answers are outside the definition"})
                 continue
-            if measured is None or measured == q.counter_prior:
+            if measured is None or annotated is None or measured == annotated:
                 continue
             basis = self.basis[q.kind]
             pred = self.predictions[basis][q.id]  # type: ignore[index]
-            out.append({"question": q.id, "type": q.type, "annotated": q.counter_prior, "measured": measured,
+            out.append({"question": q.id, "type": q.type, "annotated": annotated, "measured": measured,
                         "why": f"{basis} answered {json.dumps(pred.raw, ensure_ascii=False)}, gold "
                                f"{json.dumps(answer_to_json(q.answer), ensure_ascii=False)}"})
         return out
@@ -383,12 +471,16 @@ class PriorsResult:
                 "definition": "a yes/no or node question that the strongest prior baseline on questions "
                               "of its answer kind answers wrongly",
                 "basis": dict(self.basis), "measured": len(flagged), "defined_on": len(defined),
-                "annotated": sum(1 for q in self.questions if q.counter_prior),
-                "agree": sum(1 for q in defined if self.counter_prior[q.id] == q.counter_prior),
+                "annotated": sum(1 for q in self.questions if q.counter_prior_annotated),
+                "annotated_on": sum(1 for q in defined if q.counter_prior_annotated is not None),
+                "agree": sum(1 for q in defined if self.counter_prior[q.id] == q.counter_prior_annotated),
                 "disagreements": self.disagreements(),
             },
+            "balance": {"types": {t: {"yes": y, "n": n} for t, (y, n) in balance(self.questions).types.items()},
+                        "problems": balance(self.questions).problems()},
             "per_question": [{"question": q.id, "type": q.type, "gold": answer_to_json(q.answer),
-                              "counter_prior": q.counter_prior, "counter_prior_measured": self.counter_prior.get(q.id),
+                              "counter_prior_annotated": q.counter_prior_annotated,
+                              "counter_prior_measured": self.counter_prior.get(q.id),
                               "answers": {b: self.predictions[b][q.id].to_json() for b in self.baselines}}
                              for q in self.questions],
         }
@@ -410,7 +502,10 @@ def run_priors(ds: Dataset, names: Sequence[str] = NO_MODEL_BASELINES,
         predict = predictors[b]
         predictions[b] = {}
         for i, q in enumerate(questions):
-            predictions[b][q.id] = predict(q, ds.diagrams[q.diagram])
+            try:
+                predictions[b][q.id] = predict(q, ds.diagrams[q.diagram])
+            except Exception as exc:  # e.g. a diagram that does not parse: unmeasured, the rest still run
+                predictions[b][q.id] = Prediction(None, None, f"{type(exc).__name__}: {exc}")
             if progress is not None:
                 progress(b, i + 1, len(questions))
     res = PriorsResult(questions, order, unavailable, predictions)
@@ -449,11 +544,17 @@ def render_summary(res: PriorsResult) -> str:
                  f"{_pct(yn['strongest_accuracy'])} %.")
     for b, why in res.unavailable.items():
         lines.append(f"Not run: {b} ({why}).")
+    bal = balance(res.questions)
+    shares = ", ".join(f"{t} {100 * y / n:.1f} % of {n}" for t, (y, n) in bal.types.items())
+    problems = bal.problems()
+    lines.append(f"Balance (yes share per yes/no type: {shares}): "
+                 + ("every type and every (type, cue word) cell of 5 or more is 40-60 % yes, and no text-cue rule "
+                    "is more than 5 points over the majority." if not problems else "; ".join(problems) + "."))
     basis = ", ".join(f"{k}: {v}" for k, v in cp["basis"].items())
     lines += ["", f"Counter-prior, measured ({cp['definition']}; basis {basis}): {cp['measured']} of "
                   f"{cp['defined_on']} yes/no and node questions. Annotated: {cp['annotated']} of "
-                  f"{len(res.questions)} questions; annotation and measurement agree on {cp['agree']} of "
-                  f"{cp['defined_on']}; {len(cp['disagreements'])} disagreements (annotated flags on other "
+                  f"{len(res.questions)} questions; annotation and measurement agree on {cp['agree']} of the "
+                  f"{cp['annotated_on']} annotated; {len(cp['disagreements'])} disagreements (annotated flags on other "
                   f"answer kinds included):"]
     if cp["disagreements"]:
         lines += ["", "| question | type | annotated | measured | why |", "|---|---|---|---|---|"]
@@ -461,3 +562,25 @@ def render_summary(res: PriorsResult) -> str:
             measured = "n/a" if d["measured"] is None else ("yes" if d["measured"] else "no")
             lines.append(f"| {d['question']} | {d['type']} | {'yes' if d['annotated'] else 'no'} | {measured} | {d['why']} |")
     return "\n".join(lines) + "\n"
+
+
+def run_card_summary(res: PriorsResult) -> dict[str, Any]:
+    """What a run records of its prior baselines (``run.json`` -> ``priors``) for the report: accuracy
+    per baseline on every question group, the floor (the strongest on all questions) and the yes/no
+    comparison with the majority baseline.
+
+    >>> from benchmark.graph import Subgraph
+    >>> r = PriorsResult([], ["majority"], {}, {"majority": {}}, {"all": {"majority": Cell(3, 4, 4)}}, "majority")
+    >>> run_card_summary(r)["floor"]
+    {'baseline': 'majority', 'accuracy': 0.75}
+    """
+    yes_no = res.strongest_on("yes/no")
+    return {
+        "questions": len(res.questions),
+        "baselines": list(res.baselines),
+        "accuracy": {g: {b: c.accuracy for b, c in cells.items()} for g, cells in res.table.items()},
+        "n": {g: (next(iter(cells.values())).n if cells else 0) for g, cells in res.table.items()},
+        "floor": {"baseline": res.floor, "accuracy": res.accuracy_of(res.floor)},
+        "yes/no": {"majority": res.accuracy_of("majority", "yes/no"), "strongest": yes_no,
+                   "strongest_accuracy": res.accuracy_of(yes_no, "yes/no")},
+    }

@@ -133,13 +133,14 @@ class Question:
     args: tuple[tuple[str, str], ...]
     answer: Any
     certificate: Subgraph
-    counter_prior: bool = False
+    counter_prior: bool = False                  # measured at load: see benchmark.dataset.measure_counter_prior
     rationale: str = ""
     twin_of: str | None = None
     language: str = "en"
     file: str | None = None
     line: int | None = None
     extra: tuple[tuple[str, Any], ...] = field(default=())
+    counter_prior_annotated: bool | None = None  # the annotation's own flag, when it has one (compared, not used)
 
     @property
     def qtype(self) -> QuestionType:

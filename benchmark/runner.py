@@ -916,6 +916,7 @@ def _execute_stages(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, prog
             {"started_utc": started.isoformat(timespec="seconds"), "samples_before": tally.samples,
              "workers": n_workers, "command": card["command"]}]
         card["command"] = previous.get("command")
+    card.update(_priors_and_pairs(spec, dataset, questions))
     write_atomic(run_dir / CARD, _card_text(card))
     if previous is not None:
         _say(f"resuming run {spec.run_id}: {tally.samples} of {total} samples done, {total - tally.samples} to run",
@@ -977,6 +978,21 @@ def _execute_stages(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, prog
     if not failures:
         mark_latest(Path(spec.out_dir), str(spec.run_id))
     return RunResult(str(spec.run_id), run_dir, card, problems, skipped + runtime_down, failures)
+
+
+def _priors_and_pairs(spec: RunSpec, dataset: Dataset, questions: list[Question]) -> dict[str, Any]:
+    """The run card's ``priors`` (the no-model prior baselines on the questions run: the report's
+    guessability floor) and, when the dataset is a generated split (``pairs.json``), its ``pairs``
+    (original question id -> counterfactual id) among the questions run."""
+    from benchmark.generated import PAIRS_FILE, load_pairs
+    from benchmark.priors import run_card_summary, run_priors
+
+    out: dict[str, Any] = {"priors": run_card_summary(run_priors(dataset, questions=questions)) if questions else None}
+    pairs_file = Path(spec.data_dir) / PAIRS_FILE
+    if pairs_file.is_file():
+        run_ids = {q.id for q in questions}
+        out["pairs"] = {a: b for a, b in sorted(load_pairs(pairs_file).items()) if a in run_ids and b in run_ids}
+    return out
 
 
 def _card_text(card: dict[str, Any]) -> str:

@@ -78,7 +78,10 @@ def test_every_type_is_asked_often_enough(ds):
 def test_yes_no_balance_and_counter_prior_share(ds):
     yes_no = [q.answer for q in ds.questions if q.kind == "bool"]
     assert 0.4 <= sum(yes_no) / len(yes_no) <= 0.6
-    assert sum(q.counter_prior for q in ds.questions) >= len(ds.questions) / 3
+    # counter-prior is measured at load, on yes/no and node answers only
+    defined = [q for q in ds.questions if q.kind in ("bool", "node")]
+    assert sum(q.counter_prior for q in defined) >= len(defined) / 3
+    assert not any(q.counter_prior for q in ds.questions if q.kind not in ("bool", "node"))
 
 
 def test_twin_pairs_are_named_a_and_b_and_ask_one_question_both_ways(ds):
@@ -108,3 +111,28 @@ def test_questions_name_nodes_by_label_not_by_id(ds):
         for node in q.node_args():
             if "_" in node or "." in node:
                 assert node not in q.text, f"{q.id} mentions the id {node!r}"
+
+
+def test_no_trivial_question_is_left(ds):
+    """Questions the wording answers are retired: reachability 'no' from a node with no way out, a
+    decision branch whose label names the node it leads to, a label named in the question itself."""
+    import re
+
+    from benchmark.graph import out_edges
+
+    def words(text):
+        return set(re.findall(r"\w+", str(text).casefold()))
+
+    trivial = []
+    for q in ds.questions:
+        g, a = ds.diagrams[q.diagram].graph, q.arg
+        if q.type in ("reachable", "reachable_avoiding") and q.answer is False \
+                and not any(True for _ in out_edges(g, a["source"])):
+            trivial.append(q.id)
+        if q.type == "decision_outcome" and words(a["branch"]) & words(g.nodes[q.answer].get("label", "")):
+            trivial.append(q.id)
+        if q.type == "edge_label" and words(q.answer) and words(q.answer) <= words(q.text):
+            trivial.append(q.id)
+    # etl_clickstream-q2 turns on the edges that the data-feed / flow distinction is re-modelling;
+    # it is rewritten or retired with that change
+    assert set(trivial) <= {"etl_clickstream-q2"}, trivial

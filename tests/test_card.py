@@ -74,7 +74,9 @@ def test_stats_of_the_twin_fixture():
     # yes/no: mini_a-q1 yes, mini_a-q3 no, mini_b-q1 no
     assert (s.yes_no, s.yes) == (3, 1)
     assert s.yes_share == pytest.approx(1 / 3)
-    assert (s.counter_prior, s.counter_prior_share) == (1, 1 / 8)
+    # measured: the reachable_avoiding pair ties (yes on mini_a, no on mini_b), the majority takes "no"
+    # (ties go to the smallest answer), so mini_a-q1 is the one counter-prior item of the 4 yes/no and node ones
+    assert (s.counter_prior, s.counter_prior_defined, s.counter_prior_share) == (1, 4, 1 / 4)
     # closed-set proofs: the two negative answers, predecessors and count_out
     assert s.closed_set == 4
     assert s.languages == {"en": (2, 8)}

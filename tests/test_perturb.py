@@ -99,6 +99,33 @@ def test_swapping_branch_labels_and_a_comment_after_a_removed_line(tmp_path):
     assert removed == "ok: OK? {shape: diamond}\nok -> yes_path: yes\nno_path\n" and d2_accepts(removed, tmp_path)
 
 
+def test_an_added_arrow_flips_a_no_that_no_removal_can_flip(tmp_path):
+    """Reachability 'no' has no edge to remove or reverse that opens the way: the edit is a new arrow,
+    appended as one line (container ids written absolute), read back as the edited graph by the
+    parser and accepted by the real d2 binary, and the solver's answer flips."""
+    from benchmark.graph import Subgraph
+    from benchmark.questions import Question
+
+    text = "a: Alpha\nbox: Box {\n  x: Ex\n}\nd: Delta\na -> box.x\nd -> a\n"
+    parsed = parse_text(text)
+    g = build_graph(parsed)
+    q = Question("t-q1", "t", "Can Ex reach Delta?", "reachable", (("source", "box.x"), ("target", "d")), False,
+                 Subgraph(frozenset({"box.x"})))
+    assert solve("reachable", q.arg, g) is False
+    assert flipping_edits(q.type, q.arg, q.answer, parsed) == []      # removing or reversing never helps
+    e = choose_edit(q, parsed, g, seed=0)
+    assert e is not None and e.kind == "add" and e.ends == ("box.x", "d")
+    assert e.describe(parsed) == {"kind": "add", "edges": [["box.x", "d"]]}
+    new = realise(text, parsed, e)
+    assert new == text + "box.x -> d\n"
+    assert d2_accepts(new, tmp_path)
+    g2 = build_graph(parse_text(new))
+    assert solve("reachable", q.arg, g2) is True and set(g2.nodes) == set(g.nodes)
+    # an arrow that exists already is never proposed again
+    assert all(x.ends != ("a", "box.x") for x in perturb_module.add_edits(
+        "reachable", {"source": "a", "target": "box.x"}, parsed, Subgraph(frozenset({"a"}))))
+
+
 def test_an_edit_the_text_cannot_carry_is_refused():
     text = "a -> b\n(a -> b)[0].style.stroke: red\n"
     with pytest.raises(NotRealisable):
@@ -116,10 +143,12 @@ def test_every_chosen_edit_flips_the_answer_and_is_deterministic():
         for q in d.questions:
             edits = flipping_edits(q.type, q.arg, q.answer, d.parsed)
             e = choose_edit(q, d.parsed, d.graph, seed=0)
-            assert (e is None) == (not edits)
             if e is None:
+                assert not edits
                 continue
-            assert e in edits and choose_edit(q, d.parsed, d.graph, seed=0) == e
+            # an edit of an existing edge when one flips the answer, a new arrow only when none does
+            assert (e in edits) if edits else e.kind == "add"
+            assert choose_edit(q, d.parsed, d.graph, seed=0) == e
             g2 = build_graph(apply_edit(d.parsed, e))
             new = solve(q.type, q.arg, g2)
             assert new is not None and not answers_match(q.type, q.arg, q.answer, new, g2), (q.id, e)
@@ -179,6 +208,9 @@ def test_split_is_a_valid_dataset_with_renders(split):
         a = ds.diagrams[orig.diagram].source.splitlines()
         b = ds.diagrams[new.diagram].source.splitlines()
         diff = [ln[0] for ln in difflib.ndiff(a, b) if ln[:1] in "+-"]
+        if p["edit"]["kind"] == "add":  # one line added, nothing else touched
+            assert diff == ["+"], (p, diff)
+            continue
         limit = 2 if p["edit"]["kind"] == "swap_labels" else 1
         assert 1 <= diff.count("-") <= limit and diff.count("+") <= limit, (p, diff)
 
@@ -221,6 +253,12 @@ def test_pair_consistency_separates_a_reader_from_a_guesser(split, tmp_path):
     md = pairs_markdown(records, pairs)
     assert md.startswith("## Counterfactual pairs")
     assert f"| oracle+d2+full | solver | {len(pairs)} |" in md
+    # the run recorded the pairs it ran, and its own report has the section
+    card = json.loads((result.run_dir / "run.json").read_text(encoding="utf-8"))
+    assert card["pairs"] == dict(sorted(pairs.items()))
+    report = (result.run_dir / "report.md").read_text(encoding="utf-8")
+    assert "## Counterfactual pairs" in report
+    assert f"| oracle+d2+full | solver | {len(pairs)} | {len(pairs)} | 0.00 | 1.00 |" in report
 
 
 def test_pair_metric_doctests_and_unmeasured_sides():

@@ -277,3 +277,65 @@ def test_cue_majority_learns_a_cell_once_it_is_big_enough(shop, monkeypatch):
     # (reachable, "both") is its own cell now: q3 is answered yes from it
     assert res.predictions["cue-majority"]["shop-q3"].correct is True
     assert res.table["all"]["cue-majority"].correct == 7 and res.floor == "cue-majority"
+
+
+def test_a_run_reports_the_strongest_prior_as_its_floor_not_blind(shop, tmp_path):
+    """A real run records the prior baselines on the questions it ran (run.json -> priors), and its
+    report's floor, headline and plot line are the strongest of them, with blind shown as one row."""
+    from benchmark.runner import run as run_benchmark
+    from benchmark.spec import RunSpec
+
+    spec = RunSpec(data_dir=shop, variants=("oracle+d2+full",), answerers=("solver", "blind"),
+                   out_dir=tmp_path / "results", run_id="floor", workers=1)
+    result = run_benchmark(spec, progress=False, quiet=True)
+    card = json.loads((result.run_dir / "run.json").read_text(encoding="utf-8"))
+    p = card["priors"]
+    assert p["questions"] == 7 and p["floor"] == {"baseline": "text-cue", "accuracy": 1.0}
+    assert p["accuracy"]["all"]["blind"] < p["floor"]["accuracy"]   # the weakest is not the floor
+    assert p["yes/no"] == {"majority": 0.8, "strongest": "text-cue", "strongest_accuracy": 1.0}
+    assert "pairs" not in card                                         # not a generated split
+    report = (result.run_dir / "report.md").read_text(encoding="utf-8")
+    assert "## Guessability floor (strongest prior baseline)" in report
+    assert "**`text-cue`, 1.00**" in report
+    assert "the strongest prior baseline (`text-cue`) is right on **1.00**" in report
+    assert "The `blind` answerer as run" in report
+    assert "## Counterfactual pairs" not in report
+    assert "cannot tell reading the structure from copying it" in report
+
+
+def test_bundled_dataset_is_balanced():
+    """Yes share 40-60 % in every yes/no type and every (type, cue word) cell of at least MIN_CELL
+    questions, and no text-cue rule more than 5 points over the majority baseline."""
+    ds, _ = load_dataset(DEFAULT_ROOT)
+    b = priors_module.balance(ds.questions)
+    assert b.problems() == []
+    assert set(b.types) == {"edge_exists", "reachable", "reachable_avoiding", "common_downstream"}
+
+
+def test_balance_check_fails_on_a_lopsided_dataset(shop):
+    ds, _ = load_dataset(shop)
+    b = priors_module.balance(ds.questions, min_cell=1)
+    # reachable: q2, q7 no, q3 yes -> 33 %; edge_exists: q4 no -> 0 %; text-cue beats majority by 20 points
+    assert "type reachable: 1 of 3 yes (33.3 %), outside 40-60 %" in b.problems()
+    assert "type edge_exists: 0 of 1 yes (0.0 %), outside 40-60 %" in b.problems()
+    assert b.majority == 0.8 and b.cue_rules["text-cue"] == 1.0
+    assert b.problems()[-1] == "text cues: text-cue beats the majority baseline by 20.0 points on yes/no (at most 5)"
+
+
+def test_counter_prior_is_computed_when_the_dataset_loads(shop):
+    """The loaded flag is the measurement, not the annotation: the annotation's flag is kept apart and a
+    question without one loads too."""
+    ds, _ = load_dataset(shop)
+    res = run_priors(ds)
+    for q in ds.questions:
+        assert q.counter_prior is bool(res.counter_prior[q.id])
+    by_id = {q.id: q for q in ds.questions}
+    assert by_id["shop-q1"].counter_prior_annotated is True and by_id["shop-q1"].counter_prior is False
+    assert by_id["shop-q6"].counter_prior is False   # a count: outside the definition, whatever was annotated
+    # with majority as the only prior, q3 (reachable yes, majority no) is counter-prior
+    path = shop / "annotations" / "shop.yaml"
+    text = path.read_text(encoding="utf-8").replace("    counter_prior: false\n", "").replace("    counter_prior: true\n", "")
+    path.write_text(text.replace("both through Auth and the Cache", "through Auth and the Cache"), encoding="utf-8")
+    ds, problems = load_dataset(shop)
+    assert problems == [] and all(q.counter_prior_annotated is None for q in ds.questions)
+    assert {q.id for q in ds.questions if q.counter_prior} == {"shop-q3"}

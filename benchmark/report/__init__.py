@@ -41,8 +41,8 @@ def _plot_specs() -> list[tuple[str, Callable[..., bytes], tuple[str, ...], Call
     from benchmark.report import plots, tradeoff
 
     return [
-        ("accuracy_grounded.png", plots.accuracy_vs_grounded, ("summary", "floor"),
-         lambda summary, floor: (summary, floor["accuracy"] if floor else None)),
+        ("accuracy_grounded.png", plots.accuracy_vs_grounded, ("summary", "floor_accuracy"),
+         lambda summary, floor: (summary, floor)),
         ("guess_tables.png", plots.guess_heatmaps, ("guess",), lambda guess: (guess,) if guess else None),
         ("accuracy_srr.png", plots.accuracy_by_srr, ("buckets",), lambda buckets: (buckets,) if len(buckets) else None),
         ("srr_accuracy_variants.png", plots.srr_vs_accuracy, ("summary",), lambda summary: (summary,)),
@@ -132,6 +132,8 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
     run_dir = Path(run_dir)
     run_files = Path(run_files) if run_files is not None else run_dir
     a = analyse(records, seed=int(card.get("seed") or 0), n_boot=n_boot)
+    a.priors = card.get("priors")
+    a.pairs = dict(card.get("pairs") or {})
     usage = usage_table(a.samples)
     write_summary(run_dir / SUMMARY, with_usage(a.summary, usage))
     card["usage"] = usage_json(usage)   # the run card (run.json) holds the same roll-up

@@ -48,6 +48,16 @@ class Analysis:
     ranking: pd.DataFrame = field(default_factory=pd.DataFrame)
     costs: pd.DataFrame = field(default_factory=pd.DataFrame)
     sensitivity: dict[str, Any] = field(default_factory=dict)
+    priors: dict[str, Any] | None = None    # the run card's prior baselines (benchmark.priors.run_card_summary)
+    pairs: dict[str, str] = field(default_factory=dict)   # counterfactual pairs run (original id -> counterfactual id)
+
+    @property
+    def floor_accuracy(self) -> float | None:
+        """The guessability floor: the strongest prior baseline's accuracy when the run recorded the
+        priors, else (an older run) the ``blind`` answerer's accuracy, which only bounds it from below."""
+        if self.priors and self.priors.get("floor", {}).get("accuracy") is not None:
+            return self.priors["floor"]["accuracy"]
+        return self.floor.get("accuracy") if self.floor else None
 
 
 def analyse(records: list[Any], seed: int = 0, n_boot: int = 1000,
@@ -98,6 +108,10 @@ HOW_TO_READ = [
     "guesses / correct answers; **accuracy inflation** = accuracy − grounded accuracy. **Faithfulness** is the share "
     "of the claims an answer rests on (cited edges, stated relations) that hold in its context; an answer without "
     "claims has no faithfulness (unmeasured, shown as –).",
+    "For **successors, predecessors, count_in and count_out** the certificate *is* the answer (the node, its "
+    "neighbours on one side and those edges): a context that holds it spells the answer out, so *grounded* there "
+    "cannot tell reading the structure from copying it. Judge reading on the other types, on the counter-prior "
+    "slice and on counterfactual pairs.",
     "**Controls** (selectors `none`, `full`, `oracle`) bound what retrieval can do; they are shown apart and never "
     "picked by a headline. **Candidates** are ranked per answerer with paired tests on the same questions.",
     "Intervals are 95 % percentile-bootstrap intervals over samples (seeded) in the main tables, and over whole "
@@ -167,8 +181,13 @@ def _headline(a: Analysis) -> list[str]:
         return []
     s = a.summary[~a.summary["control"].astype(bool)]
     lines = []
-    if a.floor and a.floor.get("accuracy") is not None:
-        lines.append(f"A guesser with no context (`blind`) is right on **{fmt(a.floor['accuracy'])}** of the questions.")
+    if a.priors and a.priors.get("floor", {}).get("accuracy") is not None:
+        f = a.priors["floor"]
+        lines.append(f"Without the diagram, the strongest prior baseline (`{f['baseline']}`) is right on "
+                     f"**{fmt(f['accuracy'])}** of the questions: the guessability floor.")
+    elif a.floor and a.floor.get("accuracy") is not None:
+        lines.append(f"A guesser with no context (`blind`) is right on **{fmt(a.floor['accuracy'])}** of the questions "
+                     "(the run recorded no prior baselines; the strongest one is higher).")
     if not len(s):
         lines.append("This run has only controls (selectors none, full, oracle): no candidate retriever to single out.")
     infl = s[s["accuracy_inflation"].notna()]
@@ -212,7 +231,8 @@ def build_sections(a: Analysis, card: dict[str, Any], plots: dict[str, bytes],
     main = Section("Accuracy against grounded accuracy", list(sections.main_tables(a.summary)))
     if "accuracy_grounded.png" in plots:
         main.blocks.append(Plot("accuracy_grounded.png", "Green: grounded answers; orange: lucky guesses; "
-                                                         "dashed: the blind answerer's accuracy."))
+                                                         "dashed: the guessability floor (the strongest prior "
+                                                         "baseline's accuracy)."))
     out.append(main)
 
     rank = Section("Choosing a retriever: paired ranking of the candidates", sections.ranking_section(a.ranking))
@@ -250,20 +270,7 @@ def build_sections(a: Analysis, card: dict[str, Any], plots: dict[str, bytes],
                                     ("srr", "SRR"), ("sufficiency", "sufficiency")]))
         out.append(comp)
 
-    floor = Section("Guessability floor (blind answerer)")
-    if a.floor:
-        f = a.floor
-        floor.blocks.append(f"The `blind` answerer sees no context; its accuracy over the {f['questions']} questions "
-                            f"is **{fmt_ci(f, 'accuracy')}** — what one fixed set of priors gets right with no "
-                            f"context. It is one prior baseline: how guessable the dataset is, is the accuracy of the "
-                            f"strongest one (majority per type, text cues, a text-only model), which this only bounds "
-                            f"from below. Counter-prior questions: {fmt(f['counter_prior'].get('True'))}; "
-                            f"others: {fmt(f['counter_prior'].get('False'))}.")
-        floor.blocks.append(Table("Blind accuracy by question type", ["type", "accuracy"],
-                                  [[t, fmt(v)] for t, v in f["by_type"].items()], align=["l", "r"]))
-    else:
-        floor.blocks.append("The `blind` answerer was not part of this run: the floor is unmeasured.")
-    out.append(floor)
+    out.append(floor_section(a))
 
     guess = Section("Guess tables")
     guess.blocks.append("Counts over every variant of each answerer: rows correct / wrong, columns sufficient / "
@@ -319,6 +326,11 @@ def build_sections(a: Analysis, card: dict[str, Any], plots: dict[str, bytes],
                                   ("both_correct", "both correct"), ("unmeasured", "unmeasured")]))
     out.append(slices)
 
+    if a.pairs:
+        from benchmark.report.pairs import pairs_section
+
+        out.append(pairs_section(pair_records(a.samples), a.pairs))
+
     faith = Section("Faithfulness")
     rows = [[r["variant"], r["answerer"], fmt_ci(r, "faithfulness"), fmt(r["with_claims"]), fmt(r["unmeasured"]),
              fmt(r["share_unsupported"]), fmt(r["share_fabricated"])] for _, r in a.faith.iterrows()]
@@ -371,3 +383,45 @@ def build_sections(a: Analysis, card: dict[str, Any], plots: dict[str, bytes],
                                      short(p.get("message"), 160)] for p in problems[:50]]))
     out.append(health)
     return out
+
+
+def floor_section(a: Analysis) -> Section:
+    """The guessability floor: the prior baselines the run recorded (accuracy without the diagram's edges,
+    per question group), the strongest of them, and the ``blind`` answerer as run."""
+    sec = Section("Guessability floor (strongest prior baseline)")
+    p = a.priors
+    if p:
+        f, yn = p["floor"], p.get("yes/no") or {}
+        sec.blocks.append(
+            f"Prior baselines answer the {p['questions']} questions of this run without the diagram's edges: the "
+            f"majority answer of the question's type, text-cue rules, `keyword` with no context or with the node "
+            f"labels only, and `blind`. How guessable the questions are is the accuracy of the **strongest** of them, "
+            f"not of the weakest: **`{f['baseline']}`, {fmt(f['accuracy'])}**. On yes/no questions the majority "
+            f"baseline scores {fmt(yn.get('majority'))} and the strongest, `{yn.get('strongest')}`, "
+            f"{fmt(yn.get('strongest_accuracy'))}. A question is *counter-prior* when the strongest prior on its "
+            f"answer kind gets it wrong (yes/no and node answers only; computed when the dataset loads).")
+        baselines = list(p["baselines"])
+        sec.blocks.append(Table("Prior baselines: accuracy per question group", ["questions", "n"] + baselines,
+                                [[g, fmt(p["n"].get(g))] + [fmt(cells.get(b)) for b in baselines]
+                                 for g, cells in p["accuracy"].items()],
+                                align=["l"] + ["r"] * (len(baselines) + 1)))
+    else:
+        sec.blocks.append("This run recorded no prior baselines (an older run card): the floor below is the `blind` "
+                          "answerer's, which only bounds guessability from below.")
+    if a.floor:
+        fl = a.floor
+        sec.blocks.append(f"The `blind` answerer as run (one fixed set of priors, no context): **{fmt_ci(fl, 'accuracy')}** "
+                          f"over {fl['questions']} questions; counter-prior questions {fmt(fl['counter_prior'].get('True'))}, "
+                          f"others {fmt(fl['counter_prior'].get('False'))}.")
+        sec.blocks.append(Table("Blind accuracy by question type", ["type", "accuracy"],
+                                [[t, fmt(v)] for t, v in fl["by_type"].items()], align=["l", "r"]))
+    else:
+        sec.blocks.append("The `blind` answerer was not part of this run.")
+    return sec
+
+
+def pair_records(samples: pd.DataFrame) -> list[dict[str, Any]]:
+    """The samples frame as the records :func:`benchmark.metrics.pairs.pair_table` reads."""
+    cols = [samples[c].tolist() for c in ("variant", "answerer", "question_id", "answer_value", "correct", "answer_raw")]
+    return [{"variant": v, "answerer": an, "question_id": q, "metrics": {"answer_value": av, "correct": c},
+             "answer": {"raw": raw}} for v, an, q, av, c, raw in zip(*cols)]

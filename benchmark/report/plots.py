@@ -80,7 +80,7 @@ def accuracy_vs_grounded(summary: pd.DataFrame, floor: float | None = None) -> b
         _inside(ax.barh(y, np.nan_to_num(acc - grounded), left=np.nan_to_num(grounded), color=COLORS["lucky_guess"],
                         label="lucky guess"))
         if floor is not None:
-            ax.axvline(floor, color="black", linestyle="--", linewidth=1, label="blind floor")
+            ax.axvline(floor, color="black", linestyle="--", linewidth=1, label="guessability floor")
         ax.set_xlim(0, 1)
         ax.set_title(answerer)
         ax.set_xlabel("accuracy")
