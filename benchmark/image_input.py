@@ -11,8 +11,9 @@ and more) loses most of its height to the same scaling.
 
 So the diagram is sent as tiles (:func:`plan_tiles`): the image is scaled so that its smallest
 label is at least :data:`MIN_LABEL_PX` tall (never enlarged beyond its own size), then cut into
-overlapping tiles that each fit the budget and are no more elongated than :data:`MAX_ASPECT`,
-at most :data:`MAX_TILES` of them (a bigger diagram is scaled down further to stay within that
+overlapping tiles that each fit the budget and are no more elongated than :data:`MAX_ASPECT`
+(an image that fits the budget at that scale is one tile, whatever its shape: the model will not
+scale it), at most :data:`MAX_TILES` of them (a bigger diagram is scaled down further to stay within that
 number, and the plan says which label height is then reached). A diagram that fits the budget
 with legible labels is one tile. "Label height" is the font size of the diagram's smallest label
 text (its em height; capital letters are about 0.7 of it), measured from d2's own SVG of the same
@@ -110,6 +111,8 @@ def _count(scaled: float, tile: float, overlap: float) -> int:
 def _grid(width: int, height: int, scale: float, long_side: int, max_pixels: int, max_aspect: float,
           overlap: float) -> tuple[int, int, float, float]:
     sw, sh = width * scale, height * scale
+    if max(sw, sh) <= long_side and sw * sh <= max_pixels:   # fits as one image: the model will not scale it
+        return 1, 1, sw, sh
     tw, th = _tile_side(sw, sh, long_side, max_pixels, max_aspect)
     return _count(sh, th, overlap), _count(sw, tw, overlap), tw, th
 
