@@ -2,7 +2,9 @@
 
 ``render_file`` runs ``d2`` with fixed options (no version stamp, fixed theme, layout and padding,
 except the layout engine and theme a file sets in its own ``vars.d2-config``), so the same D2 text
-and d2 version give the same PNG bytes. ``diagrams/renders.json`` records, per
+and d2 version give the same PNG bytes. d2 draws a PNG at twice its layout size; a diagram whose
+PNG would then be over :data:`MAX_PNG_PIXELS` (the image reader's limit) is drawn at the largest
+``--scale`` that stays within it (:func:`png_scale`). ``diagrams/renders.json`` records, per
 diagram, the SHA-256 of the D2 text and of the PNG and the d2 version that made it; the validator
 uses it to tell a stale or hand-edited PNG.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -77,13 +80,53 @@ def render_file(d2_path: Path, out_path: Path, style: str = "default", timeout: 
     if style not in STYLES:
         raise DiagQAError(f"unknown render style {style!r}; known: {', '.join(ALL_STYLES)}")
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [d2_binary(), "--omit-version", "--pad=40", *style_flags(d2_path, style), str(d2_path), str(out_path)]
+    flags = style_flags(d2_path, style)
     env = {**os.environ, "D2_LAYOUT": "", "D2_THEME": ""}
     env = {k: v for k, v in env.items() if v != ""}
+    if out_path.suffix.lower() == ".png":
+        flags = flags + png_scale_flags(d2_path, flags, env, timeout)
+    cmd = [d2_binary(), "--omit-version", "--pad=40", *flags, str(d2_path), str(out_path)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     if proc.returncode != 0 or not out_path.exists():
         msg = (proc.stderr or proc.stdout).strip().splitlines()
         raise InputError(f"d2 failed to render: {msg[-1] if msg else 'exit ' + str(proc.returncode)}", file=str(d2_path))
+
+
+#: the most pixels a rendered PNG may have: the image reader's limit (:data:`benchmark.extract.image.MAX_PIXELS`)
+MAX_PNG_PIXELS = 80_000_000
+
+
+def png_scale(layout_width: float, layout_height: float, max_pixels: int = MAX_PNG_PIXELS) -> float | None:
+    """The ``--scale`` for a PNG of a layout this large: ``None`` (d2's default, twice the layout
+    size) when that stays within ``max_pixels``, else the largest scale, in hundredths, that does
+    (d2 draws a PNG at 2 x scale x the layout size).
+
+    >>> png_scale(1036, 1099) is None
+    True
+    >>> png_scale(4948, 9777)
+    0.64
+    """
+    if 4 * layout_width * layout_height <= max_pixels:
+        return None
+    return math.floor(100 * math.sqrt(max_pixels / (4 * layout_width * layout_height))) / 100
+
+
+def png_scale_flags(d2_path: Path, flags: list[str], env: dict[str, str], timeout: float) -> list[str]:
+    """``["--scale=s"]`` when d2's default PNG of ``d2_path`` would be over :data:`MAX_PNG_PIXELS`
+    (its size read from d2's SVG of the same file, drawn with the same flags), else nothing. The
+    dataset's PNGs stay within what the image reader accepts; smaller diagrams are drawn as before."""
+    import re
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        svg = Path(tmp) / "size.svg"
+        proc = subprocess.run([d2_binary(), "--omit-version", "--pad=40", *flags, str(d2_path), str(svg)],
+                              capture_output=True, text=True, timeout=timeout, env=env)
+        if proc.returncode != 0 or not svg.exists():
+            return []   # the PNG render reports the error itself
+        m = re.search(r'viewBox="[-0-9.]+ [-0-9.]+ ([0-9.]+) ([0-9.]+)"', svg.read_text(encoding="utf-8"))
+    scale = png_scale(float(m.group(1)), float(m.group(2))) if m else None
+    return [] if scale is None else [f"--scale={scale}"]
 
 
 #: ``vars.d2-config`` keys a file may set, and the command-line flag each one would be overridden by

@@ -372,8 +372,8 @@ def test_secret_option_names_are_refused_and_counts_are_not(tmp_path, name, refu
 def test_image_input_sends_the_png_as_a_data_url(answerer_for):
     png = DEFAULT_ROOT / "diagrams" / "arch_api_gateway.png"
     with LLMServer([{"content": GOOD}, {"content": GOOD}]) as server:
-        answerer_for(server, input="image").answer(Q, CTX, image=png)
-        answerer_for(server, input="image+text").answer(Q, CTX, image=png)
+        answerer_for(server, input="image", image_fit="none").answer(Q, CTX, image=png)
+        answerer_for(server, input="image+text", image_fit="none").answer(Q, CTX, image=png)
     for req, with_text in zip(server.requests, (False, True)):
         system, user = req["json"]["messages"]
         assert ("User -> Cache" in system["content"]) is with_text and "attached image" in system["content"]
@@ -387,9 +387,41 @@ def test_image_input_sends_the_png_as_a_data_url(answerer_for):
 def test_image_input_finds_the_png_by_the_context_diagram(answerer_for, tmp_path):
     (tmp_path / "x.png").write_bytes(b"\x89PNG\r\n\x1a\nfake")
     with LLMServer([{"content": GOOD}]) as server:
-        answerer_for(server, input="image", image_dir=tmp_path).answer(Q, CTX)
+        answerer_for(server, input="image", image_dir=tmp_path, image_fit="none").answer(Q, CTX)
     url = server.requests[0]["json"]["messages"][1]["content"][1]["image_url"]["url"]
     assert base64.b64decode(url.split(",", 1)[1]) == b"\x89PNG\r\n\x1a\nfake"
+
+
+def test_image_input_tiles_a_wide_diagram_to_the_stated_input_size(answerer_for, tmp_path):
+    import io
+    import shutil
+
+    from PIL import Image
+
+    from benchmark import image_input
+
+    for ext in ("png", "d2"):   # the PNG beside its D2 file: the label height is measured from it
+        shutil.copy(DEFAULT_ROOT / "diagrams" / f"state_order.{ext}", tmp_path / f"state_order.{ext}")
+    png = tmp_path / "state_order.png"
+    with LLMServer([{"content": GOOD}]) as server:
+        a = answerer_for(server, input="image").answer(Q, CTX, image=png)
+    parts = server.requests[0]["json"]["messages"][1]["content"]
+    images = [Image.open(io.BytesIO(base64.b64decode(p["image_url"]["url"].split(",", 1)[1])))
+              for p in parts if p["type"] == "image_url"]
+    plan = image_input.plan_for(png, tmp_path / "state_order.d2")
+    assert len(images) == plan.tiles == a.meta["image_tiles"] > 1
+    assert "overlapping tiles, 1 row(s) by" in parts[1]["text"]
+    assert [im.size for im in images] == plan.tile_sizes()
+    assert all(w * h <= image_input.MAX_PIXELS and max(w, h) <= image_input.MAX_ASPECT * min(w, h) + 1
+               for w, h in (im.size for im in images))
+    assert plan.label_px_input >= image_input.MIN_LABEL_PX    # 32 px labels, sent at least 12 px tall
+
+
+def test_image_input_of_a_broken_png_is_an_error_answer(answerer_for, tmp_path):
+    (tmp_path / "x.png").write_bytes(b"not a png at all")
+    with LLMServer([{"content": GOOD}]) as server:
+        a = answerer_for(server, input="image", image_dir=tmp_path).answer(Q, CTX)
+    assert a.error and "not a PNG" in a.error and not server.requests
 
 
 def test_bad_options_are_clear_errors():
@@ -397,6 +429,8 @@ def test_bad_options_are_clear_errors():
         LLMAnswerer(model="m", input="video")
     with pytest.raises(DiagQAError, match="unknown option"):
         LLMAnswerer(model="m", temprature=0.1)
+    with pytest.raises(DiagQAError, match="image_fit must be one of"):
+        LLMAnswerer(model="m", image_fit="crop")
 
 
 def test_cost_from_configured_prices(answerer_for):

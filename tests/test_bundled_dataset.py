@@ -62,6 +62,28 @@ def test_diagram_sizes_and_metadata(ds):
         assert d.title, d.id
 
 
+def test_big_diagrams_have_containers_with_arrows_in_and_out(ds):
+    """A diagram of 80 nodes or more is one where retrieval matters: it has containers that arrows
+    go into and come out of, as a whole."""
+    big = [d for d in ds.diagrams.values() if d.graph.number_of_nodes() >= 80]
+    assert len(big) >= 5
+    for d in big:
+        g = d.graph
+        containers = {n for n in g.nodes if any(m.startswith(n + ".") for m in g.nodes)}
+        assert any(g.in_degree(c) and g.out_degree(c) for c in containers), d.id
+
+
+def test_pngs_stay_within_the_image_readers_limit():
+    from benchmark.extract.image import MAX_PIXELS
+    from benchmark.image_input import png_size
+    from benchmark.render import MAX_PNG_PIXELS
+
+    assert MAX_PNG_PIXELS == MAX_PIXELS
+    over = {p.stem: png_size(p) for p in (DEFAULT_ROOT / "diagrams").glob("*.png")
+            if png_size(p)[0] * png_size(p)[1] > MAX_PNG_PIXELS}
+    assert over == {}
+
+
 def test_labels_are_unique_within_each_diagram(ds):
     """Answers are matched to node ids through labels, so two nodes may not share one."""
     for d in ds.diagrams.values():

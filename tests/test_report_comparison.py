@@ -126,3 +126,24 @@ def test_compare_command_table_and_json(tmp_path, capsys):
     assert rows["oracle+d2+full"]["accuracy_diff"] == 1.0 and rows["oracle+d2+full"]["accuracy_p"] == 0.125
     assert rows["oracle+d2+khop1"]["accuracy_diff"] == 0.0 and doc["tests"]["srr"] == "paired cluster bootstrap"
     assert main(["compare", str(a.run_dir), str(b.run_dir), "--bootstrap", "0"]) == 2
+
+
+def test_costs_state_context_size_against_the_whole_diagram():
+    from benchmark.report.sections import cost_table
+
+    df = pd.DataFrame(rows("o+d2+good", "solver", [1] * 6) + rows("o+d2+full", "solver", [1] * 6)
+                      + rows("o+d2+bad", "solver", [1] * 6, tokens=None))
+    df.loc[df["variant"].eq("o+d2+good") & df["question_id"].eq("q0"), "context_tokens"] = 30
+    c = comparison.costs(df).set_index("variant")
+    # good: five questions at 10 tokens, one at 30, each against a whole diagram of 40 tokens
+    assert c.loc["o+d2+good", "context_tokens_max"] == 30 and c.loc["o+d2+good", "full_tokens"] == 40
+    assert c.loc["o+d2+good", "context_share"] == pytest.approx((5 * 10 / 40 + 30 / 40) / 6)
+    assert c.loc["o+d2+full", "context_share"] == 1.0
+    table = cost_table(comparison.costs(df))
+    assert "share of the whole diagram" in table.headers
+    assert [(r[0], r[3], r[4], r[5]) for r in table.rows] == [("o+d2+good", "30", "40.0", "33 %"),
+                                                               ("o+d2+full", "40", "40.0", "100 %"),
+                                                               ("o+d2+bad", "40", "40.0", "100 %")]
+    # no `full` variant in the run: nothing to compare with, unmeasured rather than made up
+    alone = comparison.costs(pd.DataFrame(rows("o+d2+good", "solver", [1] * 4))).iloc[0]
+    assert alone["context_share"] is None and alone["full_tokens"] is None and alone["context_tokens_max"] == 10

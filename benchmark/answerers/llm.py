@@ -6,8 +6,12 @@ Configuration (run options ``llm: {...}``):
   holds the key; a key written into the options themselves is refused), ``extra_params`` (more
   request fields; ``None`` drops a default). ``base_url`` and ``model`` may also come from
   ``DIAGQA_LLM_BASE_URL`` and ``DIAGQA_LLM_MODEL``; without a model the stage is unavailable.
-* what is sent: ``input`` -- ``text`` (the context as arrow lines), ``image`` (the diagram PNG as a
-  base64 data-URL image part, no text context) or ``image+text``; sampling ``temperature``,
+* what is sent: ``input`` -- ``text`` (the context as arrow lines), ``image`` (the diagram PNG as
+  base64 data-URL image parts, no text context) or ``image+text``; ``image_fit`` -- ``tiles`` (the
+  default: the PNG cut into legible tiles that fit a vision model's input size, see
+  :mod:`benchmark.image_input`; ``image_long_side``, ``image_max_pixels``, ``image_max_aspect``,
+  ``image_min_label_px`` and ``image_max_tiles`` change its budget) or ``none`` (the file as it is,
+  left to the endpoint to scale); sampling ``temperature``,
   ``max_tokens``, ``seed``; ``explanation_chars`` (the longest explanation asked for; 0 asks for
   none, and the cited evidence edges are then the answer's only claims).
 * the reply's form: ``response_format`` -- ``json_schema`` (OpenAI structured outputs:
@@ -45,6 +49,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from benchmark import image_input
 from benchmark.answerers.chat import (CONTEXT_TOO_LONG, RESPONSE_FORMATS, TRANSPORT_KINDS, ChatEndpoint,  # noqa: F401
                                       formatted_rejected, prompt_tokens, response_format_field)
 from benchmark.answers import Answer, evidence_pairs
@@ -87,6 +92,10 @@ Container" for nodes drawn inside a container"""
 INPUTS = ("text", "image", "image+text")
 #: the answer that abstains (offered in every prompt, so that its offer tells nothing about a question)
 CANNOT_TELL = "cannot tell"
+#: how the PNG is fitted to the model's input: legible tiles, or the file as it is
+IMAGE_FITS = ("tiles", "none")
+TILES_NOTE = ("The diagram is shown in {n} overlapping tiles, {rows} row(s) by {cols} column(s), "
+              "in reading order (left to right, then top to bottom).")
 
 
 def answer_schema(kind: str, explanation_chars: int = 200, max_evidence: int = 8) -> dict[str, Any]:
@@ -217,13 +226,16 @@ def parse_reply(content: str) -> tuple[Any, tuple[tuple[str, str], ...], str]:
     raise ValueError(problem or f"no JSON object with an 'answer' in the reply: {text[:80]!r}")
 
 
-def build_messages(question: Question, context_text: str, input: str = "text", image_url: str | None = None,
-                   explanation_chars: int = 200) -> list[dict[str, Any]]:
+def build_messages(question: Question, context_text: str, input: str = "text",
+                   image_url: str | Sequence[str] | None = None, explanation_chars: int = 200,
+                   grid: tuple[int, int] = (1, 1)) -> list[dict[str, Any]]:
     """The chat messages for one question.
 
     The system message holds what is the same for every question about one context (instructions,
     then the context), so a server that reuses a prompt's prefix reads it once; the user message
-    holds the question, its answer format and, for image input, the diagram.
+    holds the question, its answer format and, for image input, the diagram: one image part per
+    tile (``image_url`` a list), with a line saying how the ``grid`` (rows, columns) of overlapping
+    tiles is laid out when there is more than one.
     """
     source = {"text": TEXT_SOURCE, "image": IMAGE_SOURCE, "image+text": IMAGE_TEXT_SOURCE}[input]
     system = INSTRUCTIONS.format(source=source, explanation_field=EXPLANATION_FIELD if explanation_chars > 0 else "",
@@ -236,16 +248,21 @@ def build_messages(question: Question, context_text: str, input: str = "text", i
     user_text = f"{question.text}\nanswer: {FORMATS[question.surface_kind]}"  # an absent-entity question reads as its form
     if input == "text":
         return [{"role": "system", "content": system}, {"role": "user", "content": user_text}]
-    if not image_url:
+    urls = [image_url] if isinstance(image_url, str) else list(image_url or [])
+    if not urls:
         raise ValueError("image input needs the diagram's PNG")
-    return [{"role": "system", "content": system},
-            {"role": "user", "content": [{"type": "text", "text": user_text},
-                                         {"type": "image_url", "image_url": {"url": image_url}}]}]
+    parts: list[dict[str, Any]] = [{"type": "text", "text": user_text}]
+    if len(urls) > 1:
+        rows, cols = grid
+        parts.append({"type": "text", "text": TILES_NOTE.format(n=len(urls), rows=rows, cols=cols)})
+    parts += [{"type": "image_url", "image_url": {"url": u}} for u in urls]
+    return [{"role": "system", "content": system}, {"role": "user", "content": parts}]
 
 
-def png_data_url(path: Path | str) -> str:
-    """The file as a ``data:image/png;base64,...`` URL."""
-    return "data:image/png;base64," + base64.b64encode(Path(path).read_bytes()).decode("ascii")
+def png_data_url(path: Path | str | bytes) -> str:
+    """The file (or PNG bytes) as a ``data:image/png;base64,...`` URL."""
+    data = path if isinstance(path, bytes) else Path(path).read_bytes()
+    return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
 
 
 @ANSWERERS.register("llm")
@@ -256,18 +273,29 @@ class LLMAnswerer(ChatEndpoint):
     stage = "llm"
 
     def __init__(self, input: str = "text", explanation_chars: int = 200, image_dir: str | Path | None = None,
+                 image_fit: str = "tiles", image_long_side: int = image_input.LONG_SIDE,
+                 image_max_pixels: int = image_input.MAX_PIXELS, image_max_aspect: float = image_input.MAX_ASPECT,
+                 image_min_label_px: float = image_input.MIN_LABEL_PX, image_max_tiles: int = image_input.MAX_TILES,
                  **options: Any) -> None:
         if input not in INPUTS:
             raise DiagQAError(f"llm: input must be one of {', '.join(INPUTS)}, not {input!r}")
+        if image_fit not in IMAGE_FITS:
+            raise DiagQAError(f"llm: image_fit must be one of {', '.join(IMAGE_FITS)}, not {image_fit!r}")
         super().__init__(**options)
         self.input, self.explanation_chars = input, int(explanation_chars)
         self.image_dir = Path(image_dir) if image_dir else None
-        self._images: dict[str, str] = {}
-        self.config.update(input=input, explanation_chars=self.explanation_chars)
+        self.image_fit = image_fit
+        self.image_settings = {"long_side": int(image_long_side), "max_pixels": int(image_max_pixels),
+                               "max_aspect": float(image_max_aspect), "min_label_px": float(image_min_label_px),
+                               "max_tiles": int(image_max_tiles)}
+        self._images: dict[str, tuple[list[str], tuple[int, int]]] = {}
+        self.config.update(input=input, explanation_chars=self.explanation_chars, image_fit=image_fit,
+                           image_settings=dict(self.image_settings))
 
     # -- images ------------------------------------------------------------------------------------
 
-    def _image_url(self, context: Any, image: Path | str | None) -> str | None:
+    def _image_url(self, context: Any, image: Path | str | None) -> tuple[list[str], tuple[int, int]] | None:
+        """The data URLs of the image parts for this diagram (one per tile) and the tiles' grid."""
         if self.input == "text":
             return None
         if image is None:
@@ -280,7 +308,12 @@ class LLMAnswerer(ChatEndpoint):
         key = str(image)
         with self._lock:
             if key not in self._images:
-                self._images[key] = png_data_url(image)
+                if self.image_fit == "none":
+                    self._images[key] = ([png_data_url(image)], (1, 1))
+                else:
+                    d2_path = Path(image).with_suffix(".d2")
+                    plan = image_input.plan_for(image, d2_path if d2_path.exists() else None, **self.image_settings)
+                    self._images[key] = ([png_data_url(t) for t in image_input.tile_pngs(image, plan)], plan.grid)
             return self._images[key]
 
     # -- answers -----------------------------------------------------------------------------------
@@ -290,9 +323,12 @@ class LLMAnswerer(ChatEndpoint):
         start = time.perf_counter()
         meta: dict[str, Any] = {"model": self.model, "cached": False, "input": self.input}
         try:
-            image_url = self._image_url(context, image)
-            messages = build_messages(question, context.text if context is not None else "", self.input, image_url,
-                                      self.explanation_chars)
+            images = self._image_url(context, image)
+            urls, grid = images if images is not None else (None, (1, 1))
+            if urls is not None:
+                meta["image_tiles"] = len(urls)
+            messages = build_messages(question, context.text if context is not None else "", self.input, urls,
+                                      self.explanation_chars, grid)
             reply = self.ask(messages, answer_schema(question.surface_kind, self.explanation_chars), parse_reply,
                              start=start)
         except Exception as exc:  # noqa: BLE001 - one bad sample never loses a run

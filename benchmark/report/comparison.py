@@ -118,15 +118,48 @@ def ranking(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000) -> pd.DataFrame
     return _objects(pd.DataFrame(rows))
 
 
+def _full_sizes(s: pd.DataFrame) -> dict[tuple[str, Any], int]:
+    """(finder+source, question id) -> tokens of the whole diagram as that finder and source deliver it:
+    the context of the run's ``<finder>+<source>+full`` variant for that question."""
+    out: dict[tuple[str, Any], int] = {}
+    for v, q, t in zip(s["variant"], s["question_id"], s["context_tokens"]):
+        prefix, _, selector = str(v).rpartition("+")
+        if selector == "full" and t is not None:
+            out[(prefix, q)] = max(out.get((prefix, q), 0), int(t))
+    return out
+
+
+def context_share(g: pd.DataFrame, full: dict[tuple[str, Any], int]) -> dict[str, Any]:
+    """The retrieval trade-off of one variant's samples: the largest context, the mean size of the
+    whole diagram on the same questions, and the mean share of it the context kept (context tokens /
+    whole-diagram tokens, per sample). ``None`` where the run has no ``full`` variant to compare with.
+
+    >>> g = pd.DataFrame({"variant": ["f+d2+k"] * 2, "question_id": ["a", "b"], "context_tokens": [10, 30]})
+    >>> context_share(g, {("f+d2", "a"): 100, ("f+d2", "b"): 60})
+    {'context_tokens_max': 30, 'full_tokens': 80.0, 'context_share': 0.3}
+    """
+    tokens = [t for t in g["context_tokens"] if t is not None]
+    pairs = [(int(t), full[(str(v).rpartition("+")[0], q)])
+             for v, q, t in zip(g["variant"], g["question_id"], g["context_tokens"])
+             if t is not None and (str(v).rpartition("+")[0], q) in full]
+    shares = [t / f for t, f in pairs if f > 0]
+    return {"context_tokens_max": int(max(tokens)) if tokens else None,
+            "full_tokens": float(np.mean([f for _, f in pairs])) if pairs else None,
+            "context_share": float(np.mean(shares)) if shares else None}
+
+
 def costs(df: pd.DataFrame) -> pd.DataFrame:
-    """Per variant (controls and candidates), over the answerers that received a context: mean context
-    size in tokens and the median and 95th-percentile seconds spent finding and selecting it."""
+    """Per variant (controls and candidates), over the answerers that received a context: context size
+    in tokens (mean and largest), the whole diagram's size on the same questions and the share of it
+    the context kept (:func:`context_share`), and the median and 95th-percentile seconds spent finding
+    and selecting it."""
     s = scored(df)
     blind = {a for a, ga in s.groupby("answerer", sort=False) if _receives_nothing(ga, list(dict.fromkeys(ga["variant"])))}
     s = s[~s["answerer"].isin(blind)] if blind else s
+    full = _full_sizes(s)
     rows = []
     for v, g in s.groupby("variant", sort=False):
-        rows.append({"variant": v, "control": is_control(v), **_cost(g)})
+        rows.append({"variant": v, "control": is_control(v), **_cost(g), **context_share(g, full)})
     return _objects(pd.DataFrame(rows))
 
 

@@ -72,11 +72,19 @@ def ranking_section(ranking: pd.DataFrame) -> list[Any]:
 
 
 def cost_table(costs: pd.DataFrame) -> Table:
+    """Context size per variant against the whole diagram on the same questions: the retrieval trade-off."""
+    def share(r: Any) -> str:
+        v = r.get("context_share")
+        return "–" if v is None or v != v else f"{100 * v:.0f} %"
+
     rows = [[r["variant"], "control" if r["control"] else "candidate", fmt(r["context_tokens"], 1),
+             fmt(r.get("context_tokens_max"), 0), fmt(r.get("full_tokens"), 1), share(r),
              fmt(r["retrieval_p50_s"], 4), fmt(r["retrieval_p95_s"], 4)] for _, r in costs.iterrows()]
-    return Table("Context size and retrieval latency per variant (answerers that received a context)",
-                 ["variant", "role", "context tokens (mean)", "latency p50 (s)", "latency p95 (s)"], rows,
-                 align=["l", "l", "r", "r", "r"])
+    return Table("Context size and retrieval latency per variant (answerers that received a context; the whole "
+                 "diagram is the same finder and source's `full` context for the same questions)",
+                 ["variant", "role", "context tokens (mean)", "context tokens (max)", "whole diagram tokens (mean)",
+                  "share of the whole diagram", "latency p50 (s)", "latency p95 (s)"], rows,
+                 align=["l", "l", "r", "r", "r", "r", "r", "r"])
 
 
 def sensitivity_section(claim: dict[str, Any]) -> list[Any]:
