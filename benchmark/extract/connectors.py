@@ -131,7 +131,7 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
         x0, y0 = max(0, x - reach), max(0, y - reach)
         x1, y1 = min(w_img, x + w + reach), min(h_img, y + h + reach)
         core = (labels[y0:y1, x0:x1] == i).astype(np.uint8)
-        if outline_distance is not None and _on_outline(core, outline_distance[y0:y1, x0:x1], lw):
+        if outline_distance is not None and _on_outline(core, outline_distance[y0:y1, x0:x1], k):
             continue
         if _elongated(core):
             if outline is None:
@@ -153,16 +153,19 @@ def outline_distance(shapes: list[Shape], shape_hw: tuple[int, int]) -> np.ndarr
     return cv2.distanceTransform(lines, cv2.DIST_L2, 3)
 
 
-def _on_outline(core: np.ndarray, distance: np.ndarray, lw: int) -> bool:
+def _on_outline(core: np.ndarray, distance: np.ndarray, k: int) -> bool:
     """Does the whole core lie within a thick outline's reach (no part a head's length off it)?
+    ``k`` is the opening's size: a wedge where a line meets or crosses an outline reaches about
+    one core width and a half off the outline (the line's width beside the outline's); even a
+    small head reaches further.
 
     >>> d = np.abs(np.arange(20, dtype=np.float32) - 5)[:, None].repeat(20, axis=1)  # outline at row 5
-    >>> wedge = np.zeros((20, 20), np.uint8); wedge[3:9, 6:12] = 1
-    >>> head = np.zeros((20, 20), np.uint8); head[6:16, 6:12] = 1
-    >>> _on_outline(wedge, d, 2), _on_outline(head, d, 2)
+    >>> wedge = np.zeros((20, 20), np.uint8); wedge[3:12, 6:12] = 1
+    >>> head = np.zeros((20, 20), np.uint8); head[6:15, 6:12] = 1
+    >>> _on_outline(wedge, d, 5), _on_outline(head, d, 5)
     (True, False)
     """
-    return float(distance[core > 0].max()) < 3 * lw + 1
+    return float(distance[core > 0].max()) < 1.5 * k
 
 
 def _elongated(core: np.ndarray) -> bool:
