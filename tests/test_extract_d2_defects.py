@@ -166,3 +166,19 @@ def test_sketch_line_meeting_or_crossing_a_rough_outline_is_not_a_head(tmp_path)
         ("pull-request", "->", "build.lint"), ("build.lint", "->", "build.unit-tests"),
         ("build.unit-tests", "->", "forgot-password-link"),
         ("forgot-password-link", "->", "send-reset-email")}
+
+
+@needs_tesseract
+@pytest.mark.parametrize("style", ["dark", "plantuml"])
+def test_a_figure_labelled_underneath_is_a_node(style, tmp_path):
+    # d2's person (dark theme, read by structure) and PlantUML's stick-figure actor hold no text:
+    # the label is drawn under the figure, and the connector leaves from the figure or its label
+    import shutil
+
+    if style == "plantuml" and shutil.which("plantuml") is None:
+        pytest.skip("plantuml is not installed")
+    g = read_back(tmp_path, f"figure_{style}", "u: Customer {shape: person}\na: Submit refund request\n"
+                                                "b: Issue refund\nu -> a\na -> b\n", style=style)
+    assert {n["label"] for n in g["nodes"]} == {"Customer", "Submit refund request", "Issue refund"}
+    assert {(s, a, d) for s, a, d, _ in edges(g)} == {("customer", "->", "submit-refund-request"),
+                                                     ("submit-refund-request", "->", "issue-refund")}
