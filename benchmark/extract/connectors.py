@@ -195,10 +195,13 @@ def _core_off_outline(mask: np.ndarray, outline: np.ndarray, core: np.ndarray, k
 
 
 def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
-               label_boxes: dict[int, list[tuple[int, int, int, int]]] | None = None) -> list[RawEdge]:
+               label_boxes: dict[int, list[tuple[int, int, int, int]]] | None = None,
+               d2_heads: bool = False) -> list[RawEdge]:
     """Edges between shapes, with arrowheads and (grey) labels.
 
-    ``label_boxes`` are node labels drawn outside their shape; a connector may end at one.
+    ``label_boxes`` are node labels drawn outside their shape; a connector may end at one. With
+    ``d2_heads`` (d2's renders, whose heads are of a known size), a blob lying wholly on an
+    outline is no head (:func:`arrowheads`); other tools draw heads small enough to lie there.
     """
     label_boxes = label_boxes or {}
     lw = r.line_width
@@ -207,7 +210,7 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     # core if the outline zone were cut away first
     blobs, _ = arrowheads(fill_small_holes(r.stroke.view(np.uint8), 12 * lw * lw), lw,
                           outline_band([s for s in shapes if not s.is_container], r.shape, lw),
-                          outline_distance(shapes, r.shape))
+                          outline_distance(shapes, r.shape) if d2_heads else None)
     cut = mask.copy()
     blob_mask = np.zeros_like(mask)
     for blob in blobs:
