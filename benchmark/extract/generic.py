@@ -413,7 +413,7 @@ def _floor_runs_on(lines: np.ndarray, box: tuple[int, int, int, int], lw: int) -
 def _figures(shapes: list[Shape], keep: set[int], blocks: list[Block],
              centres: list[tuple[float, float]], lines: np.ndarray | None = None, lw: int = 1) -> dict[int, int]:
     """Empty regions that are figures labelled underneath (a person, a stick figure's head):
-    convex, holding no text and no shape, with a block no shape holds centred right under them
+    convex, holding no text and no shape, touching no shape (a cylinder's cap is part of one), with a block no shape holds centred right under them
     (within two lines and a half, or, under a head no taller than that, four heads and a half:
     a stick figure's body and legs).
     Returns region index -> block index; each block goes to the nearest figure above it.
@@ -439,6 +439,10 @@ def _figures(shapes: list[Shape], keep: set[int], blocks: list[Block],
             continue
         if solidity(s.contour) < LEAF_SOLIDITY_MIN or any(o.contains(*s.centre) for o in kept_leaves):
             continue
+        g = 3 * lw + 4
+        if any(s.box[0] - g < o.box[0] + o.box[2] and o.box[0] < s.box[0] + s.box[2] + g
+               and s.box[1] - g < o.box[1] + o.box[3] and o.box[1] < s.box[1] + s.box[3] + g for o in kept_leaves):
+            continue  # part of a shape next to it (a cylinder's cap over its labelled body)
         sx, sy, sw, sh = s.box
         if lines is not None and _floor_runs_on(lines, s.box, lw):
             continue  # the line under it runs on past it: a pocket on a container's outline
