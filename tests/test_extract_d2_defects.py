@@ -151,3 +151,34 @@ def test_connector_leaving_a_corner_beside_an_arriving_head_keeps_its_direction(
         ("suspended", "->", "expired"), ("cancelled", "->", "expired")}
     assert ("active", "->", "cancelled", "customer cancels") in edges(g)
     assert ("paused", "->", "active", "resume") in edges(g)
+
+
+@needs_tesseract
+def test_sketch_line_meeting_or_crossing_a_rough_outline_is_not_a_head(tmp_path):
+    # the sketch style's thick, doubled outlines leave a blob wider than a line where a connector
+    # leaves a shape or crosses a container's outline; only the drawn heads give direction
+    g = read_back(tmp_path, "sketch_outline", "direction: right\npr: Pull Request {shape: person}\n"
+                                              "build: Build {\n  lint: Lint\n  test: Unit Tests\n}\n"
+                                              "forgot: Forgot password link\nemail: Send reset email\n"
+                                              "pr -> build.lint\nbuild.lint -> build.test\n"
+                                              "build.test -> forgot\nforgot -> email\n", style="sketch")
+    assert {(s, a, d) for s, a, d, _ in edges(g)} == {
+        ("pull-request", "->", "build.lint"), ("build.lint", "->", "build.unit-tests"),
+        ("build.unit-tests", "->", "forgot-password-link"),
+        ("forgot-password-link", "->", "send-reset-email")}
+
+
+@needs_tesseract
+@pytest.mark.parametrize("style", ["dark", "plantuml"])
+def test_a_figure_labelled_underneath_is_a_node(style, tmp_path):
+    # d2's person (dark theme, read by structure) and PlantUML's stick-figure actor hold no text:
+    # the label is drawn under the figure, and the connector leaves from the figure or its label
+    import shutil
+
+    if style == "plantuml" and shutil.which("plantuml") is None:
+        pytest.skip("plantuml is not installed")
+    g = read_back(tmp_path, f"figure_{style}", "u: Customer {shape: person}\na: Submit refund request\n"
+                                                "b: Issue refund\nu -> a\na -> b\n", style=style)
+    assert {n["label"] for n in g["nodes"]} == {"Customer", "Submit refund request", "Issue refund"}
+    assert {(s, a, d) for s, a, d, _ in edges(g)} == {("customer", "->", "submit-refund-request"),
+                                                     ("submit-refund-request", "->", "issue-refund")}

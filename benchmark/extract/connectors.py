@@ -103,14 +103,18 @@ def outline_band(shapes: list[Shape], shape_hw: tuple[int, int], lw: int) -> np.
     return band
 
 
-def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None) -> tuple[list[np.ndarray], np.ndarray]:
+def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
+               outline_distance: np.ndarray | None = None) -> tuple[list[np.ndarray], np.ndarray]:
     """Arrowhead blobs (their stroke pixels, x y) and the mask with them cut out.
 
     The opening keeps only what is wider than a line: the cores of the filled triangles. Every
     stroke pixel near a core (its thin corners, the line's last stretch) belongs to the head.
     A head that ends in a notch of a shape (a person's neck) merges with the outline's corner
     into one elongated core; with ``outline`` (:func:`outline_band`) given, such a core is opened
-    again without the outline, and the compact piece left is the head.
+    again without the outline, and the compact piece left is the head. With
+    ``outline_distance`` (:func:`outline_distance`), a core lying wholly on a shape's outline is
+    where a line meets or crosses a thick outline (the sketch style's rough strokes), not a head:
+    a head only touches the outline with its tip and reaches a head's length away from it.
     """
     k = max(5, 2 * lw - 1)   # wider than a line (lines are lw wide, sketch lines a little more)
     opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
@@ -127,6 +131,8 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None) -> 
         x0, y0 = max(0, x - reach), max(0, y - reach)
         x1, y1 = min(w_img, x + w + reach), min(h_img, y + h + reach)
         core = (labels[y0:y1, x0:x1] == i).astype(np.uint8)
+        if outline_distance is not None and _on_outline(core, outline_distance[y0:y1, x0:x1], k):
+            continue
         if _elongated(core):
             if outline is None:
                 continue  # an elongated core is where several connectors run together, not a head
@@ -138,6 +144,28 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None) -> 
         cut[ry + y0, rx + x0] = 0
         blobs.append(np.stack([rx + x0, ry + y0], axis=1).astype(float))
     return blobs, cut
+
+
+def outline_distance(shapes: list[Shape], shape_hw: tuple[int, int]) -> np.ndarray:
+    """float32 map of each pixel's distance to the nearest shape outline (containers' too)."""
+    lines = np.ones(shape_hw, np.uint8)
+    cv2.drawContours(lines, [s.contour for s in shapes], -1, 0, thickness=1)
+    return cv2.distanceTransform(lines, cv2.DIST_L2, 3)
+
+
+def _on_outline(core: np.ndarray, distance: np.ndarray, k: int) -> bool:
+    """Does the whole core lie within a thick outline's reach (no part a head's length off it)?
+    ``k`` is the opening's size: a wedge where a line meets or crosses an outline reaches about
+    one core width and a half off the outline (the line's width beside the outline's); even a
+    small head reaches further.
+
+    >>> d = np.abs(np.arange(20, dtype=np.float32) - 5)[:, None].repeat(20, axis=1)  # outline at row 5
+    >>> wedge = np.zeros((20, 20), np.uint8); wedge[3:12, 6:12] = 1
+    >>> head = np.zeros((20, 20), np.uint8); head[6:15, 6:12] = 1
+    >>> _on_outline(wedge, d, 5), _on_outline(head, d, 5)
+    (True, False)
+    """
+    return float(distance[core > 0].max()) < 1.5 * k
 
 
 def _elongated(core: np.ndarray) -> bool:
@@ -167,10 +195,13 @@ def _core_off_outline(mask: np.ndarray, outline: np.ndarray, core: np.ndarray, k
 
 
 def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
-               label_boxes: dict[int, list[tuple[int, int, int, int]]] | None = None) -> list[RawEdge]:
+               label_boxes: dict[int, list[tuple[int, int, int, int]]] | None = None,
+               d2_heads: bool = False) -> list[RawEdge]:
     """Edges between shapes, with arrowheads and (grey) labels.
 
-    ``label_boxes`` are node labels drawn outside their shape; a connector may end at one.
+    ``label_boxes`` are node labels drawn outside their shape; a connector may end at one. With
+    ``d2_heads`` (d2's renders, whose heads are of a known size), a blob lying wholly on an
+    outline is no head (:func:`arrowheads`); other tools draw heads small enough to lie there.
     """
     label_boxes = label_boxes or {}
     lw = r.line_width
@@ -178,7 +209,8 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     # heads are found on the whole stroke: one that lies along a shape's outline would lose its
     # core if the outline zone were cut away first
     blobs, _ = arrowheads(fill_small_holes(r.stroke.view(np.uint8), 12 * lw * lw), lw,
-                          outline_band([s for s in shapes if not s.is_container], r.shape, lw))
+                          outline_band([s for s in shapes if not s.is_container], r.shape, lw),
+                          outline_distance(shapes, r.shape) if d2_heads else None)
     cut = mask.copy()
     blob_mask = np.zeros_like(mask)
     for blob in blobs:

@@ -129,9 +129,12 @@ def text_layer(ink: np.ndarray) -> tuple[np.ndarray, int]:
     return keep[labels], th
 
 
-def find_regions(ink: np.ndarray, lw: int, min_side: int) -> list[tuple[np.ndarray, tuple[int, int, int, int], float, np.ndarray]]:
+def find_regions(ink: np.ndarray, lw: int, min_side: int,
+                 small: list | None = None) -> list[tuple[np.ndarray, tuple[int, int, int, int], float, np.ndarray]]:
     """Closed regions of paper: (contour, box, area, filled mask in the box) of every region not
-    touching the border, at least ``min_side`` wide and tall, that is not a thin ring."""
+    touching the border, at least ``min_side`` wide and tall, that is not a thin ring. With
+    ``small`` given, regions down to half that size are added to it (not merged with others):
+    a stick figure's head is smaller than any node."""
     k = 2 * lw + 3
     closed = cv2.morphologyEx(ink.view(np.uint8), cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (k, k)))
     paper = (1 - closed).astype(np.uint8)
@@ -142,8 +145,9 @@ def find_regions(ink: np.ndarray, lw: int, min_side: int) -> list[tuple[np.ndarr
         x, y, w, h, a = (int(v) for v in stats[i])
         if x == 0 or y == 0 or x + w >= w_img or y + h >= h_img:
             continue
-        if w < min_side or h < max(3 * lw, min_side // 3):
-            continue  # (flat regions stay: a cylinder's cap is one)
+        little = w < min_side or h < max(3 * lw, min_side // 3)   # (flat regions stay: a cylinder's cap is one)
+        if little and (small is None or min(w, h) < min_side // 2):
+            continue
         sub = (labels[y:y + h, x:x + w] == i).astype(np.uint8)
         contours, _ = cv2.findContours(sub, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
         cnt = max(contours, key=cv2.contourArea)
@@ -152,7 +156,7 @@ def find_regions(ink: np.ndarray, lw: int, min_side: int) -> list[tuple[np.ndarr
         total = int(filled.sum())
         if total == 0 or a / total < RING_SHARE_MAX:
             continue
-        out.append((cnt + np.array([[x, y]], dtype=np.int32), (x, y, w, h), float(total), filled))
+        (small if little else out).append((cnt + np.array([[x, y]], dtype=np.int32), (x, y, w, h), float(total), filled))
     return merge_split_regions(out, k)
 
 
@@ -231,16 +235,23 @@ def extract_any(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] | N
         rgb = cv2.resize(rgb, half, interpolation=cv2.INTER_AREA)
         lum = cv2.resize(lum, half, interpolation=cv2.INTER_AREA)
         th = max(1, th // 2)
-    regions = find_regions(lines, lw, max(2 * th, 6 * lw))
+    small: list = []
+    regions = find_regions(lines, lw, max(2 * th, 6 * lw), small)
     clock.lap("shapes")
     words = [Word(w.text, w.x, w.y, w.w, w.h, w.conf, 0.0).scaled(1 / factor)
              for w in strip_line_stubs(read_words(r_text, lang=lang), full_lines)]
     clock.lap("ocr")
     blocks = group_blocks(group_lines(words))
-    shapes = _shapes_with_text(regions, blocks, lw)
+    shapes, figures = _shapes_with_text(regions, blocks, lw, small, lines)
     outside: dict[int, list[tuple[int, int, int, int]]] = {}
     used: set[int] = set()
-    labels = assign_node_labels(blocks, shapes, outside, used)
+    # a figure's label is its own, whatever shape lies next to it
+    labels = assign_node_labels([Block(b.lines, grey=True) if bi in figures.values() else b
+                                 for bi, b in enumerate(blocks)], shapes, outside, used)
+    for si, bi in figures.items():
+        labels[si] = blocks[bi].text
+        outside.setdefault(si, []).append(blocks[bi].box)
+        used.add(bi)
     edge_blocks = []
     for bi, b in enumerate(blocks):
         if bi not in used:
@@ -324,14 +335,19 @@ def _centred(s: Shape, blocks: list[Block]) -> bool:
             and abs((y0 + y1) / 2 - (sy + sh / 2)) <= CENTRE_OFFSET_MAX * sh)
 
 
-def _shapes_with_text(regions: list, blocks: list[Block], lw: int) -> list[Shape]:
-    """Shapes from regions: nested, and kept when they hold a text block or another kept shape."""
-    regions = sorted(regions, key=lambda f: (f[1][1], f[1][0], -f[2]))
+def _shapes_with_text(regions: list, blocks: list[Block], lw: int, small: list | None = None,
+                      lines: np.ndarray | None = None) -> tuple[list[Shape], dict[int, int]]:
+    """Shapes from regions: nested, and kept when they hold a text block or another kept shape;
+    and figures (:func:`_figures`) among the empty regions and ``small`` ones, with the index of
+    the block under each (by the returned shapes' indices)."""
+    n_big = len(regions)
+    regions = sorted(regions, key=lambda f: (f[1][1], f[1][0], -f[2])) + sorted(
+        small or [], key=lambda f: (f[1][1], f[1][0], -f[2]))
     shapes = [Shape(i, "rectangle", c, box, area, (255, 255, 255)) for i, (c, box, area, _) in enumerate(regions)]
     _nest(shapes)
     centres = [b.centre for b in blocks]
     keep: set[int] = set()
-    for s in sorted(shapes, key=lambda s: s.area):
+    for s in sorted(shapes[:n_big], key=lambda s: s.area):
         own = [bi for bi, x in enumerate(centres) if s.contains(*x) and not any(
             shapes[c].contains(*x) for c in s.children if c in keep)]
         if any(c in keep for c in s.children):
@@ -349,10 +365,12 @@ def _shapes_with_text(regions: list, blocks: list[Block], lw: int) -> list[Shape
             keep.add(s.index)
     keep -= _pockets([s for s in shapes if s.index in keep and not any(c in keep for c in s.children)],
                      [r[3] for r in regions], 3 * lw + 4)
+    figure_of = _figures(shapes, keep, blocks, centres, lines, lw)
+    keep |= set(figure_of)
     kept = [s for s in shapes if s.index in keep]
-    leaves = [s for s in kept if not any(c in keep for c in s.children)]
+    leaves = [s for s in kept if not any(c in keep for c in s.children) and s.index not in figure_of]
     parts = {s.index: [s.index] for s in kept}
-    for s in shapes:
+    for s in shapes[:n_big]:
         if s.index in keep or s.children:
             continue
         owner = _cap_owner(s, leaves, 3 * lw + 4)
@@ -367,7 +385,91 @@ def _shapes_with_text(regions: list, blocks: list[Block], lw: int) -> list[Shape
     _nest(out)
     for s, filled in zip(out, masks):
         s.kind = "rectangle" if s.is_container else classify(filled)
+    figures = {i: figure_of[s.index] for i, s in enumerate(kept) if s.index in figure_of}
+    return out, figures
+
+
+def _floor_runs_on(lines: np.ndarray, box: tuple[int, int, int, int], lw: int) -> bool:
+    """Does the line under a region run on well past both its sides? (A figure's own outline
+    ends with it; a container's edge that a pocket sits on does not.)
+
+    >>> m = np.zeros((40, 100), bool); m[20:22, 5:95] = True
+    >>> _floor_runs_on(m, (40, 10, 20, 10), 2), _floor_runs_on(m, (5, 10, 90, 10), 2)
+    (True, False)
+    """
+    sx, sy, sw, sh = box
+    band = lines[sy + sh:sy + sh + 2 * lw + 2, :].any(axis=0)
+    cx = sx + sw // 2
+    if not band[cx]:
+        return False
+    left, right = cx, cx
+    while left > 0 and band[left - 1]:
+        left -= 1
+    while right < len(band) - 1 and band[right + 1]:
+        right += 1
+    return left < sx - 3 * lw and right > sx + sw + 3 * lw
+
+
+def _figures(shapes: list[Shape], keep: set[int], blocks: list[Block],
+             centres: list[tuple[float, float]], lines: np.ndarray | None = None, lw: int = 1) -> dict[int, int]:
+    """Empty regions that are figures labelled underneath (a person, a stick figure's head):
+    convex, holding no text and no shape, touching no shape (a cylinder's cap is part of one), with a block no shape holds centred right under them
+    (within two lines and a half, or, under a head no taller than that, four heads and a half:
+    a stick figure's body and legs).
+    Returns region index -> block index; each block goes to the nearest figure above it.
+
+    >>> sq = np.array([[[0, 0]], [[20, 0]], [[20, 20]], [[0, 20]]], np.int32)
+    >>> head = Shape(0, "rectangle", sq + 100, (100, 100, 20, 20), 400.0, (255, 255, 255))
+    >>> from benchmark.extract.ocr import Word
+    >>> b = group_blocks(group_lines([Word("Customer", 80, 175, 60, 12, 90, 0)]))
+    >>> _figures([head], set(), b, [x.centre for x in b]), _figures([head], set(), b[:0], [])
+    ({0: 0}, {})
+    """
+    kept_leaves = [s for s in shapes if s.index in keep and not any(c in keep for c in s.children)]
+    boxes = [s for s in shapes if any(c in keep for c in s.children)]
+    # a block on open paper (no region but a box of shapes holds it: a cylinder's label lies in
+    # its body under its cap), and no title of a box (a pocket that connectors fence in above a
+    # container is no figure, and the container's title no figure's label)
+    regions = [s for s in shapes if not any(c in keep for c in s.children)]
+    free = [bi for bi, c in enumerate(centres) if not any(s.contains(*c) for s in regions)
+            and not any(_titled(s, [blocks[bi]], [0] if s.contains(*c) else []) for s in boxes)]
+    cands = []
+    for s in shapes:
+        if s.index in keep or s.children or any(s.contains(*c) for c in centres):
+            continue
+        if solidity(s.contour) < LEAF_SOLIDITY_MIN or any(o.contains(*s.centre) for o in kept_leaves):
+            continue
+        g = 3 * lw + 4
+        if any(s.box[0] - g < o.box[0] + o.box[2] and o.box[0] < s.box[0] + s.box[2] + g
+               and s.box[1] - g < o.box[1] + o.box[3] and o.box[1] < s.box[1] + s.box[3] + g for o in kept_leaves):
+            continue  # part of a shape next to it (a cylinder's cap over its labelled body)
+        sx, sy, sw, sh = s.box
+        if lines is not None and _floor_runs_on(lines, s.box, lw):
+            continue  # the line under it runs on past it: a pocket on a container's outline
+        home = _innermost(boxes, s.centre)
+        for bi in free:
+            if _innermost(boxes, centres[bi]) != home:
+                continue  # a figure and its label lie in the same box
+            x, y, w, h = blocks[bi].box
+            lh = blocks[bi].line_height
+            gap = y - (sy + sh)
+            if abs(x + w / 2 - (sx + sw / 2)) > max(0.5 * sw, lh):
+                continue
+            reach = 4.5 * sh if sh <= 2.5 * lh else 2.5 * lh   # a stick figure is four heads tall
+            if not -0.5 * lh <= gap <= reach or s.area > LEAF_AREA_PER_TEXT * w * h:
+                continue
+            cands.append((gap, s.index, bi))
+    out: dict[int, int] = {}
+    for _, si, bi in sorted(cands):
+        if si not in out and bi not in out.values():
+            out[si] = bi
     return out
+
+
+def _innermost(boxes: list[Shape], point: tuple[float, float]) -> int | None:
+    """The smallest of ``boxes`` holding the point (its index), or None."""
+    inside = [b for b in boxes if b.contains(*point)]
+    return min(inside, key=lambda b: b.area).index if inside else None
 
 
 def _cap_owner(s: Shape, leaves: list[Shape], gap: int) -> Shape | None:

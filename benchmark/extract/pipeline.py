@@ -24,7 +24,7 @@ from benchmark.extract.raster import Raster, load_rgb, make_raster
 from benchmark.extract.shapes import Shape, find_shapes
 
 #: bump when the output for the same image may change (invalidates the cache)
-EXTRACTOR_VERSION = "21"
+EXTRACTOR_VERSION = "30"
 #: a graph whose labels hold less than this share of the words OCR read gets a warning
 LOW_COVERAGE = 0.5
 
@@ -57,7 +57,7 @@ def extract_image(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] |
     outside: dict[int, list[tuple[int, int, int, int]]] = {}
     labels = assign_node_labels(blocks, shapes, outside)
     edge_blocks = [b for b in blocks if b.grey]
-    edges = find_edges(r, shapes, edge_blocks, outside)
+    edges = find_edges(r, shapes, edge_blocks, outside, d2_heads=True)
     clock.lap("connectors")
     graph = with_coverage(to_parse_json(shapes, labels, edges), count_words(words))
     if not graph["warnings"]:
