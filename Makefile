@@ -3,10 +3,12 @@
 #   make test  - set up, then run the whole test suite
 # and one runs a real local model (CPU; builds llama.cpp and fetches 1.1 GB once, into .cache/llm/):
 #   make llm-run - configs/local-llm.yaml against Qwen2.5-Coder-1.5B served on localhost
+# and CI's regression gate (about a minute):
+#   make gate    - the reference answerers of configs/gate.yaml against the committed baseline
 VENV ?= .venv
 STAMP := $(VENV)/.setup-done
 
-.PHONY: run test setup clean llm-run
+.PHONY: run test setup clean llm-run gate
 
 setup: $(STAMP)
 
@@ -22,6 +24,14 @@ test: setup
 
 llm-run: setup
 	DIAGQA=$(abspath $(VENV))/bin/diagqa bash scripts/llm_run.sh $(LLM_RUN_ARGS)
+
+GATE_BASELINE ?= results/baselines/reference-answerers.json
+GATE_OUT := .cache/gate
+
+gate: setup
+	rm -rf $(GATE_OUT)
+	$(VENV)/bin/diagqa run --config configs/gate.yaml --run-id gate --out $(GATE_OUT) --no-progress
+	$(VENV)/bin/diagqa compare --baseline $(GATE_BASELINE) $(GATE_OUT)/gate
 
 clean:
 	rm -rf $(VENV) .cache

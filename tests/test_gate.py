@@ -146,3 +146,23 @@ def test_gate_options_need_the_baseline_and_one_run(runs):
     assert rc == 2 and "only apply with --baseline" in err
     rc, _, err = cli("compare", "--baseline", str(base), str(good), str(bad))
     assert rc == 2 and "one run" in err
+
+
+def test_the_committed_ci_baseline_covers_the_gate_config_and_the_bundled_questions():
+    """CI's gate (`make gate`) compares configs/gate.yaml's run with the committed baseline: the baseline
+    must hold every group of that config, and questions the bundled dataset still asks (a baseline
+    recorded on other data would leave the gate comparing nothing)."""
+    import yaml
+
+    from benchmark.dataset import DEFAULT_ROOT, load_dataset
+
+    root = Path(__file__).resolve().parent.parent
+    base = bl.load_baseline(root / "results" / "baselines" / "reference-answerers.json")
+    config = yaml.safe_load((root / "configs" / "gate.yaml").read_text(encoding="utf-8"))
+    groups = bl.expand(base)
+    assert set(groups) == {(v, a) for v in config["variants"] for a in config["answerers"]}
+    ds, _ = load_dataset(DEFAULT_ROOT)
+    asked = {q.id for q in ds.questions}
+    for key, questions in groups.items():
+        missing = set(questions) - asked
+        assert len(missing) <= bl.MAX_MISSING * len(questions), (key, sorted(missing)[:5])
