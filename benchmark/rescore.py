@@ -366,6 +366,8 @@ def _rewrite(path: Path, parts: list[tuple[tuple[int, int], Path | None]]) -> No
                             break
                         dst.write(block)
                         left -= len(block)
+            dst.flush()
+            os.fsync(dst.fileno())
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
@@ -407,14 +409,21 @@ def rescore(path: Path | str, report: bool = True, workers: int | None = None) -
     changed: ``samples.jsonl`` is rewritten only then, and only those lines in it. The returned
     records are read from it when first used.
     """
-    from benchmark.report import write_report
+    from benchmark.rundir import RunLock
     from benchmark.spec import default_workers
 
     run_dir = resolve_run_dir(path)
+    with RunLock(run_dir):  # not while a run (or another rescore or report) writes it
+        return _rescore(run_dir, report, workers or default_workers())
+
+
+def _rescore(run_dir: Path, report: bool, workers: int) -> tuple[Path, Sequence[SampleRecord], dict[str, Any]]:
+    from benchmark.rundir import write_atomic
+    from benchmark.runner import write_report_atomic
+
     t0 = time.perf_counter()
     spath = run_dir / SAMPLES
     graphs, card = _load_graphs_and_card(run_dir)
-    workers = workers or default_workers()
     # the report's modules load while the samples are scored
     scored = score_file(spath, graphs, workers=workers, meanwhile=_import_report if report else None)
     if scored.bad is not None:
@@ -426,9 +435,9 @@ def rescore(path: Path | str, report: bool = True, workers: int | None = None) -
     card["sample_errors"] = sum(1 for row in scored.rows if row[_ERROR_STAGE] is not None)
     t1 = time.perf_counter()
     if report:
-        write_report(run_dir, scored.rows, card)
+        write_report_atomic(run_dir, scored.rows, card)
     card.setdefault("rescored", []).append({"at_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                                            "score_s": round(t1 - t0, 3), "samples_changed": changed,
                                            "report_s": round(time.perf_counter() - t1, 3)})
-    (run_dir / CARD).write_text(json.dumps(card, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+    write_atomic(run_dir / CARD, json.dumps(card, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
     return run_dir, records, card

@@ -353,3 +353,27 @@ def test_report_rows_share_repeated_values():
     rows.add(("s1", "v" + "x" * 20, 0.25, None, [1]))
     rows.add(("s2", "v" + "x" * 20, 0.25, None, [1]))
     assert rows[0] == ("s1", "v" + "x" * 20, 0.25, None, [1]) and rows[1][1] is rows[0][1] and rows[1][2] is rows[0][2]
+
+
+def test_rescore_refuses_a_locked_run_and_writes_nothing(tmp_path):
+    from benchmark.rescore import rescore
+
+    done = run(tiny_spec(tmp_path), progress=False, quiet=True)
+    run_dir = done.run_dir
+    before = {p.name: p.read_bytes() for p in run_dir.iterdir() if p.is_file()}
+    holder = subprocess.Popen([sys.executable, "-c", "import sys; from pathlib import Path; "
+                               "from benchmark.rundir import RunLock; "
+                               f"lock = RunLock(Path({str(run_dir)!r})).acquire(); print('locked', flush=True); "
+                               "sys.stdin.read()"],
+                              cwd=ROOT, env=_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(DiagQAError, match=f"being written by process {holder.pid}"):
+            rescore(run_dir, workers=1)
+        after = {p.name: p.read_bytes() for p in run_dir.iterdir() if p.is_file() and p.name != ".lock"}
+        assert after == {k: v for k, v in before.items() if k != ".lock"}
+    finally:
+        holder.communicate("", timeout=30)
+    _, records, card = rescore(run_dir, workers=1)  # the writer is gone: it runs
+    assert card["rescored"][-1]["samples_changed"] == 0 and len(records) == len(done.records)
+    assert not [p.name for p in run_dir.iterdir() if p.name.startswith(".report-") or ".tmp" in p.name]
