@@ -108,3 +108,18 @@ def test_a_context_from_another_graph_source_is_read_through_its_own_labels():
               Claim("edge", "User", "Auth Service", "")]  # in the diagram only: unsupported
     assert faithfulness(claims, ctx.subgraph, G, ctx.graph).verdicts == ("supported", "supported", "unsupported")
     assert faithfulness(claims, ctx.subgraph, G).verdicts[1] == "fabricated"   # without the context's labels
+
+
+def test_a_cited_name_with_the_context_lines_edge_label_is_the_node():
+    """An answerer copying "Auth Service [issue token]" from a context line cites Auth Service: the
+    claim is supported, as evidence attribution counts it, not fabricated."""
+    from benchmark.metrics.evidence import cite_edges
+
+    ctx = Subgraph.from_edges([Edge("user", "auth")])
+    claims = [Claim("edge", "User", "Auth Service [issue token]", "")]
+    f = faithfulness(claims, ctx, G)
+    assert (f.score, f.supported, f.fabricated) == (1.0, 1, 0)
+    assert cite_edges([("User", "Auth Service [issue token]")], G).unmapped == 0
+    # a name that is not a node stays fabricated with or without a suffix
+    f = faithfulness([Claim("edge", "User", "Firewall [deny]", "")], ctx, G)
+    assert (f.fabricated, f.supported) == (1, 0)

@@ -16,7 +16,6 @@ exists, it is the only grounding signal.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -24,9 +23,6 @@ import networkx as nx
 
 from benchmark.graph import Subgraph, edges_between
 from benchmark.metrics.names import node_matcher
-
-_LABEL_SUFFIX = re.compile(r"\s*\[[^\]]*\]\s*$")
-
 
 @dataclass(frozen=True)
 class CitedEdges:
@@ -54,10 +50,7 @@ def cite_edges(evidence: Iterable[tuple[str, str]], g: nx.MultiDiGraph) -> Cited
         if pair in seen:
             continue
         seen.add(pair)
-        ends = []
-        for text in (str(src), str(dst)):
-            found = match(text) or match(_LABEL_SUFFIX.sub("", text))
-            ends.append(found)
+        ends = [match(str(src)), match(str(dst))]  # a trailing "[edge label]" is dropped by the matcher
         edge = next((e for s in ends[0] for d in ends[1] for e in edges_between(g, s, d)), None)
         if edge is None:
             unmapped += 1

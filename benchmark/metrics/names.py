@@ -101,6 +101,13 @@ def match_nodes(text: str, g: nx.MultiDiGraph, cutoff: float = FUZZY_CUTOFF) -> 
     >>> from benchmark.graph import build_graph
     >>> match_nodes("orders db", build_graph({"nodes": [{"id": "a.db", "label": "Orders DB"}, {"id": "db", "label": "Orders DB"}]}))
     ['a.db', 'db']
+
+    A trailing ``[edge label]`` copied from a context line is not part of the name (unless a label
+    has it):
+
+    >>> g = build_graph({"nodes": [{"id": "db", "label": "Orders DB"}, {"id": "q", "label": "Queue [dlq]"}]})
+    >>> match_nodes("Orders DB [write order]", g), match_nodes("Queue [dlq]", g)
+    (['db'], ['q'])
     """
     return list(_matched(text, g, _index(g), cutoff))
 
@@ -134,6 +141,10 @@ def _matched(text: str, g: nx.MultiDiGraph, idx: _Index, cutoff: float) -> tuple
     return found
 
 
+#: a trailing ``[edge label]``, as a context line "Source -> Target [label]" writes it after a node
+_LABEL_SUFFIX = re.compile(r"\s*\[[^\]]*\]\s*$")
+
+
 def _match(text: str, g: nx.MultiDiGraph, idx: _Index, cutoff: float) -> list[str]:
     raw = str(text).strip().strip(_QUOTES)
     if raw in g:
@@ -146,6 +157,9 @@ def _match(text: str, g: nx.MultiDiGraph, idx: _Index, cutoff: float) -> list[st
         return [ids[key]]
     if key in index:
         return list(index[key])
+    bare = _LABEL_SUFFIX.sub("", raw)
+    if bare != raw and norm(bare):  # a node name with the edge label copied from the context after it
+        return _match(bare, g, idx, cutoff)
     best = process.extractOne(key, idx.keys, scorer=fuzz.ratio, score_cutoff=cutoff)
     return list(index[best[0]]) if best else []
 
