@@ -54,9 +54,12 @@ def test_16k_context_holds_the_evidence_at_its_position(ds, position):
     n_distractors = len(lines) - k
     assert starts[0] == {"start": 0, "middle": n_distractors // 2, "end": n_distractors}[position]
     e8 = SELECTORS.create(f"long8k-{position}-oracle").select(q, d.graph, d)
-    real = set(make_context(d.id, e8, d.graph).text.split("\n"))
-    recombined = [x for x in lines if x not in real]
-    assert len(recombined) > 500 and len(set(recombined)) == len(recombined)   # new lines, none twice
+    assert set(make_context(d.id, e8, d.graph).text.split("\n")) <= set(lines)   # 16k extends 8k
+    selector = SELECTORS.create(f"long16k-{position}-oracle")
+    real = {line for _, line, _ in selector.distractors(q, d.graph, d, SELECTORS.create("oracle").select(q, d.graph, d))}
+    recombined = [x for x in lines if x not in real and x not in evidence]
+    assert len(real) < len(lines) - k     # the real edges of the other diagrams do not fill 16k ...
+    assert len(recombined) > 100 and len(set(recombined)) == len(recombined)   # ... recombined ones do, none twice
 
 
 def test_16k_extends_8k_with_recombined_edges_of_two_other_diagrams(ds):
