@@ -264,6 +264,8 @@ def _links(text: str) -> list[_Link]:
         for node in m.nodes:
             if not isinstance(node, Key):
                 continue
+            if node.edges and node.edge_group and node.edge_index is not None:
+                continue  # `(a -> b)[0].style...` styles connections made elsewhere and makes none
             if node.edges:
                 if node.edge_group or node.key is not None or node.edge_key is not None:
                     raise NotRealisable("edge references and keyed edges are not edited")

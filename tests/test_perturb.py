@@ -126,6 +126,18 @@ def test_an_added_arrow_flips_a_no_that_no_removal_can_flip(tmp_path):
         "reachable", {"source": "a", "target": "box.x"}, parsed, Subgraph(frozenset({"a"}))))
 
 
+def test_a_glob_edge_style_makes_no_connection_and_does_not_block_edits(tmp_path):
+    """``(** -> **)[*].style...`` (the large diagrams' edge-label size) styles the connections made
+    elsewhere: the edits go on around it, and it stays in the text."""
+    text = "(** -> **)[*].style.font-size: 22\na -> b: go\nb -> c\n"
+    parsed = parse_text(text)
+    assert len(parsed["edges"]) == 2
+    reversed_ = realise(text, parsed, Edit("reverse", (0,)))
+    assert reversed_ == "(** -> **)[*].style.font-size: 22\na <- b: go\nb -> c\n" and d2_accepts(reversed_, tmp_path)
+    removed = realise(text, parsed, Edit("remove", (1,)))
+    assert removed == "(** -> **)[*].style.font-size: 22\na -> b: go\nc\n" and d2_accepts(removed, tmp_path)
+
+
 def test_an_edit_the_text_cannot_carry_is_refused():
     text = "a -> b\n(a -> b)[0].style.stroke: red\n"
     with pytest.raises(NotRealisable):
