@@ -450,16 +450,13 @@ def _text_edit(text: str, links: list[_Link], edit: Edit, keep_nodes: Sequence[s
         return _move_text(text, links, *edit.ends)  # type: ignore[misc]
     if edit.kind in ("swap_labels", "relabel"):
         stmts = [links[i].stmt for i in edit.edges]
-        if any(len(s.edges) != 1 or s.primary is not None or (s.value is not None and not hasattr(s.value, "kind"))
-               for s in stmts):
-            raise NotRealisable("only a single connection with a plain label is relabelled")
-        spans = [(s.value.pos, s.end) if s.value is not None else (s.end, s.end) for s in stmts]
+        spans = [_label_span(text, s) for s in stmts]
         if edit.kind == "swap_labels":
             new = [text[spans[1][0]:spans[1][1]], text[spans[0][0]:spans[0][1]]]
         else:
             new = [_quote(edit.label or "")]
-        for (a, b), s, label in sorted(zip(spans, stmts, new), key=lambda t: -t[0][0]):
-            text = text[:a] + (label if s.value is not None else ": " + label) + text[b:]
+        for (a, b, labelled), label in sorted(zip(spans, new), key=lambda t: -t[0][0]):
+            text = text[:a] + (label if labelled else ": " + label) + text[b:]
         return text
     raise ValueError(f"unknown edit kind {edit.kind!r}")
 
@@ -517,6 +514,22 @@ def _move_text(text: str, links: list[_Link], old: str, new: str) -> str:
     for a, b, rep in sorted(set(cuts), reverse=True):
         text = text[:a] + rep + text[b:]
     return text + ("" if not text or text.endswith("\n") else "\n") + tail
+
+
+def _label_span(text: str, stmt: Key) -> tuple[int, int, bool]:
+    """(start, end, labelled) of the label of a single connection: ``a -> b: label``, ``a -> b: label
+    {class: data}`` (the label before the map), or where a label would go after ``a -> b``."""
+    if len(stmt.edges) != 1:
+        raise NotRealisable("only a single connection is relabelled")
+    if stmt.primary is not None:
+        if not isinstance(stmt.value, Map):
+            raise NotRealisable("only a plain label is relabelled")
+        return stmt.primary.pos, stmt.primary.pos + len(text[stmt.primary.pos:stmt.value.pos].rstrip()), True
+    if stmt.value is None:
+        return stmt.end, stmt.end, False
+    if not hasattr(stmt.value, "kind"):
+        raise NotRealisable("a connection with a map and no label is not relabelled")
+    return stmt.value.pos, stmt.end, True
 
 
 def _same_graph(a: dict[str, Any], b: dict[str, Any]) -> bool:

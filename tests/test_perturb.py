@@ -82,6 +82,14 @@ def test_an_edge_with_a_class_and_no_label_is_edited_with_its_class(tmp_path):
     assert d2_accepts(new, tmp_path)
 
 
+def test_a_labelled_edge_with_a_class_is_relabelled_before_its_map(tmp_path):
+    text = "classes: {data: {style.stroke-dash: 4}}\nk <-> store: read and write {class: data}\nk -> ok: next\n"
+    parsed = parse_text(text)
+    new = realise(text, parsed, Edit("relabel", (0,), "next"))
+    assert new.splitlines()[1] == "k <-> store: next {class: data}" and d2_accepts(new, tmp_path)
+    assert [(e["label"], e.get("classes")) for e in parse_text(new)["edges"]] == [("next", ["data"]), ("next", None)]
+
+
 def test_removing_the_only_mention_of_a_node_keeps_the_node(tmp_path):
     text = "a: A\na -> lonely\n"
     parsed = parse_text(text)
