@@ -1,6 +1,7 @@
 """Counterfactual pairs: for a question, a minimally edited diagram on which its answer flips.
 
-An *edit* changes one edge of the diagram (or the labels of two branches of one decision):
+An *edit* changes one edge of the diagram (or the labels of two branches of one decision, or the
+place of one node):
 
 =================  ===========================================================================
 ``remove``         the edge is deleted from the D2 text (its nodes stay)
@@ -238,7 +239,8 @@ def _scars(before: nx.MultiDiGraph, after: nx.MultiDiGraph) -> int:
 
 def pivotal(edit: Edit, parsed: dict[str, Any], certificate: Subgraph) -> bool:
     """Does ``edit`` touch an edge of ``certificate`` (the question's proof, resolved on the diagram)?"""
-    if edit.kind in ("add", "move"):  # a new arrow out of the proof's nodes changes what the proof shows
+    # a new arrow out of the proof's nodes, or one of them moved, changes what the proof shows
+    if edit.kind in ("add", "move"):
         return bool(edit.ends) and edit.ends[0] in certificate.all_nodes
     keys = {(e.src, e.dst) for e in certificate.edges} | {(e.dst, e.src) for e in certificate.edges if not e.directed}
     return any(tuple(_edge_json(parsed["edges"][i])[:2]) in keys for i in edit.edges)
