@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Any, Iterable
 
 import networkx as nx
 
@@ -138,6 +138,14 @@ class CardStats:
     priors: PriorFloor | None = None
     #: edges of the dataset by kind (flow, data, association) and the parallel fork edges among the flow ones
     edge_kinds: dict[str, int] = field(default_factory=dict)
+    #: questions with a counterfactual pair (an edit that flips the solver's answer and that the D2 text carries)
+    pairs: int | None = None
+    #: question type -> questions of that type without a pair
+    pairless: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def pair_share(self) -> float | None:
+        return None if self.pairs is None else share(self.pairs, self.questions)
 
     @property
     def yes_share(self) -> float | None:
@@ -190,7 +198,23 @@ def card_stats(ds: Dataset) -> CardStats:
         decision_diagrams=sum(1 for d in diagrams if decision_nodes(d.graph)),
         priors=prior_floor(ds) if questions else None,
         edge_kinds=edge_kind_counts(d.graph for d in diagrams),
+        **pair_counts(diagrams),
     )
+
+
+def pair_counts(diagrams: Iterable[Diagram]) -> dict[str, Any]:
+    """``pairs`` (questions that ``diagqa perturb`` can pair) and ``pairless`` (per type, those it cannot)."""
+    from benchmark.perturb import has_pair
+
+    pairs, pairless = 0, Counter()
+    for d in diagrams:
+        realised: dict = {}
+        for q in d.questions:
+            if has_pair(q, d.parsed, d.graph, d.source, realised):
+                pairs += 1
+            else:
+                pairless[q.type] += 1
+    return {"pairs": pairs, "pairless": dict(sorted(pairless.items()))}
 
 
 def edge_kind_counts(graphs: Iterable[nx.MultiDiGraph]) -> dict[str, int]:
@@ -265,6 +289,9 @@ def targets(s: CardStats) -> list[Target]:
         Target("Russian diagrams", ">= 5", str(s.languages.get("ru", (0, 0))[0]), s.languages.get("ru", (0, 0))[0] >= 5),
         Target("twin pairs", ">= 6", str(s.twin_pairs), s.twin_pairs >= 6),
     ]
+    if s.pair_share is not None:
+        out.append(Target("questions with a counterfactual pair (`diagqa perturb`)", ">= 90 %", _pct(s.pair_share),
+                          10 * (s.pairs or 0) >= 9 * s.questions))
     return out
 
 
@@ -297,7 +324,9 @@ def render_markdown(s: CardStats) -> str:
          _pct(s.counter_prior_share)),
         ("negative / universal questions (closed-set certificate)", f"{s.closed_set} of {s.questions}",
          _pct(s.closed_set_share)),
-    ])
+    ] + ([("questions with a counterfactual pair (" + (", ".join(f"{t}: {n} without" for t, n in s.pairless.items())
+                                                         or "every question") + ")",
+           f"{s.pairs} of {s.questions}", _pct(s.pair_share))] if s.pairs is not None else []))
     if s.priors is not None:
         lines += ["", "**Prior baselines** (accuracy without the diagram's edges; `diagqa priors` adds a text-only "
                       "model when one is configured)", ""]

@@ -8,7 +8,8 @@ Layout of the split (a dataset directory, usable with ``--data``)::
     diagrams/<id>.d2 ... annotations/<id>.yaml         the original diagrams, copied (unless left out)
     pairs.json                                         every pair, what was edited, what has no pair
 
-A counterfactual question keeps the original's text, type and args; its id is
+A counterfactual question keeps the original's text, type and args (a node that a ``move`` edit put
+elsewhere is named by its new id); its id is
 ``<counterfactual diagram>-q<N>`` for the original's ``<diagram>-q<N>``; its answer and certificate
 are the solver's on the edited diagram. Two questions of one diagram that get the same edit share
 the edited diagram.
@@ -28,7 +29,7 @@ from benchmark.dataset import Dataset, Diagram
 from benchmark.d2 import parse_text
 from benchmark.errors import DiagQAError, InputError
 from benchmark.graph import Subgraph, build_graph
-from benchmark.perturb import Edit, NotRealisable, choose_edit, pivotal, realise
+from benchmark.perturb import Edit, NotRealisable, choose_edit, edit_args, pivotal, realise
 from benchmark.questions import Question, answer_to_json
 from benchmark.render import (check_render, d2_binary, d2_version, load_manifest, render_file, sha256_file,
                               write_manifest)
@@ -48,6 +49,7 @@ class Pair:
     certificate: Subgraph      # and its minimal certificate there
     edit_json: dict[str, Any]
     pivotal: bool
+    args: dict[str, str] = field(default_factory=dict)  # the question's args on the edited diagram
 
 
 @dataclass
@@ -90,8 +92,7 @@ def plan_split(ds: Dataset, questions: list[Question], seed: int = 0) -> SplitPl
         for q in by_diagram[did]:
             edit = choose_edit(q, parsed, g, seed, usable)
             if edit is None:
-                plan.without.append({"question": q.id, "type": q.type,
-                                     "reason": "no single remove, reverse, relabel or added arrow flips the answer"})
+                plan.without.append({"question": q.id, "type": q.type, "reason": _no_pair_reason(q.type)})
                 continue
             if edit not in made:
                 cf_id = f"{did}{CF_MARK}{len(made) + 1}"
@@ -101,10 +102,19 @@ def plan_split(ds: Dataset, questions: list[Question], seed: int = 0) -> SplitPl
             cf_id = made[edit]
             cert, _ = resolve_certificate(q.certificate, g)
             new_graph = build_graph(parse_text(plan.texts[cf_id]))
-            answer, new_cert = propose_certificate(q.type, q.arg, new_graph)
+            args = edit_args(edit, q.arg)
+            answer, new_cert = propose_certificate(q.type, args, new_graph)
             plan.pairs.append(Pair(q, edit, cf_id, _cf_question_id(q, cf_id), answer, new_cert, edit.describe(parsed),
-                                   pivotal(edit, parsed, cert)))
+                                   pivotal(edit, parsed, cert), args))
     return plan
+
+
+def _no_pair_reason(qtype: str) -> str:
+    if qtype == "absent":
+        return "an absent question names nothing in the diagram: no edit makes the diagram answer it"
+    if qtype == "inside":
+        return "the node cannot be moved out of or into the container in the D2 text"
+    return "no single remove, reverse, relabel or added arrow flips the answer"
 
 
 # -- writing ------------------------------------------------------------------------------------
@@ -126,7 +136,7 @@ def _annotation_text(cf_id: str, original: Diagram, items: list[Pair]) -> str:
         lines += [f"  - id: {pair.question_id}",
                   f"    text: {_flow(q.text)}",
                   f"    type: {q.type}",
-                  f"    args: {_flow(dict(q.args))}",
+                  f"    args: {_flow(pair.args or dict(q.args))}",
                   f"    answer: {ans}",
                   "    certificate:",
                   f"      nodes: {_flow(cert_json['nodes'])}",
@@ -137,6 +147,10 @@ def _annotation_text(cf_id: str, original: Diagram, items: list[Pair]) -> str:
 
 def _rationale(pair: Pair) -> str:
     e = pair.edit_json
+    if e["kind"] == "move":
+        old, new = e["node"]
+        return (f"Counterfactual of {pair.question.id} (node {old} moved to {new}); "
+                "answer and certificate from the reference solver.")
     edges = "; ".join(" -> ".join(x[:2]) + (f" [{x[2]}]" if len(x) > 2 else "") for x in e["edges"])
     what = {"remove": "removed", "reverse": "reversed", "swap_labels": "labels swapped",
             "relabel": f"relabelled {e.get('label')!r}", "add": "added"}[e["kind"]]

@@ -1,6 +1,7 @@
 """Counterfactual pairs: for a question, a minimally edited diagram on which its answer flips.
 
-An *edit* changes one edge of the diagram (or the labels of two branches of one decision):
+An *edit* changes one edge of the diagram (or the labels of two branches of one decision, or the
+place of one node):
 
 =================  ===========================================================================
 ``remove``         the edge is deleted from the D2 text (its nodes stay)
@@ -10,6 +11,9 @@ An *edit* changes one edge of the diagram (or the labels of two branches of one 
 ``add``            a new unlabelled arrow between two existing nodes (appended to the D2 text);
                    tried only when no edit of the kinds above flips the answer (a "no" answer,
                    whose closed set no removal can open)
+``move``           a node that has no children is moved out of a container (to the container's
+                   parent) or into one (``inside`` questions only); its id changes with its place
+                   (``vpc.web`` becomes ``web``), so the question's args name the new id
 =================  ===========================================================================
 
 :func:`flipping_edits` tries every edit on the diagram's graph and keeps those on which the
@@ -20,7 +24,10 @@ good ones with a generator seeded by the seed and the question id. When none of 
 existing edges flips the answer, :func:`add_edits` proposes new arrows: into the question's target
 from a node of its certificate (or from its source), and for a path a shortcut from the source. :func:`realise` makes the
 edit in the D2 text (the smallest change of the source) and checks, with the project's parser,
-that the text gives exactly the edited graph. :mod:`benchmark.commands.perturb` writes the split.
+that the text gives exactly the edited graph. An ``inside`` question (is the node nested in the
+container?) is flipped by :func:`move_edit` alone: no edge says where a node is drawn. An ``absent``
+question has no pair: it names something the diagram lacks, and adding a node of that name would not
+make the diagram answer what the question asks about it. :mod:`benchmark.commands.perturb` writes the split.
 
 >>> parsed = {"nodes": [{"id": n, "label": n, "shape": "rectangle", "parent": None} for n in "abc"],
 ...           "edges": [{"src": "a", "dst": "b", "label": None, "directed": True, "arrow": "->"},
@@ -47,7 +54,7 @@ from benchmark.graph import Subgraph, build_graph, in_edges, out_edges
 from benchmark.questions import Question
 from benchmark.solver import answers_match, resolve_certificate, solve
 
-EDIT_KINDS = ("remove", "reverse", "swap_labels", "relabel", "add")
+EDIT_KINDS = ("remove", "reverse", "swap_labels", "relabel", "add", "move")
 _ARROW = re.compile(r"<?-+>?")
 
 
@@ -59,12 +66,14 @@ class Edit:
     kind: str
     edges: tuple[int, ...]
     label: str | None = None
-    ends: tuple[str, str] | None = None   # the new arrow's (source, target) of an ``add``
+    ends: tuple[str, str] | None = None   # the new arrow's (source, target) of an ``add``; (old id, new id) of a ``move``
 
     def describe(self, parsed: dict[str, Any]) -> dict[str, Any]:
         """JSON form naming the edges by their flow-view ends and labels."""
         if self.kind == "add":
             return {"kind": "add", "edges": [list(self.ends or ())]}
+        if self.kind == "move":
+            return {"kind": "move", "edges": [], "node": list(self.ends or ())}
         out: dict[str, Any] = {"kind": self.kind, "edges": [_edge_json(parsed["edges"][i]) for i in self.edges]}
         if self.label is not None:
             out["label"] = self.label
@@ -99,9 +108,50 @@ def apply_edit(parsed: dict[str, Any], edit: Edit) -> dict[str, Any]:
     elif edit.kind == "add":
         src, dst = edit.ends  # type: ignore[misc]
         edges.append({"src": src, "dst": dst, "label": None, "directed": True, "arrow": "->"})
+    elif edit.kind == "move":
+        old, new = edit.ends  # type: ignore[misc]
+        nodes = [dict(n) for n in parsed["nodes"]]
+        for n in nodes:
+            if n["id"] == old:
+                n["id"], n["parent"] = new, (new.rsplit(".", 1)[0] if "." in new else None)
+        for e in edges:
+            e["src"], e["dst"] = (new if e["src"] == old else e["src"]), (new if e["dst"] == old else e["dst"])
+        return {"nodes": nodes, "edges": edges}
     else:
         raise ValueError(f"unknown edit kind {edit.kind!r}")
     return {"nodes": [dict(n) for n in parsed["nodes"]], "edges": edges}
+
+
+def move_edit(args: dict[str, str], parsed: dict[str, Any]) -> Edit | None:
+    """The ``move`` that flips an ``inside`` question: a node nested in the container goes to the
+    container's parent, any other node goes into the container; None when the node has children, is
+    the container or one around it, or its new id is taken.
+
+    >>> parsed = {"nodes": [{"id": "vpc", "parent": None}, {"id": "vpc.web", "parent": "vpc"},
+    ...                     {"id": "lb", "parent": None}], "edges": []}
+    >>> move_edit({"container": "vpc", "node": "vpc.web"}, parsed).ends, move_edit({"container": "vpc", "node": "lb"}, parsed).ends
+    (('vpc.web', 'web'), ('lb', 'vpc.lb'))
+    """
+    box, node = args.get("container"), args.get("node")
+    ids = {n["id"] for n in parsed["nodes"]}
+    if box not in ids or node not in ids or node == box or box.startswith(node + "."):
+        return None
+    if any(i.startswith(node + ".") for i in ids):
+        return None
+    name = node.rsplit(".", 1)[-1]
+    if node.startswith(box + "."):
+        new = (box.rsplit(".", 1)[0] + "." + name) if "." in box else name
+    else:
+        new = box + "." + name
+    return None if new in ids else Edit("move", (), ends=(node, new))
+
+
+def edit_args(edit: Edit, args: dict[str, str]) -> dict[str, str]:
+    """The question's args on the edited diagram: a moved node is named by its new id."""
+    if edit.kind != "move":
+        return dict(args)
+    old, new = edit.ends  # type: ignore[misc]
+    return {k: (new if v == old else v) for k, v in args.items()}
 
 
 def candidate_edits(qtype: str, parsed: dict[str, Any]) -> list[Edit]:
@@ -189,7 +239,8 @@ def _scars(before: nx.MultiDiGraph, after: nx.MultiDiGraph) -> int:
 
 def pivotal(edit: Edit, parsed: dict[str, Any], certificate: Subgraph) -> bool:
     """Does ``edit`` touch an edge of ``certificate`` (the question's proof, resolved on the diagram)?"""
-    if edit.kind == "add":  # a new arrow out of the proof's nodes changes what the proof shows
+    # a new arrow out of the proof's nodes, or one of them moved, changes what the proof shows
+    if edit.kind in ("add", "move"):
         return bool(edit.ends) and edit.ends[0] in certificate.all_nodes
     keys = {(e.src, e.dst) for e in certificate.edges} | {(e.dst, e.src) for e in certificate.edges if not e.directed}
     return any(tuple(_edge_json(parsed["edges"][i])[:2]) in keys for i in edit.edges)
@@ -226,7 +277,16 @@ def choose_edit(q: Question, parsed: dict[str, Any], g: nx.MultiDiGraph, seed: i
                 usable: Callable[[Edit], bool] | None = None) -> Edit | None:
     """The edit to make for ``q``: among the flipping edits of the best preference that ``usable``
     accepts, one picked by ``random.Random(f"{seed}:{q.id}")``; when no edit of an existing edge
-    flips the answer, the same among the flipping :func:`add_edits`; None when nothing flips it."""
+    flips the answer, the same among the flipping :func:`add_edits`; None when nothing flips it.
+    An ``inside`` question gets its :func:`move_edit` (when that flips it and ``usable`` accepts it),
+    an ``absent`` one nothing."""
+    if q.type == "absent":
+        return None
+    if q.type == "inside":
+        move = move_edit(q.arg, parsed)
+        if move is None or flips(q.type, edit_args(move, q.arg), q.answer, build_graph(apply_edit(parsed, move))) is None:
+            return None
+        return move if usable is None or usable(move) else None
     ranked = rank_edits(q, parsed, g, flipping_edits(q.type, q.arg, q.answer, parsed))
     rng = random.Random(f"{seed}:{q.id}")
     pick = _pick(ranked, rng, usable)
@@ -236,6 +296,34 @@ def choose_edit(q: Question, parsed: dict[str, Any], g: nx.MultiDiGraph, seed: i
     adds = [e for e in add_edits(q.type, q.arg, parsed, cert)
             if flips(q.type, q.arg, q.answer, build_graph(apply_edit(parsed, e))) is not None]
     return _pick(rank_edits(q, parsed, g, adds), rng, usable)
+
+
+def has_pair(q: Question, parsed: dict[str, Any], g: nx.MultiDiGraph, text: str,
+             realised: dict[Edit, bool] | None = None) -> bool:
+    """Does :func:`choose_edit` find an edit for ``q`` that the D2 ``text`` can carry? The same answer,
+    found sooner: edits on the certificate are tried first, and the first that flips and is made in
+    the text ends the search (the d2 binary is not asked; ``diagqa perturb`` is). ``realised`` keeps,
+    across the questions of one diagram, which edits the text can carry."""
+    seen: dict[Edit, bool] = {} if realised is None else realised
+
+    def usable(e: Edit) -> bool:
+        if e not in seen:
+            try:
+                realise(text, parsed, e)
+                seen[e] = True
+            except NotRealisable:
+                seen[e] = False
+        return seen[e]
+
+    if q.type in ("absent", "inside"):
+        return choose_edit(q, parsed, g, 0, usable) is not None
+    cert, _ = resolve_certificate(q.certificate, g)
+    edits = sorted(candidate_edits(q.type, parsed), key=lambda e: not pivotal(e, parsed, cert))
+    for group in (edits, add_edits(q.type, q.arg, parsed, cert)):
+        for e in group:
+            if flips(q.type, q.arg, q.answer, build_graph(apply_edit(parsed, e))) is not None and usable(e):
+                return True
+    return False
 
 
 # -- the edit in the D2 text --------------------------------------------------------------------
@@ -264,6 +352,8 @@ def _links(text: str) -> list[_Link]:
         for node in m.nodes:
             if not isinstance(node, Key):
                 continue
+            if node.edges and node.edge_group and node.edge_index is not None:
+                continue  # `(a -> b)[0].style...` styles connections made elsewhere and makes none
             if node.edges:
                 if node.edge_group or node.key is not None or node.edge_key is not None:
                     raise NotRealisable("edge references and keyed edges are not edited")
@@ -358,20 +448,90 @@ def _text_edit(text: str, links: list[_Link], edit: Edit, keep_nodes: Sequence[s
     if edit.kind == "add":
         src, dst = edit.ends  # type: ignore[misc]
         return text + ("" if not text or text.endswith("\n") else "\n") + f"{src} -> {dst}\n"
+    if edit.kind == "move":
+        return _move_text(text, links, *edit.ends)  # type: ignore[misc]
     if edit.kind in ("swap_labels", "relabel"):
         stmts = [links[i].stmt for i in edit.edges]
-        if any(len(s.edges) != 1 or s.primary is not None or (s.value is not None and not hasattr(s.value, "kind"))
-               for s in stmts):
-            raise NotRealisable("only a single connection with a plain label is relabelled")
-        spans = [(s.value.pos, s.end) if s.value is not None else (s.end, s.end) for s in stmts]
+        spans = [_label_span(text, s) for s in stmts]
         if edit.kind == "swap_labels":
             new = [text[spans[1][0]:spans[1][1]], text[spans[0][0]:spans[0][1]]]
         else:
             new = [_quote(edit.label or "")]
-        for (a, b), s, label in sorted(zip(spans, stmts, new), key=lambda t: -t[0][0]):
-            text = text[:a] + (label if s.value is not None else ": " + label) + text[b:]
+        for (a, b, labelled), label in sorted(zip(spans, new), key=lambda t: -t[0][0]):
+            text = text[:a] + (label if labelled else ": " + label) + text[b:]
         return text
     raise ValueError(f"unknown edit kind {edit.kind!r}")
+
+
+def _key_span(text: str, parts: Sequence[Any]) -> tuple[int, int]:
+    """Start and end of a dotted key written plainly (``vpc.web``); NotRealisable for a quoted one."""
+    start, last = parts[0].pos, parts[-1]
+    end = last.pos + len(last.value)
+    if any(p.quoted for p in parts) or text[start:end] != ".".join(p.value for p in parts):
+        raise NotRealisable("only a plainly written key is moved")
+    return start, end
+
+
+def _move_text(text: str, links: list[_Link], old: str, new: str) -> str:
+    """``text`` with node ``old`` moved to id ``new``: its declaration line dropped and written again
+    at the end of the file under the new id (label and style as they were), and every connection
+    that names it at the top level renamed; a node named from inside a container's map, or by a key
+    of its own (``web.style...``), is not moved."""
+    decls: list[Key] = []
+
+    def walk(m: Map, prefix: tuple[str, ...]) -> None:
+        for node in m.nodes:
+            if not isinstance(node, Key) or node.edges or node.key is None:
+                continue
+            path = ".".join(prefix + tuple(p.value for p in node.key))
+            if path == old:
+                decls.append(node)
+                continue
+            if path.startswith(old + "."):
+                raise NotRealisable(f"{old} has a key of its own ({path})")
+            if isinstance(node.value, Map):
+                walk(node.value, prefix + tuple(p.value for p in node.key))
+
+    walk(parse(text), ())
+    if len(decls) > 1:
+        raise NotRealisable(f"{old} is declared more than once")
+    cuts: list[tuple[int, int, str]] = []   # (start, end, replacement), applied from the end
+    for ln in links:
+        e = ln.stmt.edges[ln.index]
+        for parts, name in ((e.src, ln.src), (e.dst, ln.dst)):
+            if name != old:
+                continue
+            if ".".join(p.value for p in parts) != old:
+                raise NotRealisable(f"{old} is named from inside a container's map")
+            cuts.append((*_key_span(text, parts), new))
+    tail = ""
+    if decls:
+        stmt = decls[0]
+        start, end = _line_bounds(text, stmt.pos)
+        after = text[stmt.end:end].strip()
+        if text[start:stmt.pos].strip() or (after and not after.startswith("#")):
+            raise NotRealisable(f"{old} is declared on a line with other statements")
+        tail = new + text[_key_span(text, stmt.key)[1]:stmt.end] + "\n"
+        cuts.append((start, min(end + 1, len(text)), ""))
+    for a, b, rep in sorted(set(cuts), reverse=True):
+        text = text[:a] + rep + text[b:]
+    return text + ("" if not text or text.endswith("\n") else "\n") + tail
+
+
+def _label_span(text: str, stmt: Key) -> tuple[int, int, bool]:
+    """(start, end, labelled) of the label of a single connection: ``a -> b: label``, ``a -> b: label
+    {class: data}`` (the label before the map), or where a label would go after ``a -> b``."""
+    if len(stmt.edges) != 1:
+        raise NotRealisable("only a single connection is relabelled")
+    if stmt.primary is not None:
+        if not isinstance(stmt.value, Map):
+            raise NotRealisable("only a plain label is relabelled")
+        return stmt.primary.pos, stmt.primary.pos + len(text[stmt.primary.pos:stmt.value.pos].rstrip()), True
+    if stmt.value is None:
+        return stmt.end, stmt.end, False
+    if not hasattr(stmt.value, "kind"):
+        raise NotRealisable("a connection with a map and no label is not relabelled")
+    return stmt.value.pos, stmt.end, True
 
 
 def _same_graph(a: dict[str, Any], b: dict[str, Any]) -> bool:

@@ -198,3 +198,32 @@ def test_card_states_the_edge_convention_and_counts_edges_by_kind(tmp_path):
     text = render_markdown(s)
     assert card.EDGE_CONVENTION in text
     assert "| flow | 11 |" in text and "| data | 1 |" in text
+
+
+ABSENT = """\
+  - id: ru_office-q2
+    text: Куда ведёт стрелка из почтового сервера?
+    type: absent
+    args: {entity: почтовый сервер, form: node}
+    answer: abstain
+    certificate:
+      nodes: [check, office, office.db, office.web]
+      edges: []
+    counter_prior: false
+    rationale: Почтового сервера на схеме нет.
+"""
+
+
+def test_counterfactual_pair_share_and_the_types_left_without(mixed):
+    """Every question of the fixtures has an edit that flips it (the decision by its branch labels);
+    an absent question has none, and the card names its type."""
+    s = card_stats(load_dataset(mixed)[0])
+    assert (s.pairs, s.pairless, s.questions) == (9, {}, 9)
+    with (mixed / "annotations" / "ru_office.yaml").open("a", encoding="utf-8") as f:
+        f.write(ABSENT)
+    s = card_stats(load_dataset(mixed)[0])
+    assert (s.pairs, s.pairless, s.questions) == (9, {"absent": 1}, 10)
+    met = {t.name: t for t in targets(s)}["questions with a counterfactual pair (`diagqa perturb`)"]
+    assert (met.actual, met.met) == ("90.0 %", True)
+    text = render_markdown(s)
+    assert "| questions with a counterfactual pair (absent: 1 without) | 9 of 10 | 90.0 % |" in text

@@ -82,6 +82,14 @@ def test_an_edge_with_a_class_and_no_label_is_edited_with_its_class(tmp_path):
     assert d2_accepts(new, tmp_path)
 
 
+def test_a_labelled_edge_with_a_class_is_relabelled_before_its_map(tmp_path):
+    text = "classes: {data: {style.stroke-dash: 4}}\nk <-> store: read and write {class: data}\nk -> ok: next\n"
+    parsed = parse_text(text)
+    new = realise(text, parsed, Edit("relabel", (0,), "next"))
+    assert new.splitlines()[1] == "k <-> store: next {class: data}" and d2_accepts(new, tmp_path)
+    assert [(e["label"], e.get("classes")) for e in parse_text(new)["edges"]] == [("next", ["data"]), ("next", None)]
+
+
 def test_removing_the_only_mention_of_a_node_keeps_the_node(tmp_path):
     text = "a: A\na -> lonely\n"
     parsed = parse_text(text)
@@ -124,6 +132,82 @@ def test_an_added_arrow_flips_a_no_that_no_removal_can_flip(tmp_path):
     # an arrow that exists already is never proposed again
     assert all(x.ends != ("a", "box.x") for x in perturb_module.add_edits(
         "reachable", {"source": "a", "target": "box.x"}, parsed, Subgraph(frozenset({"a"}))))
+
+
+def test_a_glob_edge_style_makes_no_connection_and_does_not_block_edits(tmp_path):
+    """``(** -> **)[*].style...`` (the large diagrams' edge-label size) styles the connections made
+    elsewhere: the edits go on around it, and it stays in the text."""
+    text = "(** -> **)[*].style.font-size: 22\na -> b: go\nb -> c\n"
+    parsed = parse_text(text)
+    assert len(parsed["edges"]) == 2
+    reversed_ = realise(text, parsed, Edit("reverse", (0,)))
+    assert reversed_ == "(** -> **)[*].style.font-size: 22\na <- b: go\nb -> c\n" and d2_accepts(reversed_, tmp_path)
+    removed = realise(text, parsed, Edit("remove", (1,)))
+    assert removed == "(** -> **)[*].style.font-size: 22\na -> b: go\nc\n" and d2_accepts(removed, tmp_path)
+
+
+MEMBERS = """\
+a: Alpha
+vpc: VPC {
+  web: Web {shape: hexagon}
+  db: DB {shape: cylinder}
+}
+a -> vpc.web: HTTPS
+vpc.web -> vpc.db
+"""
+
+
+def _inside(qid: str, node: str, answer: bool):
+    from benchmark.graph import Subgraph
+    from benchmark.questions import Question
+
+    return Question(qid, "t", "Is it inside the VPC?", "inside", (("container", "vpc"), ("node", node)), answer,
+                    Subgraph(frozenset({node})))
+
+
+@pytest.mark.parametrize("node, answer, new_id, text", [
+    ("vpc.web", True, "web",
+     "a: Alpha\nvpc: VPC {\n  db: DB {shape: cylinder}\n}\na -> web: HTTPS\nweb -> vpc.db\nweb: Web {shape: hexagon}\n"),
+    ("a", False, "vpc.a",
+     "vpc: VPC {\n  web: Web {shape: hexagon}\n  db: DB {shape: cylinder}\n}\nvpc.a -> vpc.web: HTTPS\n"
+     "vpc.web -> vpc.db\nvpc.a: Alpha\n"),
+])
+def test_a_membership_question_flips_by_moving_its_node(node, answer, new_id, text, tmp_path):
+    """No edge says where a node is drawn: an ``inside`` question is flipped by moving the node out of
+    the container (yes) or into it (no). The node keeps its label and style, its arrows follow it, its
+    id is the one of its new place, and the question's args name that id."""
+    parsed = parse_text(MEMBERS)
+    g = build_graph(parsed)
+    q = _inside("t-q1", node, answer)
+    assert solve("inside", q.arg, g) is answer
+    e = choose_edit(q, parsed, g, seed=0)
+    assert e == Edit("move", (), ends=(node, new_id))
+    assert e.describe(parsed) == {"kind": "move", "edges": [], "node": [node, new_id]}
+    new = realise(MEMBERS, parsed, e)
+    assert new == text and d2_accepts(new, tmp_path)
+    g2 = build_graph(parse_text(new))
+    args = perturb_module.edit_args(e, q.arg)
+    assert args == {"container": "vpc", "node": new_id}
+    assert solve("inside", args, g2) is (not answer)
+    assert g2.nodes[new_id]["label"] == g.nodes[node]["label"] and g2.number_of_edges() == g.number_of_edges()
+
+
+def test_a_move_the_text_cannot_carry_is_refused_and_absent_questions_get_no_pair():
+    from benchmark.graph import Subgraph
+    from benchmark.questions import Question
+
+    inner = "vpc: VPC {\n  web: Web\n  db: DB\n  web -> db\n}\n"   # the arrow names web from inside the map
+    parsed = parse_text(inner)
+    with pytest.raises(NotRealisable):
+        realise(inner, parsed, Edit("move", (), ends=("vpc.web", "web")))
+    assert choose_edit(_inside("t-q1", "vpc.web", True), parsed, build_graph(parsed), seed=0,
+                       usable=lambda e: False) is None
+    taken = parse_text("web: Web\nvpc: VPC {\n  web: Web 2\n}\n")    # the new id is taken
+    assert perturb_module.move_edit({"container": "vpc", "node": "vpc.web"}, taken) is None
+    g = build_graph(parse_text(MEMBERS))
+    absent = Question("t-q2", "t", "Where does the Mailer send?", "absent", (("entity", "Mailer"), ("form", "node")),
+                      "abstain", Subgraph(frozenset(g.nodes)))
+    assert choose_edit(absent, parse_text(MEMBERS), g, seed=0) is None
 
 
 def test_an_edit_the_text_cannot_carry_is_refused():
@@ -302,9 +386,21 @@ def test_bundled_diagrams_every_pair_flips_in_the_edited_text():
     ds.diagrams = {k: ds.diagrams[k] for k in keep}
     plan = plan_split(ds, ds.questions, seed=0)
     assert plan.pairs and len(plan.pairs) + len(plan.without) == plan.questions == len(ds.questions)
+    moved = 0
     for p in plan.pairs:
         q = p.question
         g = build_graph(parse_text(plan.texts[p.diagram_id]))
-        assert answers_match(q.type, q.arg, p.answer, solve(q.type, q.arg, g), g)
-        assert not answers_match(q.type, q.arg, q.answer, solve(q.type, q.arg, g), g), q.id
-        assert {n for n in g.nodes} == set(ds.diagrams[q.diagram].graph.nodes)
+        args = p.args   # the original's args, a moved node named by its new id
+        assert answers_match(q.type, args, p.answer, solve(q.type, args, g), g)
+        assert not answers_match(q.type, args, q.answer, solve(q.type, args, g), g), q.id
+        if p.edit.kind == "move":   # container membership: one node moved, its id with it
+            moved += 1
+            old, new = p.edit.ends
+            assert q.type == "inside" and args == {**q.arg, "node": new}
+            assert set(g.nodes) == set(ds.diagrams[q.diagram].graph.nodes) - {old} | {new}
+        else:
+            assert args == q.arg and set(g.nodes) == set(ds.diagrams[q.diagram].graph.nodes)
+    # the first ten diagrams hold membership questions (arch_api_gateway, arch_auth_cache_a/b): all paired
+    inside = [q for q in ds.questions if q.type == "inside"]
+    assert inside and moved == len(inside)
+    assert all(w["type"] != "inside" for w in plan.without)

@@ -309,7 +309,8 @@ def test_bundled_dataset_is_balanced():
     ds, _ = load_dataset(DEFAULT_ROOT)
     b = priors_module.balance(ds.questions)
     assert b.problems() == []
-    assert set(b.types) == {"edge_exists", "reachable", "reachable_avoiding", "common_downstream"}
+    # every yes/no type is measured, container membership included
+    assert set(b.types) == {"edge_exists", "reachable", "reachable_avoiding", "common_downstream", "inside"}
 
 
 def test_balance_check_fails_on_a_lopsided_dataset(shop):

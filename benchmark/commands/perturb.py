@@ -8,8 +8,9 @@ from pathlib import Path
 from benchmark.dataset import DEFAULT_ROOT
 
 NAME = "perturb"
-HELP = ("generate counterfactual pairs: per question, one edge removed, reversed or relabelled so that the "
-        "reference solver's answer flips; writes a validated dataset split (usable with --data)")
+HELP = ("generate counterfactual pairs: per question, one edge removed, reversed or relabelled (or added, or, "
+        "for container membership, the node moved) so that the reference solver's answer flips; writes a "
+        "validated dataset split (usable with --data)")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
