@@ -5,8 +5,8 @@ regenerated rather than typed (``diagqa card --write``) and a test can tell when
 
 >>> share(3, 4), share(0, 0)
 (0.75, None)
->>> size_bucket(8), size_bucket(25), size_bucket(41)
-('6-10', '11-25', 'over 40')
+>>> size_bucket(8), size_bucket(25), size_bucket(41), size_bucket(95)
+('6-10', '11-25', '41-79', '80-250')
 """
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ from benchmark.questions import QUESTION_TYPES
 BEGIN, END = "<!-- card:begin -->", "<!-- card:end -->"
 
 #: node-count buckets of the size table: (name, lowest, highest)
-SIZE_BUCKETS = (("under 6", 0, 5), ("6-10", 6, 10), ("11-25", 11, 25), ("26-40", 26, 40), ("over 40", 41, None))
+SIZE_BUCKETS = (("under 6", 0, 5), ("6-10", 6, 10), ("11-25", 11, 25), ("26-40", 26, 40), ("41-79", 41, 79),
+                ("80-250", 80, 250), ("over 250", 251, None))
 
 
 def share(part: int, whole: int) -> float | None:
@@ -285,6 +286,8 @@ def targets(s: CardStats) -> list[Target]:
         Target("counter-prior share of yes/no and node questions (measured)", ">= 33.3 %", _pct(cp),
                cp is not None and 3 * s.counter_prior >= s.counter_prior_defined),
         Target("diagrams with containers", ">= 10", str(s.container_diagrams), s.container_diagrams >= 10),
+        Target("diagrams of 80-250 nodes (retrieval matters)", ">= 10", str(s.sizes.get("80-250", 0)),
+               s.sizes.get("80-250", 0) >= 10),
         Target("diagrams with labelled decisions", ">= 10", str(s.decision_diagrams), s.decision_diagrams >= 10),
         Target("Russian diagrams", ">= 5", str(s.languages.get("ru", (0, 0))[0]), s.languages.get("ru", (0, 0))[0] >= 5),
         Target("twin pairs", ">= 6", str(s.twin_pairs), s.twin_pairs >= 6),

@@ -65,7 +65,7 @@ def test_stats_of_the_twin_fixture():
     s = card_stats(ds)
     assert (s.diagrams, s.questions) == (2, 8)
     assert s.domains == {"software-architecture": (2, 8)}
-    assert s.sizes == {"under 6": 2, "6-10": 0, "11-25": 0, "26-40": 0, "over 40": 0}
+    assert s.sizes == {"under 6": 2, "6-10": 0, "11-25": 0, "26-40": 0, "41-79": 0, "80-250": 0, "over 250": 0}
     assert (s.min_nodes, s.max_nodes) == (5, 5)
     assert {t: n for t, n in s.types.items() if n} == {
         "reachable_avoiding": 2, "path": 1, "reachable": 1, "decision_outcome": 1, "predecessors": 1,
