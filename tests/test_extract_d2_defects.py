@@ -182,3 +182,13 @@ def test_a_figure_labelled_underneath_is_a_node(style, tmp_path):
     assert {n["label"] for n in g["nodes"]} == {"Customer", "Submit refund request", "Issue refund"}
     assert {(s, a, d) for s, a, d, _ in edges(g)} == {("customer", "->", "submit-refund-request"),
                                                      ("submit-refund-request", "->", "issue-refund")}
+
+
+@needs_tesseract
+def test_grid_connector_drawn_through_a_shape_is_one_edge(tmp_path):
+    # a grid layout draws a -- c straight across b: the pieces either side of b are one connector
+    g = read_back(tmp_path, "through", "grid-columns: 3\na: Alpha Service\n"
+                                       "b: Beta Store {height: 140; label.near: top-center}\nc: Gamma Queue\n"
+                                       "a -- c\n")
+    assert {n["label"] for n in g["nodes"]} == {"Alpha Service", "Beta Store", "Gamma Queue"}
+    assert edges(g) == {("alpha-service", "--", "gamma-queue", "")}
