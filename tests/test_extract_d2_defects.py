@@ -192,3 +192,23 @@ def test_grid_connector_drawn_through_a_shape_is_one_edge(tmp_path):
                                        "a -- c\n")
     assert {n["label"] for n in g["nodes"]} == {"Alpha Service", "Beta Store", "Gamma Queue"}
     assert edges(g) == {("alpha-service", "--", "gamma-queue", "")}
+
+
+@needs_tesseract
+def test_heads_of_a_diagram_drawn_at_a_reduced_scale_are_found(tmp_path):
+    # a diagram too large for d2's default PNG is drawn at a reduced --scale (render.png_scale):
+    # its arrowheads are smaller than at d2's default scale, and must still give directions
+    import subprocess
+
+    from benchmark.extract.pipeline import extract
+    from benchmark.render import d2_binary
+
+    src, png = tmp_path / "small.d2", tmp_path / "small.png"
+    src.write_text("a: Order Intake\nb: Stock Check {shape: diamond}\nc: Packing\nd: Backorder Queue\n"
+                   "a -> b\nb -> c: in stock\nb -> d: missing\nd -> c: restocked\n", encoding="utf-8")
+    subprocess.run([d2_binary(), "--omit-version", "--pad=40", "--scale=0.77", str(src), str(png)],
+                   check=True, capture_output=True, timeout=120)
+    g = extract(png)
+    assert edges(g) == {("order-intake", "->", "stock-check", ""), ("stock-check", "->", "packing", "in stock"),
+                        ("stock-check", "->", "backorder-queue", "missing"),
+                        ("backorder-queue", "->", "packing", "restocked")}

@@ -54,6 +54,12 @@ class _End:
     through: int | None = None     # index of the end across a shape the line runs through
 
 
+#: smallest arrowhead core (after the opening), in opening areas, for heads drawn at d2's default
+#: scale (about 2 areas) and at the reduced scale of large diagrams (``render.png_scale``: about
+#: 0.9 to 1.3); two lines crossing at a shallow angle, or meeting an outline, leave about 0.7
+HEAD_CORE_MIN, HEAD_CORE_MAX = 0.8, 1.2
+
+
 def connector_mask(r: Raster, shapes: list[Shape]) -> np.ndarray:
     """Stroke pixels that are not part of a shape outline (uint8 0/1)."""
     lw = r.line_width
@@ -122,6 +128,7 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
     k = max(5, 2 * lw - 1)   # wider than a line (lines are lw wide, sketch lines a little more)
     opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
     n, labels, stats, _ = cv2.connectedComponentsWithStats(opened, connectivity=8)
+    least = head_core_min(stats[1:], k, lw)
     blobs = []
     cut = mask.copy()
     reach = 2 * lw + 2
@@ -129,7 +136,7 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
     h_img, w_img = mask.shape
     for i in range(1, n):
         x, y, w, h, a = (int(v) for v in stats[i])
-        if a < 1.2 * k * k or max(w, h) > 12 * lw:  # smaller cores are wedges where a line meets an outline
+        if a < least or max(w, h) > 12 * lw:  # smaller cores: where lines cross or meet an outline
             continue
         x0, y0 = max(0, x - reach), max(0, y - reach)
         x1, y1 = min(w_img, x + w + reach), min(h_img, y + h + reach)
@@ -147,6 +154,28 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
         cut[ry + y0, rx + x0] = 0
         blobs.append(np.stack([rx + x0, ry + y0], axis=1).astype(float))
     return blobs, cut
+
+
+def head_core_min(stats: np.ndarray, k: int, lw: int) -> float:
+    """The smallest core area taken for a head in this image. All of an image's heads have one
+    size, and they are most of its compact cores: the threshold is set below the upper quartile of
+    the cores that could be heads (three fifths of it), between ``HEAD_CORE_MIN`` and
+    ``HEAD_CORE_MAX`` opening areas, so a large diagram drawn at a reduced scale keeps its smaller
+    heads and a full-size one does not take line crossings for heads.
+
+    >>> st = lambda areas: np.array([[0, 0, 6, 6, a] for a in areas])
+    >>> head_core_min(st([17, 22, 26, 28, 30, 32]), 5, 2), head_core_min(st([17, 26, 48, 52, 55]), 5, 2)
+    (20.0, 30.0)
+    """
+    lo, hi = HEAD_CORE_MIN * k * k, HEAD_CORE_MAX * k * k
+    if len(stats) == 0:
+        return hi
+    areas = stats[:, cv2.CC_STAT_AREA].astype(float)
+    size = np.maximum(stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT])
+    cand = areas[(areas >= lo) & (size <= 12 * lw)]
+    if len(cand) == 0:
+        return hi
+    return float(min(hi, max(lo, 0.6 * np.percentile(cand, 75))))
 
 
 def outline_distance(shapes: list[Shape], shape_hw: tuple[int, int]) -> np.ndarray:
