@@ -442,7 +442,10 @@ def _through_shapes(ends: list[_End], shapes: list[Shape], stroke: np.ndarray, l
     """Lines drawn straight across a shape (grid layouts draw connectors over the shapes between
     their ends): two arrowless ends at the same leaf shape, facing each other from opposite sides,
     with the stroke running on between them over the shape, are one connector passing through. A
-    connector that ends at a shape stops at its outline, so nothing is drawn inside."""
+    connector that ends at a shape stops at its outline, so nothing is drawn inside. Likewise two
+    loose ends (or ends at a container's outline) facing each other within 30 line widths with
+    the stroke running on between them: a connector crossing an outline or another connector at
+    a shallow angle, whose traced pieces stop short of each other."""
     by_shape: dict[int, list[int]] = {}
     for i, e in enumerate(ends):
         if e.shape is not None and not e.arrow and not e.at_container:
@@ -464,6 +467,27 @@ def _through_shapes(ends: list[_End], shapes: list[Shape], stroke: np.ndarray, l
                 cover = stroke_cover(stroke, e1.point, e2.point, lw)
                 if cover >= 0.9:
                     cands.append((-cover, dist, idx[a], idx[b]))
+    # the same across a container's outline, or a gap in the traced stroke (another connector
+    # crossing at a shallow angle): loose ends facing each other with the stroke running between
+    loose = [i for i, e in enumerate(ends) if not e.arrow and (e.shape is None or e.at_container)]
+    if loose:
+        pts = np.array([ends[i].point for i in loose], float)
+        dirs = np.array([ends[i].direction for i in loose], float)
+        for a, i in enumerate(loose):
+            v = pts - pts[a]
+            dist = np.hypot(v[:, 0], v[:, 1])
+            ok = (dist >= 2 * lw) & (dist <= 30 * lw)
+            ok[: a + 1] = False
+            for b in np.nonzero(ok)[0]:
+                j = loose[b]
+                if ends[i].chain == ends[j].chain:
+                    continue
+                u = v[b] / dist[b]
+                if min(float(np.dot(dirs[a], u)), float(np.dot(dirs[b], -u))) < 0.97:
+                    continue
+                cover = stroke_cover(stroke, pts[a], pts[b], lw)
+                if cover >= 0.9:
+                    cands.append((-cover, float(dist[b]), i, j))
     cands.sort()
     for _, _, i, j in cands:
         if ends[i].through is None and ends[j].through is None:
