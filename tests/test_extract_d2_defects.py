@@ -182,3 +182,48 @@ def test_a_figure_labelled_underneath_is_a_node(style, tmp_path):
     assert {n["label"] for n in g["nodes"]} == {"Customer", "Submit refund request", "Issue refund"}
     assert {(s, a, d) for s, a, d, _ in edges(g)} == {("customer", "->", "submit-refund-request"),
                                                      ("submit-refund-request", "->", "issue-refund")}
+
+
+@needs_tesseract
+def test_grid_connector_drawn_through_a_shape_is_one_edge(tmp_path):
+    # a grid layout draws a -- c straight across b: the pieces either side of b are one connector
+    g = read_back(tmp_path, "through", "grid-columns: 3\na: Alpha Service\n"
+                                       "b: Beta Store {height: 140; label.near: top-center}\nc: Gamma Queue\n"
+                                       "a -- c\n")
+    assert {n["label"] for n in g["nodes"]} == {"Alpha Service", "Beta Store", "Gamma Queue"}
+    assert edges(g) == {("alpha-service", "--", "gamma-queue", "")}
+
+
+@needs_tesseract
+def test_heads_of_a_diagram_drawn_at_a_reduced_scale_are_found(tmp_path):
+    # a diagram too large for d2's default PNG is drawn at a reduced --scale (render.png_scale):
+    # its arrowheads are smaller than at d2's default scale, and must still give directions
+    import subprocess
+
+    from benchmark.extract.pipeline import extract
+    from benchmark.render import d2_binary
+
+    src, png = tmp_path / "small.d2", tmp_path / "small.png"
+    src.write_text("a: Order Intake\nb: Stock Check {shape: diamond}\nc: Packing\nd: Backorder Queue\n"
+                   "a -> b\nb -> c: in stock\nb -> d: missing\nd -> c: restocked\n", encoding="utf-8")
+    subprocess.run([d2_binary(), "--omit-version", "--pad=40", "--scale=0.77", str(src), str(png)],
+                   check=True, capture_output=True, timeout=120)
+    g = extract(png)
+    assert edges(g) == {("order-intake", "->", "stock-check", ""), ("stock-check", "->", "packing", "in stock"),
+                        ("stock-check", "->", "backorder-queue", "missing"),
+                        ("backorder-queue", "->", "packing", "restocked")}
+
+
+@needs_tesseract
+def test_connectors_crossing_container_outlines_at_shallow_angles_stay_joined():
+    # net_k8s_cluster's curves leave their containers at a few degrees to the outline, and the
+    # traced pieces either side of an outline stop more than a joining gap apart: facing ends with
+    # the stroke running on between them are one connector (17 of its 28 edges were found before)
+    from benchmark.d2 import parse_file
+    from benchmark.extract.evaluate import score_diagram
+    from benchmark.extract.pipeline import extract
+
+    root = Path(__file__).resolve().parent.parent / "diagrams"
+    s = score_diagram("net_k8s_cluster", extract(root / "net_k8s_cluster.png"),
+                      parse_file(root / "net_k8s_cluster.d2"))
+    assert s.matched_edges >= 19 and s.ext_edges <= 28

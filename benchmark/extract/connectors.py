@@ -8,7 +8,9 @@
 4. Chain ends are attached to the shape whose outline they touch (an arrowed end by its tip).
    Ends that are not at a leaf shape are joined to a collinear partner when one is close:
    across an edge label's box (d2 breaks the line there), across a container's outline, or
-   across text drawn over the line. An end still loose where connectors fanned out of one
+   across text drawn over the line. Two arrowless ends facing each other across a shape, with
+   the stroke running on over it between them, are one connector drawn through that shape (grid
+   layouts draw straight connectors over the shapes in their way). An end still loose where connectors fanned out of one
    side of a shape is followed along the stroke to that shape. Chains whose two ends reach
    shapes become edges; an edge takes the label whose gap it crosses, or the nearest one left.
 """
@@ -49,6 +51,13 @@ class _End:
     at_container: bool = False
     joined: bool = False
     label_boxes: list[int] = field(default_factory=list)
+    through: int | None = None     # index of the end across a shape the line runs through
+
+
+#: smallest arrowhead core (after the opening), in opening areas, for heads drawn at d2's default
+#: scale (about 2 areas) and at the reduced scale of large diagrams (``render.png_scale``: about
+#: 0.9 to 1.3); two lines crossing at a shallow angle, or meeting an outline, leave about 0.7
+HEAD_CORE_MIN, HEAD_CORE_MAX = 0.8, 1.2
 
 
 def connector_mask(r: Raster, shapes: list[Shape]) -> np.ndarray:
@@ -119,6 +128,7 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
     k = max(5, 2 * lw - 1)   # wider than a line (lines are lw wide, sketch lines a little more)
     opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
     n, labels, stats, _ = cv2.connectedComponentsWithStats(opened, connectivity=8)
+    least = head_core_min(stats[1:], k, lw)
     blobs = []
     cut = mask.copy()
     reach = 2 * lw + 2
@@ -126,7 +136,7 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
     h_img, w_img = mask.shape
     for i in range(1, n):
         x, y, w, h, a = (int(v) for v in stats[i])
-        if a < 1.2 * k * k or max(w, h) > 12 * lw:  # smaller cores are wedges where a line meets an outline
+        if a < least or max(w, h) > 12 * lw:  # smaller cores: where lines cross or meet an outline
             continue
         x0, y0 = max(0, x - reach), max(0, y - reach)
         x1, y1 = min(w_img, x + w + reach), min(h_img, y + h + reach)
@@ -144,6 +154,28 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
         cut[ry + y0, rx + x0] = 0
         blobs.append(np.stack([rx + x0, ry + y0], axis=1).astype(float))
     return blobs, cut
+
+
+def head_core_min(stats: np.ndarray, k: int, lw: int) -> float:
+    """The smallest core area taken for a head in this image. All of an image's heads have one
+    size, and they are most of its compact cores: the threshold is set below the upper quartile of
+    the cores that could be heads (three fifths of it), between ``HEAD_CORE_MIN`` and
+    ``HEAD_CORE_MAX`` opening areas, so a large diagram drawn at a reduced scale keeps its smaller
+    heads and a full-size one does not take line crossings for heads.
+
+    >>> st = lambda areas: np.array([[0, 0, 6, 6, a] for a in areas])
+    >>> head_core_min(st([17, 22, 26, 28, 30, 32]), 5, 2), head_core_min(st([17, 26, 48, 52, 55]), 5, 2)
+    (20.0, 30.0)
+    """
+    lo, hi = HEAD_CORE_MIN * k * k, HEAD_CORE_MAX * k * k
+    if len(stats) == 0:
+        return hi
+    areas = stats[:, cv2.CC_STAT_AREA].astype(float)
+    size = np.maximum(stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT])
+    cand = areas[(areas >= lo) & (size <= 12 * lw)]
+    if len(cand) == 0:
+        return hi
+    return float(min(hi, max(lo, 0.6 * np.percentile(cand, 75))))
 
 
 def outline_distance(shapes: list[Shape], shape_hw: tuple[int, int]) -> np.ndarray:
@@ -221,6 +253,7 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     unclaimed: list[np.ndarray] = []
     ends = _make_ends(chains, blobs, lw, unclaimed)
     _attach(ends, shapes, lw, label_boxes)
+    _through_shapes(ends, shapes, r.stroke, lw)
     _mark_label_boxes(ends, edge_blocks, lw)
     _heads_across_labels(unclaimed, ends, edge_blocks, lw)
     groups = _join(ends, chains, lw)
@@ -405,6 +438,84 @@ def _attach(ends: list[_End], shapes: list[Shape], lw: int,
         _attach_one(e, shapes, lw, 4 * lw + 4, label_boxes)
 
 
+def _through_shapes(ends: list[_End], shapes: list[Shape], stroke: np.ndarray, lw: int) -> None:
+    """Lines drawn straight across a shape (grid layouts draw connectors over the shapes between
+    their ends): two arrowless ends at the same leaf shape, facing each other from opposite sides,
+    with the stroke running on between them over the shape, are one connector passing through. A
+    connector that ends at a shape stops at its outline, so nothing is drawn inside. Likewise two
+    loose ends (or ends at a container's outline) facing each other within 30 line widths with
+    the stroke running on between them: a connector crossing an outline or another connector at
+    a shallow angle, whose traced pieces stop short of each other."""
+    by_shape: dict[int, list[int]] = {}
+    for i, e in enumerate(ends):
+        if e.shape is not None and not e.arrow and not e.at_container:
+            by_shape.setdefault(e.shape, []).append(i)
+    cands = []
+    for si, idx in by_shape.items():
+        for a in range(len(idx)):
+            for b in range(a + 1, len(idx)):
+                e1, e2 = ends[idx[a]], ends[idx[b]]
+                if e1.chain == e2.chain:
+                    continue
+                v = e2.point - e1.point
+                dist = float(np.hypot(*v))
+                if dist < 4 * lw:
+                    continue
+                u = v / dist
+                if min(float(np.dot(e1.direction, u)), float(np.dot(e2.direction, -u))) < 0.97:
+                    continue
+                cover = stroke_cover(stroke, e1.point, e2.point, lw)
+                if cover >= 0.9:
+                    cands.append((-cover, dist, idx[a], idx[b]))
+    # the same across a container's outline, or a gap in the traced stroke (another connector
+    # crossing at a shallow angle): loose ends facing each other with the stroke running between
+    loose = [i for i, e in enumerate(ends) if not e.arrow and (e.shape is None or e.at_container)]
+    if loose:
+        pts = np.array([ends[i].point for i in loose], float)
+        dirs = np.array([ends[i].direction for i in loose], float)
+        for a, i in enumerate(loose):
+            v = pts - pts[a]
+            dist = np.hypot(v[:, 0], v[:, 1])
+            ok = (dist >= 2 * lw) & (dist <= 30 * lw)
+            ok[: a + 1] = False
+            for b in np.nonzero(ok)[0]:
+                j = loose[b]
+                if ends[i].chain == ends[j].chain:
+                    continue
+                u = v[b] / dist[b]
+                if min(float(np.dot(dirs[a], u)), float(np.dot(dirs[b], -u))) < 0.97:
+                    continue
+                cover = stroke_cover(stroke, pts[a], pts[b], lw)
+                if cover >= 0.9:
+                    cands.append((-cover, float(dist[b]), i, j))
+    cands.sort()
+    for _, _, i, j in cands:
+        if ends[i].through is None and ends[j].through is None:
+            ends[i].through, ends[j].through = j, i
+
+
+def stroke_cover(stroke: np.ndarray, p1: np.ndarray, p2: np.ndarray, lw: int) -> float:
+    """Share of the straight segment p1-p2 along which there is stroke (within a line's width).
+
+    >>> m = np.zeros((20, 40), bool); m[9:12, 5:35] = True
+    >>> stroke_cover(m, np.array([5., 10.]), np.array([34., 10.]), 2)
+    1.0
+    >>> stroke_cover(m, np.array([5., 10.]), np.array([34., 18.]), 2) < 0.5
+    True
+    """
+    h, w = stroke.shape
+    n = max(2, int(np.hypot(*(p2 - p1))))
+    t = np.linspace(0.0, 1.0, n)
+    xs = np.clip(np.round(p1[0] + t * (p2[0] - p1[0])).astype(int), 0, w - 1)
+    ys = np.clip(np.round(p1[1] + t * (p2[1] - p1[1])).astype(int), 0, h - 1)
+    r = max(1, lw // 2)
+    hit = np.zeros(n, bool)
+    for dy in range(-r, r + 1):
+        for dx in range(-r, r + 1):
+            hit |= stroke[np.clip(ys + dy, 0, h - 1), np.clip(xs + dx, 0, w - 1)]
+    return float(hit.mean())
+
+
 def _mark_label_boxes(ends: list[_End], blocks: list[Block], lw: int) -> None:
     for bi, b in enumerate(blocks):
         x, y, w, h = b.box
@@ -453,6 +564,10 @@ def _join(ends: list[_End], chains: list[Chain], lw: int) -> list[tuple[list[int
     cands.sort()
     partner: dict[int, int] = {}
     via_label: dict[int, int] = {}
+    for i, e in enumerate(ends):
+        if e.through is not None and i not in partner and e.through not in partner:
+            partner[i], partner[e.through] = e.through, i
+            e.joined = ends[e.through].joined = True
     for _, i, j in cands:
         if i in partner or j in partner:
             continue

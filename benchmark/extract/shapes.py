@@ -216,8 +216,8 @@ def _same_fill_children(r: Raster, found: list, min_area: int, stroke8: np.ndarr
     """Shapes filled with the colour of the container around them (a person in a top-level
     container, a cylinder two levels down): closing that colour bridged their outline away.
     Inside each region found, the unclosed colour mask is split by outlines; an enclosed piece
-    is a shape when an outline rings it and it looks like one (a recognised kind, or a
-    rectangle holding dark text)."""
+    is a shape when an outline rings it and it looks like one: a person, or any other kind
+    holding dark text (pieces of the fill fenced in by crossing connectors hold none)."""
     h_img, w_img = r.shape
     lw = r.line_width
     dark = (r.lum < 60) & r.ink
@@ -250,7 +250,9 @@ def _same_fill_children(r: Raster, found: list, min_area: int, stroke8: np.ndarr
             kind = classify(filled)
             if shape_features(filled)["solidity"] < 0.85:
                 continue
-            if kind == "rectangle" and int((dark[gy:gy + h, gx:gx + w] & (filled > 0)).sum()) < 4 * lw * lw:
+            # a leaf holds its label (a person's is underneath); a piece of the container's fill
+            # that connectors crossing it fence in (a triangle, a quadrilateral) holds none
+            if kind != "person" and int((dark[gy:gy + h, gx:gx + w] & (filled > 0)).sum()) < 4 * lw * lw:
                 continue
             seen.add((gx, gy, w, h))
             c2 = cnt + np.array([[gx, gy]], dtype=np.int32)
