@@ -13,6 +13,7 @@ import pytest
 
 from benchmark.dataset import Dataset, load_dataset
 from benchmark.errors import StageUnavailable
+from benchmark.extract import ocr as extract_ocr
 from benchmark.finders import ocr_text as ocr_mod
 from benchmark.finders.d2_bm25 import D2BM25Finder
 from benchmark.finders.d2_text import d2_words
@@ -201,12 +202,12 @@ def test_ocr_text_reads_labels_from_the_png(dataset):
 def test_ocr_text_is_cached_by_image_content(dataset, tmp_path, monkeypatch):
     png = dataset.diagrams["ci_pipeline"].png_path
     first = ocr_text(png, cache_dir=tmp_path)
-    assert len(list(tmp_path.glob("*.txt"))) == 1
+    assert len(list(tmp_path.glob("*.json"))) == 1  # the image's words, stored once
 
     def no_tesseract(*a, **k):
         raise AssertionError("tesseract ran although the text was cached")
 
-    monkeypatch.setattr(ocr_mod, "read_image_text", no_tesseract)
+    monkeypatch.setattr(extract_ocr, "read_words", no_tesseract)
     copy = tmp_path / "copy.png"  # same bytes under another name: still a cache hit
     copy.write_bytes(png.read_bytes())
     assert ocr_text(copy, cache_dir=tmp_path) == first

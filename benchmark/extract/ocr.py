@@ -4,15 +4,26 @@ Shape outlines, connectors and fills are blanked out first (they are blue or lig
 sees dark glyphs on white only; one ``image_to_data`` call in sparse-text mode reads the whole
 image. Each word keeps how dark its ink is: d2 writes node labels in near-black and edge labels
 in grey, which later tells the two apart.
+
+:func:`image_words` is the one OCR pass of an image that everything else reads: the extractor
+(:mod:`.cache`) and the OCR finders (:mod:`benchmark.finders.ocr_text`, whose text is these words
+put in lines). Its words are stored under ``<cache>/ocr_words/`` keyed by the SHA-256 of the image
+bytes, the languages, the tesseract version, :data:`WORDS_VERSION` and the extractor version, so
+an image is read by tesseract once, whichever stage asks first.
 """
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
+from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
-from benchmark.errors import StageUnavailable
+from benchmark.errors import InputError, StageUnavailable
 from benchmark.extract.raster import Raster, make_raster
 
 #: default tesseract languages: the dataset has English and Russian diagrams
@@ -24,6 +35,8 @@ MIN_CONF = 20
 #: one-character words without a letter or digit that are kept (others are specks: arrowheads,
 #: corners); comparisons and operators stand alone between spaces in labels like ``attempts < 3?``
 LONE_SYMBOLS = "?!&+-/<>=≤≥≠%#*:~|→←"
+#: bump when :func:`read_words` may read other words from the same image (invalidates stored words)
+WORDS_VERSION = "1"
 
 _CYR_TO_LAT = str.maketrans("аеорсухкмнтвАЕОРСУХКМНТВ", "aeopcyxkmhtbAEOPCYXKMHTB")
 _LAT_TO_CYR = str.maketrans("aeopcyxkAEOPCYXKMHTB", "аеорсухкАЕОРСУХКМНТВ")
@@ -74,6 +87,19 @@ def require_tesseract() -> None:
     if not tesseract_available():
         raise StageUnavailable("tesseract is not installed (apt-get install tesseract-ocr tesseract-ocr-rus; "
                                "pip install pytesseract)")
+
+
+@lru_cache(maxsize=1)
+def tesseract_version() -> str:
+    """Installed tesseract version; :class:`StageUnavailable` when tesseract or pytesseract is missing."""
+    try:
+        import pytesseract
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise StageUnavailable("OCR needs pytesseract (pip install 'diagqa[image]')") from exc
+    try:
+        return str(pytesseract.get_tesseract_version())
+    except (pytesseract.TesseractNotFoundError, OSError) as exc:
+        raise StageUnavailable("OCR needs the tesseract binary (apt-get install tesseract-ocr tesseract-ocr-rus)") from exc
 
 
 def fix_script(word: str) -> str:
@@ -200,4 +226,58 @@ def read_words(image: Raster | np.ndarray, lang: str = LANG) -> list[Word]:
         ink = float(np.percentile(vals, 20)) if vals.size else 255.0
         words.append(Word(fix_script(text), int(x), int(y), int(w), int(h), conf, ink))
     words.sort(key=lambda w: (w.y, w.x))
+    return words
+
+
+def words_cache_dir() -> Path:
+    """``$DIAGQA_CACHE/ocr_words`` when set, else ``.cache/ocr_words`` at the project root."""
+    from benchmark.dataset import DEFAULT_ROOT
+
+    base = os.environ.get("DIAGQA_CACHE")
+    return (Path(base) if base else DEFAULT_ROOT / ".cache") / "ocr_words"
+
+
+def words_entry(data: bytes, lang: str = LANG, cache_dir: Path | None = None) -> Path:
+    """Where the words of the image bytes ``data`` are stored (image, languages, tesseract, reader)."""
+    from benchmark.extract.pipeline import EXTRACTOR_VERSION
+
+    image = hashlib.sha256(data).hexdigest()
+    key = hashlib.sha256(f"{image}|{lang}|{tesseract_version()}|{WORDS_VERSION}|{EXTRACTOR_VERSION}".encode())
+    return Path(cache_dir or words_cache_dir()) / f"{key.hexdigest()}.json"
+
+
+def _load_words(entry: Path) -> list[Word] | None:
+    try:
+        rows = json.loads(entry.read_text(encoding="utf-8"))
+        return [Word(str(t), int(x), int(y), int(w), int(h), float(c), float(i)) for t, x, y, w, h, c, i in rows]
+    except (OSError, ValueError, TypeError):
+        return None  # missing or damaged: read the image again
+
+
+def _store_words(entry: Path, words: list[Word]) -> None:
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    tmp = entry.with_name(f".{entry.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps([astuple(w) for w in words], ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, entry)
+
+
+def image_words(path: Path | str, lang: str = LANG, cache_dir: Path | None = None,
+                rgb: np.ndarray | None = None) -> list[Word]:
+    """:func:`read_words` of the PNG at ``path``, stored by the image's content hash: tesseract reads
+    an image once, for the extractor and the OCR finders alike. ``rgb`` is the already decoded image
+    (saves decoding it again on a miss); an unreadable image raises :class:`InputError` naming it.
+    """
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read image: {exc.strerror or exc}", file=str(path)) from exc
+    entry = words_entry(data, lang, cache_dir)
+    words = _load_words(entry) if entry.exists() else None
+    if words is None:
+        if rgb is None:
+            from benchmark.extract.image import decode_rgb
+
+            rgb = decode_rgb(data, str(path))
+        words = read_words(rgb, lang=lang)
+        _store_words(entry, words)
     return words

@@ -19,7 +19,7 @@ import numpy as np
 
 from benchmark.extract.connectors import RawEdge, find_edges
 from benchmark.extract.labels import assign_node_labels, group_blocks, group_lines, slug
-from benchmark.extract.ocr import LANG, read_words
+from benchmark.extract.ocr import LANG, Word, read_words
 from benchmark.extract.raster import Raster, load_rgb, make_raster
 from benchmark.extract.shapes import Shape, find_shapes
 
@@ -34,10 +34,14 @@ def extract(path: Path | str, lang: str = LANG) -> dict[str, Any]:
     return extract_image(load_rgb(path), lang=lang)
 
 
-def extract_image(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] | None = None) -> dict[str, Any]:
+def extract_image(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] | None = None,
+                  words: list[Word] | None = None) -> dict[str, Any]:
     """The graph drawn in an RGB image (H x W x 3 uint8), with ``reader``: ``d2`` when it was read
     by d2's colours, ``any`` when by structure alone (:mod:`.generic`; an image without d2's
     shapes, or one whose labels d2's colours explain only in part).
+
+    ``words`` are :func:`.ocr.read_words` of this image when they were read already (the stored
+    pass of :func:`.ocr.image_words`, shared with the OCR finders); otherwise tesseract reads them here.
 
     d2 renders at twice the nominal size; shapes and connectors are found on a half-size copy
     when its lines are still at least 2 pixels wide (four times fewer pixels), text is read at
@@ -51,7 +55,7 @@ def extract_image(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] |
     clock.lap("shapes")
     if not shapes:  # nothing in d2's colours: another tool's drawing, read by structure alone
         return {**extract_any(rgb, lang=lang, timings=timings), "reader": "any"}
-    words = [w.scaled(1 / factor) for w in read_words(rgb, lang=lang)]
+    words = [w.scaled(1 / factor) for w in (read_words(rgb, lang=lang) if words is None else words)]
     clock.lap("ocr")
     blocks = group_blocks(group_lines(words))
     outside: dict[int, list[tuple[int, int, int, int]]] = {}

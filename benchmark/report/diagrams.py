@@ -26,6 +26,7 @@ import os
 import re
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,7 @@ def render_svg(d2_path: Path, cache: Path | None = None) -> str:
         if proc.returncode != 0 or not out.exists():
             raise RuntimeError(f"d2 could not render {d2_path}: {proc.stderr.strip()[-300:]}")
         svg = _FONT.sub("", out.read_text(encoding="utf-8"))
-    part = hit.with_suffix(f".{os.getpid()}.part")
+    part = hit.with_suffix(f".{os.getpid()}.{threading.get_ident()}.part")  # one per writer, threads included
     part.write_text(svg, encoding="utf-8")
     part.replace(hit)  # whole or absent, even with two writers
     return svg

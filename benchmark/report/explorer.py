@@ -225,13 +225,16 @@ def explorer_data(run_dir: Path, records: list[Any], card: dict[str, Any],
 
 def _diagrams(card: dict[str, Any], graphs: dict[str, Any], ids: Iterable[str],
               render: bool) -> tuple[dict[str, Any], dict[str, str]]:
+    import os
     import subprocess
+    from concurrent.futures import ThreadPoolExecutor
 
     from benchmark.errors import DiagQAError
     from benchmark.report.diagrams import diagram_map, render_svg
 
     root = (card.get("dataset") or {}).get("root")
     out, missing = {}, {}
+    paths: dict[str, Path] = {}
     for did in sorted(ids):
         if not render:
             missing[did] = "not rendered"
@@ -240,8 +243,22 @@ def _diagrams(card: dict[str, Any], graphs: dict[str, Any], ids: Iterable[str],
         if path is None or not path.exists():
             missing[did] = f"no D2 file at {path}" if path else "the run card names no dataset"
             continue
+        paths[did] = path
+
+    def draw(did: str) -> tuple[str, str | None, str | None]:
         try:
-            out[did] = diagram_map(render_svg(path), graphs.get(did, {}))
+            return did, render_svg(paths[did]), None
         except (RuntimeError, OSError, subprocess.SubprocessError, DiagQAError) as exc:
-            missing[did] = str(exc)  # one diagram d2 cannot draw never loses the report
+            return did, None, str(exc)  # one diagram d2 cannot draw never loses the report
+
+    # d2 runs as its own process: the diagrams not drawn yet are rendered one per core at a time
+    with ThreadPoolExecutor(max(1, min(os.cpu_count() or 1, len(paths)))) as pool:
+        for did, svg, err in pool.map(draw, sorted(paths)):
+            if err is not None:
+                missing[did] = err
+                continue
+            try:
+                out[did] = diagram_map(svg, graphs.get(did, {}))
+            except (RuntimeError, OSError, DiagQAError) as exc:
+                missing[did] = str(exc)
     return out, missing

