@@ -21,7 +21,8 @@ from typing import Any
 from benchmark.errors import DiagQAError, InputError
 from benchmark.records import SampleRecord, graph_from_json, loads_line, read_samples
 from benchmark.report.rows import FRAME_COLUMNS, frame_row
-from benchmark.runner import CARD, GRAPHS, SAMPLES, _error, foreign_view, score_stored
+from benchmark.runner import CARD, GRAPHS, SAMPLES, _error, foreign_view, score_stored, write_report_atomic
+from benchmark.rundir import RunLock, write_atomic
 
 
 def resolve_run_dir(path: Path | str) -> Path:
@@ -409,7 +410,6 @@ def rescore(path: Path | str, report: bool = True, workers: int | None = None) -
     changed: ``samples.jsonl`` is rewritten only then, and only those lines in it. The returned
     records are read from it when first used.
     """
-    from benchmark.rundir import RunLock
     from benchmark.spec import default_workers
 
     run_dir = resolve_run_dir(path)
@@ -418,9 +418,6 @@ def rescore(path: Path | str, report: bool = True, workers: int | None = None) -
 
 
 def _rescore(run_dir: Path, report: bool, workers: int) -> tuple[Path, Sequence[SampleRecord], dict[str, Any]]:
-    from benchmark.rundir import write_atomic
-    from benchmark.runner import write_report_atomic
-
     t0 = time.perf_counter()
     spath = run_dir / SAMPLES
     graphs, card = _load_graphs_and_card(run_dir)

@@ -17,6 +17,7 @@ import pytest
 
 from benchmark.dataset import DEFAULT_ROOT
 from benchmark.extract.ocr import tesseract_available
+from test_runner import copy_bundled
 
 pytestmark = pytest.mark.skipif(not tesseract_available(), reason="tesseract is not installed")
 
@@ -41,16 +42,6 @@ def tesseract_log(tmp_path, monkeypatch):
         return len(log.read_text().splitlines()) if log.exists() else 0
 
     return count
-
-
-def copy_bundled(root: Path, names: list[str]) -> Path:
-    (root / "diagrams").mkdir(parents=True)
-    (root / "annotations").mkdir()
-    for n in names:
-        for ext in ("d2", "png"):
-            shutil.copy(DEFAULT_ROOT / "diagrams" / f"{n}.{ext}", root / "diagrams" / f"{n}.{ext}")
-        shutil.copy(DEFAULT_ROOT / "annotations" / f"{n}.yaml", root / "annotations" / f"{n}.yaml")
-    return root
 
 
 def test_a_run_reads_each_image_once_for_finders_and_extraction(tmp_path, tesseract_log):

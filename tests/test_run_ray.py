@@ -6,7 +6,6 @@ initialised uses that connection and leaves it open).
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from benchmark.cli import main  # noqa: E402
 from benchmark.dataset import DEFAULT_ROOT  # noqa: E402
 from benchmark.runner import run  # noqa: E402
 from llm_server import LLMServer  # noqa: E402
-from test_runner import make_dataset, samples_without_timings, tiny_spec  # noqa: E402
+from test_runner import copy_bundled, make_dataset, samples_without_timings, tiny_spec  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -49,21 +48,11 @@ def test_ray_writes_the_local_executors_samples(tmp_path, cluster, capsys):
     assert strip == [json.dumps(d, sort_keys=True) for d in b]
 
 
-def _copy_bundled(root: Path, names: list[str]) -> Path:
-    (root / "diagrams").mkdir(parents=True)
-    (root / "annotations").mkdir()
-    for n in names:
-        for ext in ("d2", "png"):
-            shutil.copy(DEFAULT_ROOT / "diagrams" / f"{n}.{ext}", root / "diagrams" / f"{n}.{ext}")
-        shutil.copy(DEFAULT_ROOT / "annotations" / f"{n}.yaml", root / "annotations" / f"{n}.yaml")
-    return root
-
-
 def test_extraction_runs_on_the_actors_and_matches_the_local_executor(tmp_path, cluster):
     """Image variants: each executor extracts the PNGs itself (each into its own empty cache)."""
     from benchmark.runner import RunSpec
 
-    data = _copy_bundled(tmp_path / "data", sorted(p.stem for p in (DEFAULT_ROOT / "diagrams").glob("*.png"))[:2])
+    data = copy_bundled(tmp_path / "data", sorted(p.stem for p in (DEFAULT_ROOT / "diagrams").glob("*.png"))[:2])
     results = {}
     for executor in ("local", "ray"):
         cache = tmp_path / f"cache-{executor}"

@@ -198,16 +198,22 @@ def test_path_escape_is_refused_by_the_command(tmp_path):
     assert not (tmp_path / "x").exists()
 
 
-def test_a_live_lock_refuses_a_second_writer_and_a_dead_ones_is_taken_over(tmp_path):
-    run_dir = tmp_path / "results" / "r1"
-    run_dir.mkdir(parents=True)
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path; "
+def lock_holder(run_dir: Path) -> subprocess.Popen:
+    """Another process holding ``run_dir``'s lock until its stdin closes (returned once it holds it)."""
+    holder = subprocess.Popen([sys.executable, "-c", "import sys; from pathlib import Path; "
                                "from benchmark.rundir import RunLock; "
                                f"lock = RunLock(Path({str(run_dir)!r})).acquire(); print('locked', flush=True); "
                                "sys.stdin.read()"],
                               cwd=ROOT, env=_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "locked"
+    return holder
+
+
+def test_a_live_lock_refuses_a_second_writer_and_a_dead_ones_is_taken_over(tmp_path):
+    run_dir = tmp_path / "results" / "r1"
+    run_dir.mkdir(parents=True)
+    holder = lock_holder(run_dir)
     try:
-        assert holder.stdout.readline().strip() == "locked"
         with pytest.raises(DiagQAError, match=f"being written by process {holder.pid}"):
             run(tiny_spec(tmp_path), progress=False, quiet=True)
         assert not (run_dir / SAMPLES).exists()
@@ -361,13 +367,8 @@ def test_rescore_refuses_a_locked_run_and_writes_nothing(tmp_path):
     done = run(tiny_spec(tmp_path), progress=False, quiet=True)
     run_dir = done.run_dir
     before = {p.name: p.read_bytes() for p in run_dir.iterdir() if p.is_file()}
-    holder = subprocess.Popen([sys.executable, "-c", "import sys; from pathlib import Path; "
-                               "from benchmark.rundir import RunLock; "
-                               f"lock = RunLock(Path({str(run_dir)!r})).acquire(); print('locked', flush=True); "
-                               "sys.stdin.read()"],
-                              cwd=ROOT, env=_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = lock_holder(run_dir)
     try:
-        assert holder.stdout.readline().strip() == "locked"
         with pytest.raises(DiagQAError, match=f"being written by process {holder.pid}"):
             rescore(run_dir, workers=1)
         after = {p.name: p.read_bytes() for p in run_dir.iterdir() if p.is_file() and p.name != ".lock"}

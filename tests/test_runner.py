@@ -88,6 +88,21 @@ questions:
 VARIANTS = ("oracle+d2+none", "oracle+d2+full", "oracle+d2+oracle")
 
 
+def copy_bundled(root: Path, names: list[str]) -> Path:
+    """A dataset at ``root`` holding the bundled diagrams ``names`` (D2, PNG and annotations)."""
+    import shutil
+
+    from benchmark.dataset import DEFAULT_ROOT
+
+    (root / "diagrams").mkdir(parents=True)
+    (root / "annotations").mkdir()
+    for n in names:
+        for ext in ("d2", "png"):
+            shutil.copy(DEFAULT_ROOT / "diagrams" / f"{n}.{ext}", root / "diagrams" / f"{n}.{ext}")
+        shutil.copy(DEFAULT_ROOT / "annotations" / f"{n}.yaml", root / "annotations" / f"{n}.yaml")
+    return root
+
+
 def make_dataset(root: Path, yaml_a: str = YAML_A) -> Path:
     """Write the two-diagram fixture dataset under ``root``."""
     (root / "diagrams").mkdir(parents=True)
