@@ -139,7 +139,19 @@ def decide_samples_file(path: Path, cfg: DecisionConfig | None = None, encode: E
     from benchmark.records import loads_line
     from benchmark.rundir import scan_samples
 
-    return decide_records([slim_record(rec) for _, rec in scan_samples(Path(path), loads_line)], cfg, encode,
+    pool: dict[str, str] = {}
+
+    def shared(rec: dict[str, Any]) -> dict[str, Any]:
+        # a question's and a context's text recur under every answerer (and a question's under every
+        # variant): one string object each, not one per sample read from the file
+        slim = slim_record(rec)
+        for part in ("question", "context"):
+            text = slim[part]["text"]
+            if isinstance(text, str):
+                slim[part]["text"] = pool.setdefault(text, text)
+        return slim
+
+    return decide_records([shared(rec) for _, rec in scan_samples(Path(path), loads_line)], cfg, encode,
                           signals=signals)
 
 

@@ -93,6 +93,36 @@ def sample_fields(rec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+class _Columns:
+    """The samples' fields as one list per field, filled row by row: a field first met in a later
+    sample has ``None`` for the samples before it. Equal strings and floats are kept as one object
+    (a handful of variant names, classes and scores repeat over every sample), so the page's data
+    takes a few pointers per sample, not a mapping per sample.
+
+    >>> c = _Columns(); c.add({"a": 1, "b": "x"}); c.add({"b": "x", "c": 0.5}); c.data
+    {'a': [1, None], 'b': ['x', 'x'], 'c': [None, 0.5]}
+    """
+
+    def __init__(self) -> None:
+        self.data: dict[str, list[Any]] = {}
+        self.n = 0
+        self._pool: dict[Any, Any] = {}
+
+    def add(self, fields: dict[str, Any]) -> None:
+        pool, data = self._pool, self.data
+        for key, value in fields.items():
+            col = data.get(key)
+            if col is None:
+                col = data[key] = [None] * self.n
+            if type(value) is str or type(value) is float:
+                value = pool.setdefault(value, value)
+            col.append(value)
+        self.n += 1
+        for col in data.values():
+            if len(col) < self.n:
+                col.append(None)
+
+
 def _records(run_dir: Path, records: list[Any]) -> Iterator[dict[str, Any]]:
     """Records as dicts: the given ones, or (when given frame rows) the run's samples.jsonl read line by line."""
     if records and isinstance(records[0], tuple):
@@ -163,9 +193,9 @@ def explorer_data(run_dir: Path, records: list[Any], card: dict[str, Any],
     q_index: dict[str, int] = {}
     contexts: list[dict[str, Any]] = []
     c_index: dict[str, int] = {}
-    fields: dict[str, None] = {}
-    rows: list[dict[str, Any]] = []
-    refs: list[tuple[int, int | None]] = []
+    columns = _Columns()
+    q_refs: list[int] = []
+    c_refs: list[int | None] = []
     draw: set[str] = set()
     raw_subgraphs: list[tuple[dict[str, Any] | None, str | None, str]] = []  # per context: retrieved, found, diagram
     for rec in _records(run_dir, records):
@@ -191,10 +221,9 @@ def explorer_data(run_dir: Path, records: list[Any], card: dict[str, Any],
                 received = {"nodes": ctx.get("nodes") or [], "edges": ctx.get("edges") or []} if ctx else None
                 raw_subgraphs.append((received, rec.get("retrieved"), rec.get("found_diagram"), rec["diagram_id"]))
         f = sample_fields(rec)
-        for k in f:
-            fields.setdefault(k, None)
-        rows.append(f)
-        refs.append((q_index[qid], cref))
+        columns.add(f)
+        q_refs.append(q_index[qid])
+        c_refs.append(cref)
         if f.get("guess_class") in DRAWN:
             draw.add(rec["diagram_id"])
 
@@ -208,13 +237,12 @@ def explorer_data(run_dir: Path, records: list[Any], card: dict[str, Any],
         if retrieved is not None and _as_sets(retrieved) != _as_sets(received):
             # the answerer received less than the selector retrieved (e.g. an answerer that reads no context)
             c["retrieved"] = {"nodes": len(retrieved.get("nodes") or []), "edges": len(retrieved.get("edges") or [])}
-    names = list(fields)
     return {
-        "fields": names,
-        "grid": [g for g in GRID if g in fields],
-        "columns": {k: [r.get(k) for r in rows] for k in names},
-        "q": [r[0] for r in refs],
-        "c": [r[1] for r in refs],
+        "fields": list(columns.data),
+        "grid": [g for g in GRID if g in columns.data],
+        "columns": columns.data,
+        "q": q_refs,
+        "c": c_refs,
         "questions": questions,
         "contexts": contexts,
         "diagrams": diagrams,
