@@ -198,3 +198,43 @@ def test_decide_records_counts_layer_errors():
     s = answerer_stats(rows)
     assert (s["wrong_accepted"], s["right_rejected"]) == (1, 1)
     assert s["precision_correct"] == 0.0 and s["recall_correct"] == 0.0
+
+
+def test_streamed_decisions_equal_the_held_ones(tmp_path):
+    """The report's decisions, made in two passes over samples.jsonl and written as they are made, are the
+    rows (and the section) of deciding every record at once; only the undecided samples' texts are embedded."""
+    from benchmark.decision.apply import decide_samples_into, write_decision_rows
+    from benchmark.decision.section import decision_blocks
+
+    recs = [_record(1, "solver", True, True), _record(2, "keyword", False, True, claims=(2, 1, 0)),
+            _record(3, "blind", False, False, claims=(0, 0, 0), raw="no"), _record(4, "llm", None, True, error="timeout"),
+            _record(5, "keyword", True, True, claims=(0, 0, 0), raw="maybe"),
+            _record(6, "blind", True, True, claims=(0, 0, 0), raw="yes, surely")]
+    (tmp_path / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    seen: list[str] = []
+
+    def fake(texts):
+        seen.extend(texts)
+        rng = np.random.default_rng(len(seen))
+        v = rng.normal(size=(len(texts), 8)).astype(np.float32)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    held = decide_records(recs, encode=lambda t: fake(t))
+    write_decision_rows(tmp_path / "held.jsonl", held.rows)
+    embedded_held = list(seen)
+    seen.clear()
+    out = decide_samples_into(tmp_path / "samples.jsonl", tmp_path / "streamed.jsonl", encode=fake)
+    assert (tmp_path / "streamed.jsonl").read_bytes() == (tmp_path / "held.jsonl").read_bytes()
+    assert seen == embedded_held and 0 < held.texts < len(recs)   # the same texts, of the undecided samples only
+    assert (out.samples, out.texts) == (len(recs), held.texts)
+    assert [getattr(b, "rows", b) for b in out.tally.blocks()] == [getattr(b, "rows", b) for b in decision_blocks(held.rows)]
+    assert not (tmp_path / "streamed.jsonl.part").exists()
+
+
+def test_decision_doctests():
+    import doctest
+    import importlib
+
+    for name in ("apply", "rules", "section", "signals", "config"):
+        result = doctest.testmod(importlib.import_module(f"benchmark.decision.{name}"))
+        assert result.failed == 0, name

@@ -13,11 +13,14 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from benchmark.decision.config import DecisionConfig
 from benchmark.decision.rules import GraphSignals, decide, graph_decision, text_decision
 from benchmark.decision.signals import Encoder, TextItem, text_signals_many
+
+if TYPE_CHECKING:
+    from benchmark.decision.section import DecisionTally
 
 DECISIONS = "decisions.jsonl"
 #: records -> one judge row (or None) per record (see :mod:`benchmark.decision.judge`)
@@ -99,22 +102,27 @@ def decide_records(records: Sequence[dict[str, Any]], cfg: DecisionConfig | None
             notes[i] = judge_note(jrow, decisions[i])
             decisions[i] = consult(decisions[i], jrow, cfg)
     judge_s = time.perf_counter() - t_judge   # the judge's own time (requests) is not the layer's
-    rows = []
-    for i, (rec, graph, d) in enumerate(zip(records, graphs, decisions)):
-        sig = sigs.get(i)
-        assert d is not None
-        m = rec.get("metrics") or {}
-        rows.append({
-            "sample_id": rec.get("sample_id"), "answerer": rec.get("answerer"), "variant": rec.get("variant"),
-            "question_id": rec.get("question_id"), **d.to_json(), **({"judge": notes[i]} if i in notes else {}),
-            "text_verdict": text_decision(sig, cfg).verdict if sig is not None else None,
-            "signals": sig.to_json() if sig is not None else None,
-            "graph": {"error": graph.error, "abstained": graph.abstained, "sufficient": graph.sufficient,
-                      "srr": graph.srr, "faithfulness": graph.faithfulness, "n_claims": graph.n_claims,
-                      "unsupported": graph.unsupported, "fabricated": graph.fabricated},
-            "correct": m.get("correct"), "guess_class": m.get("guess_class"),
-        })
+    rows = [decision_row(rec, graph, d, sigs.get(i), cfg, notes.get(i))
+            for i, (rec, graph, d) in enumerate(zip(records, graphs, decisions))]
     return DecidedRun(rows, time.perf_counter() - t0 - judge_s, judge_seconds=judge_s, texts=len(need))
+
+
+def decision_row(rec: dict[str, Any], graph: GraphSignals, d: Any, sig: Any, cfg: DecisionConfig,
+                 note: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The ``decisions.jsonl`` row of one sample: its decision ``d``, text signals ``sig`` (or None)
+    and judge ``note`` (or None)."""
+    assert d is not None
+    m = rec.get("metrics") or {}
+    return {
+        "sample_id": rec.get("sample_id"), "answerer": rec.get("answerer"), "variant": rec.get("variant"),
+        "question_id": rec.get("question_id"), **d.to_json(), **({"judge": note} if note is not None else {}),
+        "text_verdict": text_decision(sig, cfg).verdict if sig is not None else None,
+        "signals": sig.to_json() if sig is not None else None,
+        "graph": {"error": graph.error, "abstained": graph.abstained, "sufficient": graph.sufficient,
+                  "srr": graph.srr, "faithfulness": graph.faithfulness, "n_claims": graph.n_claims,
+                  "unsupported": graph.unsupported, "fabricated": graph.fabricated},
+        "correct": m.get("correct"), "guess_class": m.get("guess_class"),
+    }
 
 
 def slim_record(rec: dict[str, Any]) -> dict[str, Any]:
@@ -155,12 +163,72 @@ def decide_samples_file(path: Path, cfg: DecisionConfig | None = None, encode: E
                           signals=signals)
 
 
-def write_decision_rows(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
+def write_decision_rows(path: Path, rows: Iterable[dict[str, Any]]) -> Path:
     """One JSON line per decision row."""
     with open(path, "w", encoding="utf-8") as fh:
         for row in rows:
-            fh.write(json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n")
+            fh.write(dumps_decision(row))
     return path
+
+
+def dumps_decision(row: dict[str, Any]) -> str:
+    return json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+@dataclass
+class WrittenDecisions:
+    """Decisions written to a file as they were made: how many, the report section's numbers, the time."""
+
+    samples: int
+    tally: DecisionTally
+    seconds: float
+    texts: int = 0
+
+
+def decide_samples_into(samples: Path, out: Path, cfg: DecisionConfig | None = None,
+                        encode: Encoder | None = None) -> WrittenDecisions:
+    """The decisions of :func:`decide_samples_file` (text signals where needed), written to ``out`` as they
+    are made, in two passes over ``samples.jsonl``: the first applies the graph rules and keeps the texts of
+    only the samples they leave undecided, whose text signals are then computed in one batched pass; the
+    second decides every sample again and writes its row at once. What is held is those texts and the
+    section's counts, not a record or a row per sample, so a run ten times as large takes no more memory
+    for its decisions than the texts it really needs."""
+    from benchmark.decision.section import DecisionTally
+    from benchmark.records import loads_line
+    from benchmark.rundir import scan_samples
+
+    cfg = cfg or DecisionConfig()
+    t0 = time.perf_counter()
+    pool: dict[str, str] = {}
+
+    def shared(text: str) -> str:
+        return pool.setdefault(text, text)
+
+    items: list[TextItem] = []
+    for _, rec in scan_samples(Path(samples), loads_line):
+        rec = slim_record(rec)
+        if cfg.use_graph and graph_decision(GraphSignals.from_record(rec), cfg) is not None:
+            continue
+        item = text_item(rec)
+        items.append(TextItem(question=shared(item.question), context=shared(item.context),
+                              answer=shared(item.answer)))
+    pool.clear()
+    sigs = iter(text_signals_many(items, encode))
+    texts = len(items)
+    del items
+    tally = DecisionTally()
+    part = out.with_name(out.name + ".part")
+    with open(part, "w", encoding="utf-8") as fh:
+        for _, rec in scan_samples(Path(samples), loads_line):
+            rec = slim_record(rec)
+            graph = GraphSignals.from_record(rec)
+            d = graph_decision(graph, cfg) if cfg.use_graph else None
+            sig = next(sigs) if d is None else None
+            row = decision_row(rec, graph, decide(sig, graph, cfg) if d is None else d, sig, cfg)
+            fh.write(dumps_decision(row))
+            tally.add(row)
+    part.replace(out)
+    return WrittenDecisions(tally.n, tally, time.perf_counter() - t0, texts)
 
 
 def write_decisions(run_dir: Path, decided: DecidedRun, section: str) -> tuple[Path, Path]:
@@ -171,14 +239,16 @@ def write_decisions(run_dir: Path, decided: DecidedRun, section: str) -> tuple[P
     return jpath, mpath
 
 
-def report_decisions(records: Sequence[Any], run_files: Path, cfg: DecisionConfig | None = None,
-                     encode: Encoder | None = None) -> tuple[DecidedRun | None, str | None]:
-    """The decisions the default report shows: over ``records`` when they are sample records (dicts or
-    objects with ``to_json``), else over ``run_files/samples.jsonl``; the thresholds of
-    ``configs/decision.yaml``. Returns ``(decisions, None)`` or ``(None, why not)``: the text signals
-    need the MiniLM model (the ``dense`` extra), and a report is still written without it.
+def report_decisions(records: Sequence[Any], run_files: Path, out: Path, cfg: DecisionConfig | None = None,
+                     encode: Encoder | None = None) -> tuple[WrittenDecisions | None, str | None]:
+    """The decisions the default report shows, written to ``out`` (``decisions.jsonl``): over ``records``
+    when they are sample records (dicts or objects with ``to_json``), else over ``run_files/samples.jsonl``
+    read as a stream (:func:`decide_samples_into`); the thresholds of ``configs/decision.yaml``. Returns
+    ``(decisions, None)`` or ``(None, why not)``: the text signals need the MiniLM model (the ``dense``
+    extra), and a report is still written without it.
     """
     from benchmark.decision.config import load_config
+    from benchmark.decision.section import DecisionTally
     from benchmark.errors import DiagQAError, StageUnavailable
 
     try:
@@ -186,11 +256,16 @@ def report_decisions(records: Sequence[Any], run_files: Path, cfg: DecisionConfi
         first = records[0] if len(records) else None
         if isinstance(first, dict) or hasattr(first, "to_json"):
             recs = [slim_record(r if isinstance(r, dict) else r.to_json()) for r in records]
-            return decide_records(recs, cfg, encode), None
+            decided = decide_records(recs, cfg, encode)
+            write_decision_rows(out, decided.rows)
+            tally = DecisionTally()
+            for row in decided.rows:
+                tally.add(row)
+            return WrittenDecisions(tally.n, tally, decided.seconds, decided.texts), None
         path = Path(run_files) / "samples.jsonl"
         if not path.exists():
             return None, f"no samples.jsonl in {run_files}"
-        return decide_samples_file(path, cfg, encode), None
+        return decide_samples_into(path, out, cfg, encode), None
     except StageUnavailable as exc:
         return None, f"the text signals are unavailable: {exc}"
     except DiagQAError as exc:

@@ -55,19 +55,10 @@ def answerer_stats(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     >>> s["precision_grounded"], s["recall_grounded"]
     (0.5, 1.0)
     """
-    n = len(rows)
-    counts = Counter(r["verdict"] for r in rows)
-    measured = [r for r in rows if r.get("correct") is not None]
-    pc, rc, _ = precision_recall((r["verdict"] == ACCEPT, bool(r["correct"])) for r in measured)
-    pg, rg, _ = precision_recall((r["verdict"] == ACCEPT, r.get("guess_class") == "grounded") for r in measured)
-    return {
-        "n": n, "measured": len(measured),
-        "mix": {v: (counts[v] / n if n else 0.0) for v in (ACCEPT, REVIEW, REJECT)},
-        "counts": {v: counts[v] for v in (ACCEPT, REVIEW, REJECT)},
-        "wrong_accepted": sum(1 for r in measured if r["verdict"] == ACCEPT and r["correct"] is False),
-        "right_rejected": sum(1 for r in measured if r["verdict"] == REJECT and r["correct"] is True),
-        "precision_correct": pc, "recall_correct": rc, "precision_grounded": pg, "recall_grounded": rg,
-    }
+    tally = _AnswererTally()
+    for r in rows:
+        tally.add(r)
+    return tally.stats()
 
 
 #: the kinds of disagreement counted, in the report's order
@@ -84,22 +75,125 @@ def disagreements(rows: Sequence[dict[str, Any]]) -> dict[str, int]:
     >>> disagreements([{"graph": {}, "verdict": "REVIEW", "rule": "G5", "text_verdict": None}])["graph and text verdicts differ"] is None
     True
     """
-    out: dict[str, int | None] = dict.fromkeys(DISAGREEMENTS, 0)
-    compared = 0
+    tally = _AnswererTally()
     for r in rows:
+        tally.add(r)
+    return tally.disagreements()
+
+
+class _AnswererTally:
+    """The section's numbers for one answerer, gathered one decision row at a time."""
+
+    def __init__(self) -> None:
+        self.n = self.measured = self.wrong_accepted = self.right_rejected = 0
+        self.verdicts: Counter[str] = Counter()
+        self.rules: Counter[str] = Counter()
+        #: (ACCEPTed, truth) counts against correctness and against groundedness: tp, fp, fn
+        self.vs_correct = [0, 0, 0]
+        self.vs_grounded = [0, 0, 0]
+        self.dis: dict[str, int] = dict.fromkeys(DISAGREEMENTS, 0)
+        self.compared = 0
+
+    def add(self, r: dict[str, Any]) -> None:
+        verdict = r["verdict"]
+        self.n += 1
+        self.verdicts[verdict] += 1
+        self.rules[r.get("rule")] += 1
+        correct = r.get("correct")
+        if correct is not None:
+            self.measured += 1
+            accepted = verdict == ACCEPT
+            for counts, truth in ((self.vs_correct, bool(correct)), (self.vs_grounded, r.get("guess_class") == "grounded")):
+                counts[0] += accepted and truth
+                counts[1] += accepted and not truth
+                counts[2] += (not accepted) and truth
+            self.wrong_accepted += accepted and correct is False
+            self.right_rejected += verdict == REJECT and correct is True
         g = r.get("graph") or {}
         if g.get("srr") is not None and g["srr"] >= 1.0 and g.get("faithfulness") is not None and g["faithfulness"] < 1.0:
-            out["high SRR but unfaithful"] += 1
-        if g.get("sufficient") is True and r.get("correct") is False:
-            out["sufficient context but wrong"] += 1
-        if g.get("sufficient") is False and r.get("correct") is True:
-            out["right on an insufficient context"] += 1
+            self.dis["high SRR but unfaithful"] += 1
+        if g.get("sufficient") is True and correct is False:
+            self.dis["sufficient context but wrong"] += 1
+        if g.get("sufficient") is False and correct is True:
+            self.dis["right on an insufficient context"] += 1
         if r.get("text_verdict") and str(r.get("rule", "G")).startswith("G"):
-            compared += 1
-            out["graph and text verdicts differ"] += r["text_verdict"] != r["verdict"]
-    if not compared:   # no graph-decided sample has text signals (they are computed only where needed)
-        out["graph and text verdicts differ"] = None
-    return out
+            self.compared += 1
+            self.dis["graph and text verdicts differ"] += r["text_verdict"] != verdict
+
+    def stats(self) -> dict[str, Any]:
+        n = self.n
+
+        def pr(counts: list[int]) -> tuple[float | None, float | None]:
+            tp, fp, fn = counts
+            return (tp / (tp + fp) if tp + fp else None), (tp / (tp + fn) if tp + fn else None)
+
+        pc, rc = pr(self.vs_correct)
+        pg, rg = pr(self.vs_grounded)
+        return {
+            "n": n, "measured": self.measured,
+            "mix": {v: (self.verdicts[v] / n if n else 0.0) for v in (ACCEPT, REVIEW, REJECT)},
+            "counts": {v: self.verdicts[v] for v in (ACCEPT, REVIEW, REJECT)},
+            "wrong_accepted": self.wrong_accepted, "right_rejected": self.right_rejected,
+            "precision_correct": pc, "recall_correct": rc, "precision_grounded": pg, "recall_grounded": rg,
+        }
+
+    def disagreements(self) -> dict[str, int | None]:
+        out: dict[str, int | None] = dict(self.dis)
+        if not self.compared:   # no graph-decided sample has text signals (they are computed only where needed)
+            out["graph and text verdicts differ"] = None
+        return out
+
+
+class DecisionTally:
+    """The section's numbers gathered one decision row at a time, per answerer: a run's decisions can
+    be written out as they are made and the section built without holding them.
+
+    >>> t = DecisionTally(); t.add({"answerer": "solver", "verdict": "ACCEPT", "rule": "G6", "correct": True})
+    >>> t.n, t.blocks()[1].rows[0][:3]
+    (1, ['solver', '1', '100.0 %'])
+    """
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.by: dict[str, _AnswererTally] = defaultdict(_AnswererTally)
+
+    def add(self, r: dict[str, Any]) -> None:
+        self.n += 1
+        self.by[str(r.get("answerer"))].add(r)
+
+    def blocks(self, seconds: float | None = None) -> list[Any]:
+        """The section as blocks (see :func:`decision_blocks`)."""
+        from benchmark.report.tables import Table
+
+        by = self.by
+        intro = INTRO
+        if seconds is not None and self.n:
+            intro += f" {self.n} samples decided in {seconds:.2f} s ({1000 * seconds / self.n:.2f} ms per sample)."
+        blocks: list[Any] = [intro]
+        mix = []
+        for a in sorted(by):
+            s = by[a].stats()
+            mix.append([a, str(s["n"]), _pct(s["mix"][ACCEPT]), _pct(s["mix"][REVIEW]), _pct(s["mix"][REJECT]),
+                        str(s["wrong_accepted"]), str(s["right_rejected"]), _pct(s["precision_correct"]),
+                        _pct(s["recall_correct"]), _pct(s["precision_grounded"]), _pct(s["recall_grounded"])])
+        blocks.append(Table("Decision mix and the layer's errors, per answerer",
+                            ["answerer", "n", "ACCEPT", "REVIEW", "REJECT", "wrong ACCEPTed", "right REJECTed",
+                             "precision (correct)", "recall (correct)", "precision (grounded)", "recall (grounded)"],
+                            mix, align=["l"] + ["r"] * 10))
+        seen = {k for t in by.values() for k in t.rules}
+        names = [k for k in RULE_ORDER if k in seen]
+        blocks.append(Table("Rules that fired (samples)", ["answerer", *names],
+                            [[a, *(str(by[a].rules[k]) for k in names)] for a in sorted(by)],
+                            align=["l"] + ["r"] * len(names)))
+        dis = {a: by[a].disagreements() for a in sorted(by)}
+        dnames = list(DISAGREEMENTS)
+        blocks.append(Table("Signal disagreements (samples)", ["answerer", *dnames],
+                            [[a, *("–" if d[k] is None else str(d[k]) for k in dnames)] for a, d in dis.items()],
+                            align=["l"] + ["r"] * len(dnames),
+                            note="High SRR: SRR = 1; unfaithful: faithfulness < 1. Graph and text verdicts are "
+                                 "compared where a graph rule decided and the text signals were computed too "
+                                 "(`diagqa decide --all-signals`); – where they were not."))
+        return blocks
 
 
 INTRO = ("Each sample gets ACCEPT, REVIEW or REJECT from the decision layer (graph rules G1–G6 first, then "
@@ -124,38 +218,10 @@ def decision_blocks(rows: Sequence[dict[str, Any]], *, seconds: float | None = N
     '–'
 
     """
-    from benchmark.report.tables import Table
-
-    by: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    tally = DecisionTally()
     for r in rows:
-        by[str(r.get("answerer"))].append(r)
-    intro = INTRO
-    if seconds is not None and rows:
-        intro += f" {len(rows)} samples decided in {seconds:.2f} s ({1000 * seconds / len(rows):.2f} ms per sample)."
-    blocks: list[Any] = [intro]
-    mix = []
-    for a in sorted(by):
-        s = answerer_stats(by[a])
-        mix.append([a, str(s["n"]), _pct(s["mix"][ACCEPT]), _pct(s["mix"][REVIEW]), _pct(s["mix"][REJECT]),
-                    str(s["wrong_accepted"]), str(s["right_rejected"]), _pct(s["precision_correct"]),
-                    _pct(s["recall_correct"]), _pct(s["precision_grounded"]), _pct(s["recall_grounded"])])
-    blocks.append(Table("Decision mix and the layer's errors, per answerer",
-                        ["answerer", "n", "ACCEPT", "REVIEW", "REJECT", "wrong ACCEPTed", "right REJECTed",
-                         "precision (correct)", "recall (correct)", "precision (grounded)", "recall (grounded)"],
-                        mix, align=["l"] + ["r"] * 10))
-    names = _rule_names(rows)
-    blocks.append(Table("Rules that fired (samples)", ["answerer", *names],
-                        [[a, *(str(Counter(r["rule"] for r in by[a])[k]) for k in names)] for a in sorted(by)],
-                        align=["l"] + ["r"] * len(names)))
-    dis = {a: disagreements(by[a]) for a in sorted(by)}
-    dnames = list(DISAGREEMENTS)
-    blocks.append(Table("Signal disagreements (samples)", ["answerer", *dnames],
-                        [[a, *("–" if d[k] is None else str(d[k]) for k in dnames)] for a, d in dis.items()],
-                        align=["l"] + ["r"] * len(dnames),
-                        note="High SRR: SRR = 1; unfaithful: faithfulness < 1. Graph and text verdicts are compared "
-                             "where a graph rule decided and the text signals were computed too (`diagqa decide "
-                             "--all-signals`); – where they were not."))
-    return blocks
+        tally.add(r)
+    return tally.blocks(seconds)
 
 
 def decision_section(rows: Sequence[dict[str, Any]], *, seconds: float | None = None) -> str:
@@ -172,7 +238,5 @@ def decision_section(rows: Sequence[dict[str, Any]], *, seconds: float | None = 
     return "\n".join(lines)
 
 
-def _rule_names(rows: Sequence[dict[str, Any]]) -> list[str]:
-    order = ["G1", "G2", "G3", "G4", "G5", "G6", "T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8", "T9", "accept"]
-    seen = {r["rule"] for r in rows}
-    return [k for k in order if k in seen]
+#: the rules in the section's column order
+RULE_ORDER = ("G1", "G2", "G3", "G4", "G5", "G6", "T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8", "T9", "accept")

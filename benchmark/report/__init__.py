@@ -94,18 +94,16 @@ def decisions_section(run_dir: Path, records: list[Any], card: dict[str, Any], r
     decision per sample) written into ``run_dir``; the layer's time goes into the run card, not the report."""
     import time
 
-    from benchmark.decision.apply import DECISIONS, report_decisions, write_decision_rows
-    from benchmark.decision.section import decision_blocks
+    from benchmark.decision.apply import DECISIONS, report_decisions
     from benchmark.report.document import Section
 
     t = time.perf_counter()
-    decided, why = report_decisions(records, run_files)
+    decided, why = report_decisions(records, run_files, run_dir / DECISIONS)
     if decided is None:
         return Section("Decisions per answer", [f"Not computed: {why}. `diagqa decide RUN` computes them once it can."])
-    write_decision_rows(run_dir / DECISIONS, decided.rows)
-    card["decisions"] = {"samples": len(decided.rows), "seconds": round(time.perf_counter() - t, 3),
+    card["decisions"] = {"samples": decided.samples, "seconds": round(time.perf_counter() - t, 3),
                          "file": DECISIONS}
-    return Section("Decisions per answer", decision_blocks(decided.rows))
+    return Section("Decisions per answer", decided.tally.blocks())
 
 
 def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot: int = 1000,
