@@ -41,6 +41,7 @@ from benchmark.dataset import Dataset, Diagram, load_dataset
 from benchmark.errors import DiagQAError, InputError, StageUnavailable
 from benchmark.graph import Subgraph
 from benchmark.questions import Question, answer_to_json
+from benchmark.report.rows import RowStore  # noqa: F401  (the report's rows of a run, kept while it goes)
 from benchmark.records import (SampleRecord, answer_from_json_record, answer_hash, answer_to_json_record,
                                context_from_json, context_hash, context_to_json, graph_from_json, graph_to_json,
                                question_from_json, question_hash, question_to_json, sample_id, subgraph_from_json,
@@ -533,25 +534,6 @@ def _outcome(r: dict[str, Any]) -> tuple[str, bool, str | None, str | None, bool
     return r["answerer"], False, None, None, False
 
 
-class RowStore(list):
-    """The report rows of a run, kept while it goes (a small tuple per sample, not its record).
-
-    Values repeat from row to row (variant and answerer names, a question's text under every variant,
-    a handful of distinct scores): :meth:`add` keeps one object per distinct string or float, so the
-    rows of a run ten times as large take far less than ten times the memory of its records.
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._pool: dict[Any, Any] = {}
-
-    def add(self, row: tuple[Any, ...]) -> None:
-        pool = self._pool
-        # the first column is the sample id, unique to its row: nothing to share
-        self.append(row[:1] + tuple(pool.setdefault(v, v) if type(v) is str or type(v) is float else v
-                                    for v in row[1:]))
-
-
 def _emit(records: list[SampleRecord], rows: bool) -> list[Emitted]:
     from benchmark.report.rows import frame_row
 
@@ -1001,8 +983,12 @@ def _card_text(card: dict[str, Any]) -> str:
 
 def write_report_atomic(run_dir: Path, rows: Any, card: dict[str, Any], **kw: Any) -> dict[str, Path]:
     """:func:`benchmark.report.write_report` into a scratch directory beside the run's files, then each
-    file renamed into place: a reader never sees a half-written summary or report."""
+    file renamed into place: a reader never sees a half-written summary or report. A :class:`RowStore`
+    is turned into the samples frame first and emptied (its rows live on in the frame only)."""
     from benchmark.report import write_report
+
+    if isinstance(rows, RowStore):
+        rows = rows.to_frame()
 
     tmp = Path(tempfile.mkdtemp(prefix=".report-", dir=run_dir))
     try:

@@ -239,11 +239,11 @@ def write_decisions(run_dir: Path, decided: DecidedRun, section: str) -> tuple[P
     return jpath, mpath
 
 
-def report_decisions(records: Sequence[Any], run_files: Path, out: Path, cfg: DecisionConfig | None = None,
+def report_decisions(records: Sequence[Any] | None, run_files: Path, out: Path, cfg: DecisionConfig | None = None,
                      encode: Encoder | None = None) -> tuple[WrittenDecisions | None, str | None]:
     """The decisions the default report shows, written to ``out`` (``decisions.jsonl``): over ``records``
-    when they are sample records (dicts or objects with ``to_json``), else over ``run_files/samples.jsonl``
-    read as a stream (:func:`decide_samples_into`); the thresholds of ``configs/decision.yaml``. Returns
+    when they are sample records (dicts or objects with ``to_json``), else (None, or report rows) over
+    ``run_files/samples.jsonl`` read as a stream (:func:`decide_samples_into`); the thresholds of ``configs/decision.yaml``. Returns
     ``(decisions, None)`` or ``(None, why not)``: the text signals need the MiniLM model (the ``dense``
     extra), and a report is still written without it.
     """
@@ -253,7 +253,7 @@ def report_decisions(records: Sequence[Any], run_files: Path, out: Path, cfg: De
 
     try:
         cfg = cfg or load_config()
-        first = records[0] if len(records) else None
+        first = records[0] if records else None
         if isinstance(first, dict) or hasattr(first, "to_json"):
             recs = [slim_record(r if isinstance(r, dict) else r.to_json()) for r in records]
             decided = decide_records(recs, cfg, encode)

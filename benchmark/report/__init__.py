@@ -89,7 +89,7 @@ def long_context_section(a: Any, figs: dict[str, bytes]) -> Any:
     return Section("Long-context faithfulness", blocks)
 
 
-def decisions_section(run_dir: Path, records: list[Any], card: dict[str, Any], run_files: Path) -> Any:
+def decisions_section(run_dir: Path, records: list[Any] | None, card: dict[str, Any], run_files: Path) -> Any:
     """The "Decisions per answer" section (:mod:`benchmark.decision`), and ``decisions.jsonl`` (one
     decision per sample) written into ``run_dir``; the layer's time goes into the run card, not the report."""
     import time
@@ -111,9 +111,10 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
     """Write summary.csv, report.md, plots/*.png, report.html and decisions.jsonl into ``run_dir``; returns
     the paths of the first three.
 
-    ``records`` are sample records, dicts of their shape, or their rows as made by
-    :func:`benchmark.report.rows.frame_row`; in the last case the interactive page reads the samples it
-    shows one by one from ``samples.jsonl``. The run's own files (``samples.jsonl``, ``graphs.json``) are
+    ``records`` are sample records, dicts of their shape, their rows as made by
+    :func:`benchmark.report.rows.frame_row`, or the samples frame made of such rows
+    (:meth:`benchmark.report.rows.RowStore.to_frame`); in the last two cases the decisions and the
+    interactive page read the samples one by one from ``samples.jsonl``. The run's own files (``samples.jsonl``, ``graphs.json``) are
     read from ``run_files`` (default ``run_dir``), so the report can be written elsewhere first and moved
     into place.
     """
@@ -129,7 +130,13 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
         raise DiagQAError(f"bootstrap resamples must be a whole number of at least 1, got {n_boot!r}")
     run_dir = Path(run_dir)
     run_files = Path(run_files) if run_files is not None else run_dir
+    from benchmark.report.rows import reads_samples_file
+
+    # frame rows (or the frame made of them) hold no whole records: the decisions and the sample explorer
+    # read them from samples.jsonl one at a time (records=None)
+    whole = None if reads_samples_file(records) else records
     a = analyse(records, seed=int(card.get("seed") or 0), n_boot=n_boot)
+    del records   # the frame holds what the rest of the report reads
     a.priors = card.get("priors")
     a.pairs = dict(card.get("pairs") or {})
     usage = usage_table(a.samples)
@@ -143,12 +150,12 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
     sections = build_sections(a, card, figs, node_labels(run_files))
     sections.insert(len(sections) - 1, usage_section(usage, a.samples))   # before "Errors and skipped stages"
     at = next(i for i, s in enumerate(sections) if s.title == "Unmeasured values and why")
-    sections.insert(at, decisions_section(run_dir, records, card, run_files))
+    sections.insert(at, decisions_section(run_dir, whole, card, run_files))
     if longctx is not None:
         sections.insert(at, longctx)
     sections[-1:-1] = run_sections(run_files)   # citation check, LLM judge, self-check: when `diagqa judge` ran
     title = f"diagqa report — {card.get('run_id', run_dir.name)}"
     (run_dir / "report.md").write_text(render_markdown(sections, title), encoding="utf-8")
-    explorer = explorer_data(run_files, records, card)
+    explorer = explorer_data(run_files, whole, card)
     (run_dir / "report.html").write_text(render_html(sections, title, figs, explorer), encoding="utf-8")
     return {"summary": run_dir / SUMMARY, "markdown": run_dir / "report.md", "html": run_dir / "report.html"}

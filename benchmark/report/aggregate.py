@@ -67,7 +67,9 @@ SRR_HIGH = 0.7
 def frame(records: Iterable[Any]) -> pd.DataFrame:
     """One row per sample (:data:`FRAME_COLUMNS`): ids, question facts, the metric columns (``None`` when
     unmeasured), error stage. ``records`` are sample records, dicts of their shape, or rows already
-    made by :func:`benchmark.report.rows.frame_row` (tuples)."""
+    made by :func:`benchmark.report.rows.frame_row` (tuples); a frame already made is returned as it is."""
+    if isinstance(records, pd.DataFrame):
+        return records
     rows = [rec if isinstance(rec, tuple) else frame_row(rec) for rec in records]
     return pd.DataFrame(rows, columns=list(FRAME_COLUMNS), dtype=object)  # None stays None (unmeasured)
 

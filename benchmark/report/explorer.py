@@ -123,9 +123,10 @@ class _Columns:
                 col.append(None)
 
 
-def _records(run_dir: Path, records: list[Any]) -> Iterator[dict[str, Any]]:
-    """Records as dicts: the given ones, or (when given frame rows) the run's samples.jsonl read line by line."""
-    if records and isinstance(records[0], tuple):
+def _records(run_dir: Path, records: list[Any] | None) -> Iterator[dict[str, Any]]:
+    """Records as dicts: the given ones, or (when given None or frame rows) the run's samples.jsonl read
+    line by line."""
+    if records is None or (records and isinstance(records[0], tuple)):
         from benchmark.records import loads_line
         from benchmark.runner import SAMPLES
 
@@ -179,7 +180,7 @@ def _mapped(sub: dict[str, Any] | None, diagram: dict[str, Any] | None) -> dict[
     return {"n": sorted(set(nodes)), "e": sorted(set(edges)), "u": unmapped}
 
 
-def explorer_data(run_dir: Path, records: list[Any], card: dict[str, Any],
+def explorer_data(run_dir: Path, records: list[Any] | None, card: dict[str, Any],
                   render: bool = True) -> dict[str, Any]:
     """Everything the sample explorer shows, as one JSON-ready value (see the module's docstring).
 

@@ -76,3 +76,47 @@ def frame_row(rec: Any, metrics: Any = _SAME, error: Any = _SAME) -> tuple[Any, 
             *(None if v != v else v for v in (m.get(k) for k in METRIC_COLUMNS)),  # v != v: NaN
             count_tokens(context.get("text")) if context else None, round(sum(parts), 6) if parts else None,
             timings.get("answer_s"))
+
+
+class RowStore(list):
+    """The report rows of a run, kept while it goes (a small tuple per sample, not its record).
+
+    Values repeat from row to row (variant and answerer names, a question's text under every variant,
+    a handful of distinct scores): :meth:`add` keeps one object per distinct string or float, so the
+    rows of a run ten times as large take far less than ten times the memory of its records.
+    :meth:`to_frame` turns them into the samples frame and empties the store, so the rows are not held
+    twice while the report is made.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._pool: dict[Any, Any] = {}
+
+    def add(self, row: tuple[Any, ...]) -> None:
+        pool = self._pool
+        # the first column is the sample id, unique to its row: nothing to share
+        self.append(row[:1] + tuple(pool.setdefault(v, v) if type(v) is str or type(v) is float else v
+                                    for v in row[1:]))
+
+    def to_frame(self) -> Any:
+        """The samples frame (:func:`benchmark.report.aggregate.frame`) of the rows; the store is left empty."""
+        from benchmark.report.aggregate import frame
+
+        df = frame(self)
+        self.clear()
+        self._pool.clear()
+        return df
+
+
+def reads_samples_file(records: Any) -> bool:
+    """Whether a report's ``records`` are only its rows (tuples, a :class:`RowStore`, or the samples frame
+    made from them): the parts of the report that need whole records then read ``samples.jsonl``.
+
+    >>> reads_samples_file([("s", "q")]), reads_samples_file([{"sample_id": "s"}]), reads_samples_file(RowStore())
+    (True, False, True)
+    """
+    import pandas as pd
+
+    if isinstance(records, (RowStore, pd.DataFrame)):
+        return True
+    return bool(records) and isinstance(records[0], tuple)
