@@ -11,12 +11,11 @@ the answerer and what was missed drawn on it.
 from __future__ import annotations
 
 import base64
-import gzip
 import html
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from benchmark.report.document import Plot, Section
 from benchmark.report.tables import Table, to_html
@@ -32,17 +31,53 @@ def asset(name: str) -> str:
 def packed(value: Any) -> str:
     """``value`` as the page embeds it: compact JSON, gzip-compressed (no timestamp), base64.
 
+    The JSON is written into the compressor piece by piece (a long list a few thousand items at a time),
+    so the explorer's data of a large run is never held as one uncompressed text.
+
     >>> import base64, gzip, json
     >>> json.loads(gzip.decompress(base64.b64decode(packed({"a": [1, None]}))))
     {'a': [1, None]}
+    >>> big = {"c": {"x": list(range(5000)), "y": ["é"] * 3}, "q": [], "z": None}
+    >>> json.loads(gzip.decompress(base64.b64decode(packed(big)))) == big
+    True
     """
+    import zlib
+
+    out = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)  # the gzip format, no file name or time
+    parts = [out.compress(piece) for piece in _json_pieces(value)]
+    parts.append(out.flush())
+    return base64.b64encode(b"".join(parts)).decode("ascii")
+
+
+#: items of a list dumped at once
+_CHUNK = 4096
+
+
+def _dumps(value: Any) -> bytes:
     try:
         import orjson
 
-        data = orjson.dumps(value, default=str)
+        return orjson.dumps(value, default=str)
     except ImportError:  # pragma: no cover - a declared dependency
-        data = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
-    return base64.b64encode(gzip.compress(data, compresslevel=6, mtime=0)).decode("ascii")
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
+
+
+def _json_pieces(value: Any) -> Iterator[bytes]:
+    """Compact JSON of ``value`` in pieces: mappings key by key, long lists a chunk at a time."""
+    if isinstance(value, dict):
+        yield b"{"
+        for i, (k, v) in enumerate(value.items()):
+            yield (b"," if i else b"") + _dumps(str(k)) + b":"
+            yield from _json_pieces(v)
+        yield b"}"
+    elif isinstance(value, list) and len(value) > _CHUNK:
+        yield b"["
+        for start in range(0, len(value), _CHUNK):
+            text = _dumps(value[start:start + _CHUNK])
+            yield (b"," if start else b"") + text[1:-1]
+        yield b"]"
+    else:
+        yield _dumps(value)
 
 
 def _inline(text: str) -> str:
