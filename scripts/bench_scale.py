@@ -12,8 +12,10 @@ own, the median over ``--repeats`` runs of:
 
 Wall time is ``time.perf_counter`` and CPU time user + system seconds (workers included; unlike
 wall time it does not grow when other programs share the machine); peak memory is the process's maximum resident set size
-(``resource.getrusage``), workers included. Ratios against 1x (of CPU time) are printed side by side: linear
-growth shows as ratios close to the scale factor.
+(``resource.getrusage``), workers included (the largest of the process and any one child). Ratios against
+1x (of CPU time) are printed side by side: linear growth shows as ratios close to the scale factor. One
+run that is not measured goes first (``--no-warmup`` leaves it out): it fills the caches every run reads,
+so the first scale does not pay alone for drawing the drill-down's diagrams or embedding texts.
 
 ``--executors local ray`` measures the run (``run``/``full``) with each executor (``--workers`` processes, or
 as many actors on an in-process Ray cluster; ``score``/``report`` are the local executor's): samples per second
@@ -229,6 +231,8 @@ def main() -> None:
     p.add_argument("--code", type=Path, help="checkout whose benchmark package is measured (default: this one)")
     p.add_argument("--executors", nargs="+", choices=("local", "ray"), default=["local"],
                    help="executors whose run/full are measured (default: local)")
+    p.add_argument("--no-warmup", action="store_true",
+                   help="measure from the caches as they are (default: one unmeasured run first fills them)")
     p.add_argument("--child", choices=KINDS, help=argparse.SUPPRESS)
     p.add_argument("--executor", default="local", help=argparse.SUPPRESS)
     p.add_argument("--data", help=argparse.SUPPRESS)
@@ -240,6 +244,15 @@ def main() -> None:
         return
     rows = []
     with tempfile.TemporaryDirectory(prefix="diagqa-bench-") as tmp:
+        if not args.no_warmup:
+            # one run first, not measured: it fills the caches every run reads (the drill-down's rendered
+            # diagrams, embeddings, OCR), so each measurement is of a run, not of filling them (d2 drawing
+            # the large diagrams alone peaks at about 1.5 GB, which would count as the 1x run's peak)
+            data = Path(tmp) / "warmup"
+            make_dataset(data, args.scales[0], args.questions or None)
+            measure("full", data, Path(tmp) / "out", "warmup", args, keep=False)
+            shutil.rmtree(data, ignore_errors=True)
+            print("warm-up run done", file=sys.stderr)
         for scale in args.scales:
             data = Path(tmp) / f"data{scale}"
             n_q = make_dataset(data, scale, args.questions or None)
