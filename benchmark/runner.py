@@ -163,6 +163,84 @@ class _Stages:
                    {a: _create(ANSWERERS, a, options) for a in answerers})
 
 
+def read_images(spec: RunSpec, dataset: Dataset, questions: list[Question], progress: bool = True) -> int:
+    """One pass over the diagram images the run reads, before any stage is made: each PNG not in the
+    caches yet is decoded once, read by tesseract once and, when a variant reads the extracted graph
+    (source ``ocr``), traced into its graph, one image per worker process at a time. What the OCR finders
+    (``reads_image_text``) and the ``ocr`` source read later then comes from the caches
+    (``ocr_words/``, ``extract/``), and no image is decoded again in another stage. Returns how many
+    images were read. An image that cannot be read is left to the stage that needs it, which reports it
+    as it always does; without tesseract nothing is read here.
+    """
+    import os
+
+    from benchmark.extract.ocr import LANG, tesseract_available, words_cache_dir, words_entry
+
+    variants = spec.parsed_variants()
+    extract = "ocr" in {v.source for v in variants}
+    text = any(getattr(FINDERS.resolve(v.finder)[0], "reads_image_text", False)
+               for v in variants if v.finder in FINDERS)
+    if not (extract or text) or not tesseract_available():
+        return 0
+    try:
+        source = _create(SOURCES, "ocr", spec.options) if extract else None
+    except Exception:  # noqa: BLE001 - a bad option is the stage's to report, as it is made
+        return 0
+    lang = (source.lang if source is not None else None) or LANG
+    cache_dir = source.cache_dir if source is not None else None
+    traced = {q.diagram for q in questions} if extract else set()
+    jobs = []
+    for did, d in sorted(dataset.diagrams.items()):
+        if not (text or did in traced):
+            continue
+        png = d.png_path
+        try:
+            data = png.read_bytes()
+        except OSError:
+            continue  # the stage that reads it says so
+        if did in traced:
+            from benchmark.extract.cache import load_cached
+
+            if load_cached(png, lang, cache_dir) is None:
+                jobs.append((str(png), lang, str(cache_dir) if cache_dir else None, True))
+        elif not words_entry(data, LANG, words_cache_dir()).exists():
+            jobs.append((str(png), LANG, None, False))
+    if not jobs:
+        return 0
+    from tqdm import tqdm
+
+    n = max(1, min(spec.workers or os.cpu_count() or 1, len(jobs)))
+    with tqdm(total=len(jobs), desc="reading diagram images (cached after)", unit="image", file=sys.stderr,
+              disable=not progress) as bar:
+        if n == 1:
+            for job in jobs:
+                _read_image(job)
+                bar.update(1)
+        else:
+            from concurrent.futures import ProcessPoolExecutor
+
+            with ProcessPoolExecutor(n) as pool:
+                for _ in pool.map(_read_image, jobs):
+                    bar.update(1)
+    return len(jobs)
+
+
+def _read_image(job: tuple[str, str, str | None, bool]) -> None:
+    """One image of :func:`read_images`: OCR words and, with ``extract``, the extracted graph, into the caches."""
+    path, lang, cache_dir, extract = job
+    try:
+        if extract:
+            from benchmark.extract.cache import cached_extract
+
+            cached_extract(path, lang=lang, cache_dir=Path(cache_dir) if cache_dir else None)
+        else:
+            from benchmark.extract.ocr import image_words
+
+            image_words(path, lang=lang)
+    except Exception:  # noqa: BLE001 - the stage that reads this image reports its problem, with its sample
+        pass
+
+
 def _resolve(spec: RunSpec, dataset: Dataset, say: Any = lambda msg: None, remote: Any = None,
              ranked: dict[str, dict[str, dict[str, Any]]] | None = None) -> tuple[list[Variant], list[str], dict[str, Any], list[dict], dict]:
     """Create every named stage once; unknown names are errors, unavailable ones are skipped.
@@ -824,6 +902,8 @@ def _execute_stages(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, prog
                     ranked: dict[str, dict[str, dict[str, Any]]]) -> RunResult:
     from benchmark.records import loads_line
 
+    if cluster is None:
+        read_images(spec, dataset, questions, progress=progress and not quiet)
     variants, answerers, instances, skipped, resolved = _resolve(
         spec, dataset, lambda msg: _say(msg, quiet), cluster.fit_finders if cluster is not None else None, ranked)
     for s in skipped:

@@ -81,3 +81,36 @@ def test_extraction_first_then_the_finder_text_costs_no_second_pass(tmp_path, te
     fresh = extract(png)
     assert tesseract_log() == 3
     assert fresh == graph
+
+
+def test_a_run_decodes_each_image_once(tmp_path, tesseract_log, monkeypatch):
+    """The run reads its images in one pass before the stages: each PNG is decoded once, for its OCR words
+    and its extracted graph together, and the finders and the ``ocr`` source read the caches."""
+    import benchmark.extract.image as image
+    from benchmark.runner import RunSpec, read_images, run
+
+    log = tmp_path / "decoded.log"   # a file: forked pool processes count too
+    real = image.decode_rgb
+
+    def counting(data, name, *a, **kw):
+        with open(log, "a") as fh:
+            fh.write(f"{Path(str(name)).name}\n")
+        return real(data, name, *a, **kw)
+
+    def decoded() -> list[str]:
+        return log.read_text().split() if log.exists() else []
+
+    monkeypatch.setattr(image, "decode_rgb", counting)
+    data = copy_bundled(tmp_path / "data", NAMES)
+    spec = RunSpec(data_dir=data, variants=("ocr-bm25+ocr+khop2", "oracle+ocr+path"), answerers=("solver",),
+                   out_dir=tmp_path / "results", run_id="cold", workers=1)
+    cold = run(spec, progress=False, quiet=True)
+    assert cold.ok and cold.card["samples"] > 0
+    assert sorted(decoded()) == sorted(f"{n}.png" for n in NAMES)
+    assert tesseract_log() == len(NAMES)
+    # a text-only grid reads no image; a second pass finds everything cached
+    from benchmark.runner import prepare_dataset
+
+    ds, qs, _ = prepare_dataset(data, None)
+    assert read_images(dataclasses.replace(spec, variants=("oracle+d2+khop2",)), ds, qs) == 0
+    assert read_images(spec, ds, qs) == 0 and len(decoded()) == len(NAMES)

@@ -49,6 +49,8 @@ class DenseFinder:
     """MiniLM cosine similarity between the question and whole-image OCR text lines (mean of the best 3)."""
 
     name = "dense"
+    #: it reads every diagram image's OCR words (the run reads them for it first, all cores at once)
+    reads_image_text = True
 
     def __init__(self, top: int = 3) -> None:
         from benchmark.embeddings import require

@@ -17,6 +17,8 @@ class OCRBM25Finder:
     """BM25 over whole-image OCR text (tesseract eng+rus)."""
 
     name = "ocr-bm25"
+    #: it reads every diagram image's OCR words (the run reads them for it first, all cores at once)
+    reads_image_text = True
 
     def __init__(self) -> None:
         self.docs: dict[str, list[str]] = {}
