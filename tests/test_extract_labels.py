@@ -45,3 +45,26 @@ def test_label_where_a_long_connector_crosses_goes_to_the_connector_it_is_the_mi
     d2 = grid({4: "Epsilon", 6: "Eta", 10: "Lambda", 11: "Omicron"}, ["n6 -> n11: spare", "n10 -> n4"])
     g = read_back(tmp_path, "crossing", d2)
     assert edges(g) == {("eta", "->", "omicron", "spare"), ("lambda", "->", "epsilon", "")}
+
+
+def bundled_crop(name: str, x: int, y: int, half: int = 600):
+    """A square of a bundled diagram's render (drawn by d2), centred on (x, y)."""
+    from benchmark.dataset import DEFAULT_ROOT
+    from benchmark.extract.raster import load_rgb
+
+    rgb = load_rgb(DEFAULT_ROOT / "diagrams" / f"{name}.png")
+    return rgb[y - half:y + half, x - half:x + half].copy()
+
+
+@needs_tesseract
+@pytest.mark.parametrize("name, x, y, edge", [
+    # an English diagram: tesseract, reading English and Russian, reads the italic "no" as "по"
+    ("fin_wire_transfer_aml", 5055, 9987, ("politically-exposed-person", "->", "risk-rating-high", "no")),
+    # a Russian one: "да" read as "4a"
+    ("med_triage_ru", 5253, 10520, ("тропонин-повышен", "->", "осмотр-кардиолога", "да")),
+])
+def test_short_label_read_in_the_wrong_script_is_read_again_in_the_diagrams_own(name, x, y, edge):
+    from benchmark.extract.pipeline import extract_image
+
+    g = extract_image(bundled_crop(name, x, y))
+    assert edge in edges(g)

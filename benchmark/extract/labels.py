@@ -101,6 +101,48 @@ def group_blocks(lines: list[list[Word]]) -> list[Block]:
     return blocks
 
 
+def reread_foreign_labels(blocks: list[Block], rgb, factor: int, lang: str) -> None:
+    """Edge labels (grey one-line blocks) with a word written only in letters of the other script
+    than the image's own (:func:`.ocr.dominant_script` of all its words) are read again in the
+    own script's language alone (:func:`.ocr.reread_in_script`; ``rgb`` is the full image,
+    ``factor`` how much larger it is than the blocks' coordinates). The new reading replaces the
+    block's words when it has as many words, those written in the own script are unchanged, and
+    each changed word is all in the own script and read surely (:data:`.ocr.REREAD_MIN_CONF`, and
+    not more than 10 below the first reading's confidence): ``no`` read as Cyrillic ``по`` in an
+    English diagram, ``да`` read as ``4a`` in a Russian one. A word of the other language that
+    belongs there (``hotfix`` in a Russian label) reads as nothing sure in the own language and stays.
+    """
+    from benchmark.extract.ocr import REREAD_MIN_CONF, dominant_script, letter_scripts, reread_in_script
+
+    script = dominant_script([w.text for b in blocks for w in b.words])
+    if script is None:
+        return
+    own = 0 if script == "latin" else 1
+
+    def foreign(text: str) -> bool:
+        counts = letter_scripts(text)
+        return bool(counts[1 - own]) and not counts[own]
+
+    todo = [b for b in blocks if b.grey and len(b.lines) == 1 and any(foreign(w.text) for w in b.words)]
+    if not todo:
+        return
+    boxes = [tuple(int(v * factor) for v in b.box) for b in todo]
+    for b, got in zip(todo, reread_in_script(rgb, boxes, script, lang)):
+        old = sorted(b.lines[0], key=lambda w: w.x)
+        if len(got) != len(old):
+            continue
+        ok = True
+        for w, (text, conf) in zip(old, got):
+            if text == w.text:
+                continue
+            counts = letter_scripts(text)
+            if not foreign(w.text) or counts[1 - own] or not counts[own] or conf < max(REREAD_MIN_CONF, w.conf - 10):
+                ok = False
+                break
+        if ok:
+            b.lines = [[Word(text, w.x, w.y, w.w, w.h, conf, w.ink) for w, (text, conf) in zip(old, got)]]
+
+
 def assign_node_labels(blocks: list[Block], shapes: list[Shape],
                        outside: dict[int, list[tuple[int, int, int, int]]] | None = None,
                        used: set[int] | None = None) -> dict[int, str]:

@@ -229,6 +229,72 @@ def read_words(image: Raster | np.ndarray, lang: str = LANG) -> list[Word]:
     return words
 
 
+#: the languages of :data:`LANG` by the script they write
+SCRIPT_LANGS = {"latin": "eng", "cyrillic": "rus"}
+#: share of an image's letters one script must hold to be the image's own script
+DOMINANT_SHARE = 0.75
+#: a label read again in the image's own script keeps the new reading when tesseract is at least
+#: this sure of it (and not much less sure than of the first reading)
+REREAD_MIN_CONF = 80
+
+
+def letter_scripts(text: str) -> tuple[int, int]:
+    """Latin and Cyrillic letters in ``text``.
+
+    >>> letter_scripts("no, по 4a")
+    (3, 2)
+    """
+    lat = sum(1 for c in text if c.isalpha() and c.isascii())
+    cyr = sum(1 for c in text if "\u0400" <= c <= "\u04ff")
+    return lat, cyr
+
+
+def dominant_script(texts: list[str]) -> str | None:
+    """``latin`` or ``cyrillic`` when that script holds at least :data:`DOMINANT_SHARE` of the
+    letters, else None.
+
+    >>> dominant_script(["Payment", "cleared?", "по"]), dominant_script(["Оплата", "KT"]), dominant_script(["ab", "вг"])
+    ('latin', 'cyrillic', None)
+    """
+    lat = cyr = 0
+    for t in texts:
+        a, b = letter_scripts(t)
+        lat, cyr = lat + a, cyr + b
+    if lat + cyr == 0:
+        return None
+    if lat >= DOMINANT_SHARE * (lat + cyr):
+        return "latin"
+    if cyr >= DOMINANT_SHARE * (lat + cyr):
+        return "cyrillic"
+    return None
+
+
+def reread_in_script(rgb: np.ndarray, boxes: list[tuple[int, int, int, int]], script: str,
+                     lang: str = LANG) -> list[list[tuple[str, float]]]:
+    """Each box of ``rgb`` (x, y, w, h: one line of text) read again by tesseract in the language
+    of ``script`` alone: its words and their confidences (none when ``lang`` lacks that language).
+
+    With both languages loaded, tesseract sometimes reads a short word in the wrong one (italic
+    ``no`` as Cyrillic ``по``, ``да`` as ``4a``); read in the image's own language it reads it right.
+    """
+    import pytesseract
+
+    one = SCRIPT_LANGS[script]
+    if one not in lang.split("+"):
+        return [[] for _ in boxes]
+    h_img, w_img = rgb.shape[:2]
+    out: list[list[tuple[str, float]]] = []
+    for x, y, w, h in boxes:
+        pad = max(4, h // 2)
+        x0, y0 = max(0, x - pad), max(0, y - pad)
+        crop = rgb[y0:min(h_img, y + h + pad), x0:min(w_img, x + w + pad)]
+        r = make_raster(crop, measure=False)
+        img = np.pad(np.where(r.ink, r.lum, 255).astype(np.uint8), 20, constant_values=255)
+        data = pytesseract.image_to_data(img, lang=one, config="--psm 7", output_type=pytesseract.Output.DICT)
+        out.append([(t.strip(), float(c)) for t, c in zip(data["text"], data["conf"]) if (t or "").strip() and float(c) >= 0])
+    return out
+
+
 def words_cache_dir() -> Path:
     """``$DIAGQA_CACHE/ocr_words`` when set, else ``.cache/ocr_words`` at the project root."""
     from benchmark.dataset import DEFAULT_ROOT

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from benchmark.extract.connectors import RawEdge, find_edges
-from benchmark.extract.labels import assign_node_labels, group_blocks, group_lines, slug
+from benchmark.extract.labels import assign_node_labels, group_blocks, group_lines, reread_foreign_labels, slug
 from benchmark.extract.ocr import LANG, Word, read_words
 from benchmark.extract.raster import Raster, load_rgb, make_raster
 from benchmark.extract.shapes import Shape, find_shapes
@@ -58,6 +58,7 @@ def extract_image(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] |
     words = [w.scaled(1 / factor) for w in (read_words(rgb, lang=lang) if words is None else words)]
     clock.lap("ocr")
     blocks = group_blocks(group_lines(words))
+    reread_foreign_labels(blocks, rgb, factor, lang)
     outside: dict[int, list[tuple[int, int, int, int]]] = {}
     labels = assign_node_labels(blocks, shapes, outside)
     edge_blocks = [b for b in blocks if b.grey]
