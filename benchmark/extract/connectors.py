@@ -276,7 +276,45 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
         route = _route([chains[i] for i in members], entries, e1.point, e2.point, lw)
         edges.append(RawEdge(e1.shape, e2.shape, e1.arrow, e2.arrow, pts, route=route, crossed=crossed))
     _label_edges(edges, edge_blocks, lw)
-    return edges
+    return drop_repeats(edges)
+
+
+def _flow_key(e: RawEdge) -> tuple:
+    if e.head_a and e.head_b:
+        return ("<->", frozenset((e.a, e.b)))
+    if e.head_a:
+        return ("->", e.b, e.a)
+    if e.head_b:
+        return ("->", e.a, e.b)
+    return ("--", frozenset((e.a, e.b)))
+
+
+def drop_repeats(edges: list[RawEdge]) -> list[RawEdge]:
+    """The edges without unlabelled repeats: an unlabelled edge is dropped when another edge
+    joins the same two shapes the same way, and an unlabelled edge without arrowheads when a
+    directed edge joins the same two shapes. Long straight connectors drawn over a pair of shapes
+    (grid layouts) leave pieces between them that read as such repeats of the edge really drawn
+    there, which is the labelled one when any is.
+
+    >>> pts = np.zeros((2, 2))
+    >>> es = [RawEdge(0, 1, False, True, pts), RawEdge(0, 1, False, True, pts, "code ok"),
+    ...       RawEdge(1, 0, False, False, pts), RawEdge(1, 2, False, False, pts)]
+    >>> [(e.a, e.b, e.label) for e in drop_repeats(es)]
+    [(0, 1, 'code ok'), (1, 2, '')]
+    """
+    labelled = {_flow_key(e) for e in edges if e.label}
+    directed = {frozenset((e.a, e.b)) for e in edges if e.head_a or e.head_b}
+    out, seen = [], set()
+    for e in edges:
+        key = _flow_key(e)
+        if not e.label:
+            if key in seen or key in labelled:
+                continue
+            if not (e.head_a or e.head_b) and frozenset((e.a, e.b)) in directed:
+                continue
+        seen.add(key)
+        out.append(e)
+    return out
 
 
 def _make_ends(chains: list[Chain], blobs: list[np.ndarray], lw: int,
