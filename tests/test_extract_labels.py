@@ -68,3 +68,14 @@ def test_short_label_read_in_the_wrong_script_is_read_again_in_the_diagrams_own(
 
     g = extract_image(bundled_crop(name, x, y))
     assert edge in edges(g)
+
+
+@needs_tesseract
+def test_pieces_of_connectors_drawn_over_two_shapes_do_not_repeat_their_labelled_edge():
+    # OTP Sender -> Token Service ("code ok") in a grid where several long straight connectors
+    # pass over both shapes: their pieces between the two read as edges between them too
+    from benchmark.extract.pipeline import extract_image
+
+    g = extract_image(bundled_crop("arch_event_driven", 1680, 4400, half=800))
+    between = {e for e in edges(g) if {e[0], e[2]} == {"otp-sender", "token-service"}}
+    assert between == {("otp-sender", "->", "token-service", "code ok")}
