@@ -79,3 +79,14 @@ def test_pieces_of_connectors_drawn_over_two_shapes_do_not_repeat_their_labelled
     g = extract_image(bundled_crop("arch_event_driven", 1680, 4400, half=800))
     between = {e for e in edges(g) if {e[0], e[2]} == {"otp-sender", "token-service"}}
     assert between == {("otp-sender", "->", "token-service", "code ok")}
+
+
+@needs_tesseract
+def test_node_label_crossed_by_a_connector_is_read_whole(tmp_path):
+    # Alpha -> Delta runs straight over Gamma and through its label: the letters under the line
+    # are kept, not blanked with it (tesseract read the cut "Gamma" as "баплта")
+    d2 = grid({0: "Alpha", 4: "Beta", 7: "Gamma", 14: "Delta"}, ["n4 -> n7: code ok", "n0 -> n14"],
+              columns=3, rows=5)
+    g = read_back(tmp_path, "over-label", d2)
+    assert {n["label"] for n in g["nodes"]} == {"Alpha", "Beta", "Gamma", "Delta"}
+    assert ("beta", "->", "gamma", "code ok") in edges(g)
