@@ -90,3 +90,12 @@ def test_node_label_crossed_by_a_connector_is_read_whole(tmp_path):
     g = read_back(tmp_path, "over-label", d2)
     assert {n["label"] for n in g["nodes"]} == {"Alpha", "Beta", "Gamma", "Delta"}
     assert ("beta", "->", "gamma", "code ok") in edges(g)
+
+
+@needs_tesseract
+def test_single_letter_word_run_into_its_neighbour_is_split_again(tmp_path):
+    # tesseract reads the italic "баг в трекер" as "багв трекер" and "с решением" as "срешением"
+    g = read_back(tmp_path, "spaces", "qa: Тестирование\ndev: Задача в трекере\nesc: Эскалация\nwork: В работе\n"
+                                      "qa -> dev: баг в трекер\nesc -> work: вернули с решением\n")
+    assert edges(g) == {("тестирование", "->", "задача-в-трекере", "баг в трекер"),
+                        ("эскалация", "->", "в-работе", "вернули с решением")}

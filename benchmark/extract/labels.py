@@ -143,6 +143,116 @@ def reread_foreign_labels(blocks: list[Block], rgb, factor: int, lang: str) -> N
             b.lines = [[Word(text, w.x, w.y, w.w, w.h, conf, w.ink) for w, (text, conf) in zip(old, got)]]
 
 
+#: d2 writes edge labels in italics leaning about this much (x shift per pixel of height)
+ITALIC_SLANT = 0.2
+#: a blank column run inside a word at least this share of its height, and at least
+#: :data:`SPACE_OVER_GAP` times the largest of its other gaps, is a space tesseract missed
+SPACE_MIN_SHARE, SPACE_OVER_GAP = 0.35, 1.8
+
+
+def ink_gaps(ink) -> list[tuple[int, int]]:
+    """(start, length) of the blank column runs between the first and last inked column.
+
+    >>> import numpy as np
+    >>> m = np.zeros((3, 12), bool); m[:, [1, 2, 4, 9, 10]] = True
+    >>> ink_gaps(m)
+    [(3, 1), (5, 4)]
+    """
+    import numpy as np
+
+    cols = np.asarray(ink).any(axis=0)
+    xs = np.nonzero(cols)[0]
+    if len(xs) == 0:
+        return []
+    out, start = [], None
+    for x in range(int(xs[0]), int(xs[-1]) + 1):
+        if not cols[x] and start is None:
+            start = x
+        elif cols[x] and start is not None:
+            out.append((start, x - start))
+            start = None
+    return out
+
+
+def split_run_together(blocks: list[Block], rgb, factor: int) -> None:
+    """Edge-label words tesseract ran together over a space (``багв`` for ``баг в``,
+    ``срешением`` for ``с решением``: single-letter words in italics) are split where the
+    word's ink, straightened (:data:`ITALIC_SLANT`), has one blank run much wider than its gaps
+    between letters (:data:`SPACE_MIN_SHARE` of the line's height, :data:`SPACE_OVER_GAP`); the
+    space goes in at the
+    letter that far along the word. ``rgb`` is the full image, ``factor`` how much larger it is
+    than the words' coordinates.
+    """
+    import numpy as np
+
+    from benchmark.extract.raster import make_raster
+
+    for b in blocks:
+        if not b.grey:
+            continue
+        changed = False
+        lines = []
+        for line in b.lines:
+            new_line = []
+            for w in sorted(line, key=lambda w: w.x):
+                letters = sum(c.isalpha() for c in w.text)
+                parts = None
+                if letters >= 3 and letters == len(w.text):
+                    x0, y0, ww, hh = (int(round(v * factor)) for v in (w.x, w.y, w.w, w.h))
+                    crop = rgb[y0:y0 + hh, x0:x0 + ww]
+                    if crop.size:
+                        ink = make_raster(crop, measure=False).ink.astype(np.uint8)
+                        parts = _split_at_space(w.text, ink, factor * max(v.h for v in line))
+                if parts is None:
+                    new_line.append(w)
+                    continue
+                changed = True
+                k = len(parts[0]) / len(w.text)
+                cut = int(round(w.w * k))
+                new_line.append(Word(parts[0], w.x, w.y, max(1, cut), w.h, w.conf, w.ink))
+                new_line.append(Word(parts[1], w.x + cut, w.y, max(1, w.w - cut), w.h, w.conf, w.ink))
+            lines.append(new_line)
+        if changed:
+            b.lines = lines
+
+
+def _split_at_space(text: str, ink, height: float) -> tuple[str, str] | None:
+    """``text`` cut in two at the one wide blank run of its ink, or None. The ink is straightened
+    at slants around :data:`ITALIC_SLANT`; the run must be wide at each of them (a gap between
+    two letters only looks wide at the wrong slant). ``height`` is the text line's height.
+
+    >>> import numpy as np
+    >>> m = np.zeros((16, 40), np.uint8)
+    >>> for x in (0, 5, 10, 26): m[6:10, x:x + 3] = 1     # letters, then a space, a letter
+    >>> _split_at_space("багв", m, 16)
+    ('баг', 'в')
+    >>> m[:, 26:29] = 0; m[6:10, 16:19] = 1
+    >>> _split_at_space("багв", m, 16) is None
+    True
+    """
+    import cv2
+    import numpy as np
+
+    hh, ww = ink.shape
+    found = []
+    for slant in (ITALIC_SLANT - 0.1, ITALIC_SLANT - 0.05, ITALIC_SLANT, ITALIC_SLANT + 0.05, ITALIC_SLANT + 0.1):
+        shear = np.float32([[1, slant, -slant * hh / 2], [0, 1, 0]])
+        straight = cv2.warpAffine(ink, shear, (ww, hh), flags=cv2.INTER_NEAREST) > 0
+        gaps = ink_gaps(straight)
+        if len(gaps) < 2:
+            return None
+        widest = max(gaps, key=lambda g: g[1])
+        others = max(g[1] for g in gaps if g is not widest)
+        if widest[1] < SPACE_MIN_SHARE * height or widest[1] < SPACE_OVER_GAP * max(1, others):
+            return None
+        cols = straight.any(axis=0).nonzero()[0]
+        found.append((widest[0] + widest[1] / 2 - cols[0]) / max(1, cols[-1] - cols[0]))
+    k = int(round(float(np.median(found)) * len(text)))
+    if not 0 < k < len(text):
+        return None
+    return text[:k], text[k:]
+
+
 def assign_node_labels(blocks: list[Block], shapes: list[Shape],
                        outside: dict[int, list[tuple[int, int, int, int]]] | None = None,
                        used: set[int] | None = None) -> dict[int, str]:

@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from benchmark.extract.connectors import RawEdge, find_edges
-from benchmark.extract.labels import assign_node_labels, group_blocks, group_lines, reread_foreign_labels, slug
+from benchmark.extract.labels import (assign_node_labels, group_blocks, group_lines, reread_foreign_labels, slug,
+                                      split_run_together)
 from benchmark.extract.ocr import LANG, Word, read_words
 from benchmark.extract.raster import Raster, load_rgb, make_raster
 from benchmark.extract.shapes import Shape, find_shapes
@@ -59,6 +60,7 @@ def extract_image(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] |
     clock.lap("ocr")
     blocks = group_blocks(group_lines(words))
     reread_foreign_labels(blocks, rgb, factor, lang)
+    split_run_together(blocks, rgb, factor)
     outside: dict[int, list[tuple[int, int, int, int]]] = {}
     labels = assign_node_labels(blocks, shapes, outside)
     edge_blocks = [b for b in blocks if b.grey]
