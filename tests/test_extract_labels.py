@@ -99,3 +99,14 @@ def test_single_letter_word_run_into_its_neighbour_is_split_again(tmp_path):
                                       "qa -> dev: баг в трекер\nesc -> work: вернули с решением\n")
     assert edges(g) == {("тестирование", "->", "задача-в-трекере", "баг в трекер"),
                         ("эскалация", "->", "в-работе", "вернули с решением")}
+
+
+@needs_tesseract
+def test_short_label_without_ascenders_beside_its_curve_is_found():
+    # "no" (a box half a line high) lies beside the curve it labels, where d2 placed it by the
+    # curve's control points, further from the line than four of its own heights
+    from benchmark.extract.pipeline import extract_image
+
+    g = extract_image(bundled_crop("state_subscription", 920, 2150, half=900))
+    assert ("sign-up-risk-score-high", "->", "trial", "no") in edges(g)
+    assert ("manual-risk-review", "->", "trial", "approved") in edges(g)

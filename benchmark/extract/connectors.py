@@ -276,7 +276,12 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
         route = _route([chains[i] for i in members], entries, e1.point, e2.point, lw)
         edges.append(RawEdge(e1.shape, e2.shape, e1.arrow, e2.arrow, pts, route=route, crossed=crossed))
     _label_edges(edges, edge_blocks, lw)
-    return drop_repeats(edges)
+    kept = drop_repeats(edges)
+    if len(kept) < len(edges):      # the labels the repeats held go to the edges left
+        for e in kept:
+            e.label, e.label_block = "", None
+        _label_edges(kept, edge_blocks, lw)
+    return kept
 
 
 def _flow_key(e: RawEdge) -> tuple:
@@ -290,11 +295,11 @@ def _flow_key(e: RawEdge) -> tuple:
 
 
 def drop_repeats(edges: list[RawEdge]) -> list[RawEdge]:
-    """The edges without unlabelled repeats: an unlabelled edge is dropped when another edge
-    joins the same two shapes the same way, and an unlabelled edge without arrowheads when a
-    directed edge joins the same two shapes. Long straight connectors drawn over a pair of shapes
-    (grid layouts) leave pieces between them that read as such repeats of the edge really drawn
-    there, which is the labelled one when any is.
+    """The edges without repeats: an unlabelled edge is dropped when another edge joins the same
+    two shapes the same way, and an edge without arrowheads when a directed edge joins the same
+    two shapes. Long straight connectors drawn over a pair of shapes (grid layouts) leave pieces
+    between them that read as such repeats of the edge really drawn there, which is the
+    labelled one when any is (a piece without heads may have taken a label nearby).
 
     >>> pts = np.zeros((2, 2))
     >>> es = [RawEdge(0, 1, False, True, pts), RawEdge(0, 1, False, True, pts, "code ok"),
@@ -307,11 +312,10 @@ def drop_repeats(edges: list[RawEdge]) -> list[RawEdge]:
     out, seen = [], set()
     for e in edges:
         key = _flow_key(e)
-        if not e.label:
-            if key in seen or key in labelled:
-                continue
-            if not (e.head_a or e.head_b) and frozenset((e.a, e.b)) in directed:
-                continue
+        if not (e.head_a or e.head_b) and frozenset((e.a, e.b)) in directed:
+            continue
+        if not e.label and (key in seen or key in labelled):
+            continue
         seen.add(key)
         out.append(e)
     return out
@@ -671,13 +675,16 @@ def _label_edges(edges: list[RawEdge], blocks: list[Block], lw: int) -> None:
     distance from the label's centre to the middle of the path.
     """
     cands = []
+    # a word without ascenders or descenders ("no") has a box about half a line high: reach as
+    # far from it as from the image's usual label line
+    usual = float(np.median([b.line_height for b in blocks])) if blocks else 0.0
     for ei, e in enumerate(edges):
         pts = e.points
         lo, hi = pts.min(axis=0), pts.max(axis=0)
         mid = path_middle(e.route) if e.route is not None and len(e.route) > 1 else pts.mean(axis=0)
         for bi, b in enumerate(blocks):
             x, y, w, h = b.box
-            reach = 3 * lw + 4 * b.line_height
+            reach = 3 * lw + 4 * max(b.line_height, usual)
             crossed = bi in e.crossed
             if not crossed and (x > hi[0] + reach or x + w < lo[0] - reach or y > hi[1] + reach
                                 or y + h < lo[1] - reach):
