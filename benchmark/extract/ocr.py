@@ -340,23 +340,41 @@ def reread_in_script(rgb: np.ndarray, boxes: list[tuple[int, int, int, int]], sc
 
     With both languages loaded, tesseract sometimes reads a short word in the wrong one (italic
     ``no`` as Cyrillic ``по``, ``да`` as ``4a``); read in the image's own language it reads it right.
+    The lines go to tesseract in one call, stacked under each other.
     """
     import pytesseract
 
     one = SCRIPT_LANGS[script]
-    if one not in lang.split("+"):
+    if one not in lang.split("+") or not boxes:
         return [[] for _ in boxes]
+    # one tesseract call: the lines stacked under each other, well apart, read as a block
     h_img, w_img = rgb.shape[:2]
-    out: list[list[tuple[str, float]]] = []
+    pieces = []
     for x, y, w, h in boxes:
         pad = max(4, h // 2)
         x0, y0 = max(0, x - pad), max(0, y - pad)
         crop = rgb[y0:min(h_img, y + h + pad), x0:min(w_img, x + w + pad)]
         r = make_raster(crop, measure=False)
-        img = np.pad(np.where(r.ink, r.lum, 255).astype(np.uint8), 20, constant_values=255)
-        data = pytesseract.image_to_data(img, lang=one, config="--psm 7", output_type=pytesseract.Output.DICT)
-        out.append([(t.strip(), float(c)) for t, c in zip(data["text"], data["conf"]) if (t or "").strip() and float(c) >= 0])
-    return out
+        pieces.append(np.where(r.ink, r.lum, 255).astype(np.uint8))
+    gap = 20 + max(p.shape[0] for p in pieces)
+    width = max(p.shape[1] for p in pieces) + 40
+    canvas = np.full((gap * len(pieces) + gap, width), 255, np.uint8)
+    tops = []
+    for i, p in enumerate(pieces):
+        top = gap // 2 + i * gap
+        canvas[top:top + p.shape[0], 20:20 + p.shape[1]] = p
+        tops.append((top, top + p.shape[0]))
+    data = pytesseract.image_to_data(canvas, lang=one, config="--psm 6", output_type=pytesseract.Output.DICT)
+    out: list[list[tuple[str, float, int]]] = [[] for _ in boxes]
+    for t, c, left, top, hh in zip(data["text"], data["conf"], data["left"], data["top"], data["height"]):
+        if not (t or "").strip() or float(c) < 0:
+            continue
+        cy = top + hh / 2
+        for i, (a, b) in enumerate(tops):
+            if a - 4 <= cy <= b + 4:
+                out[i].append((t.strip(), float(c), int(left)))
+                break
+    return [[(t, c) for t, c, _ in sorted(words, key=lambda w: w[2])] for words in out]
 
 
 def words_cache_dir() -> Path:
