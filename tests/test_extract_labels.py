@@ -110,3 +110,13 @@ def test_short_label_without_ascenders_beside_its_curve_is_found():
     g = extract_image(bundled_crop("state_subscription", 920, 2150, half=900))
     assert ("sign-up-risk-score-high", "->", "trial", "no") in edges(g)
     assert ("manual-risk-review", "->", "trial", "approved") in edges(g)
+
+
+@needs_tesseract
+def test_dashes_of_a_grey_connector_read_as_text_are_no_label(tmp_path):
+    # the grey dashed connector beside Deploy Service -> Secrets Vault reads as a column of "1"s,
+    # which went to the blue edge beside it as its label
+    g = read_back(tmp_path, "dashes", 'classes: {\n  data: {style: {stroke-dash: 4; stroke: "#6b7280"}}\n}\n'
+                                      "a: Deploy Service\nb: Secrets Vault\nc: Audit Log\n"
+                                      "a -> b\na -> b {class: data}\nb -> c\nb -> c {class: data}\n")
+    assert ("deploy-service", "->", "secrets-vault", "") in edges(g)

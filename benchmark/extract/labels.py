@@ -253,6 +253,39 @@ def _split_at_space(text: str, ink, height: float) -> tuple[str, str] | None:
     return text[:k], text[k:]
 
 
+#: a grey block whose ink lies this close to one straight line (standard deviation across it,
+#: in line heights) over at least :data:`DASH_MIN_LENGTH` line heights is a dashed connector
+#: tesseract read as text (``eee``, ``---7``, a column of ``1``), not a label
+DASH_MAX_SPREAD, DASH_MIN_LENGTH = 0.12, 3.0
+
+
+def is_dashed_stroke(block: Block, ink) -> bool:
+    """Is the block's ink (``ink``: the image's text-ink mask, in the blocks' coordinates) one
+    thin straight line (d2 draws data-flow connectors dashed in grey, the colour of edge labels)?
+
+    >>> import numpy as np
+    >>> from benchmark.extract.ocr import Word
+    >>> ink = np.zeros((40, 120), bool); ink[20, 10:100:6] = ink[20, 11:100:6] = ink[20, 12:100:6] = True
+    >>> dash = Block([[Word("eee", 10, 15, 90, 10, 20, 110)]], grey=True)
+    >>> ink2 = np.zeros((40, 120), bool); ink2[14:24, 10:100] = np.random.default_rng(0).random((10, 90)) > 0.6
+    >>> text = Block([[Word("cache miss", 10, 14, 90, 10, 90, 110)]], grey=True)
+    >>> is_dashed_stroke(dash, ink), is_dashed_stroke(text, ink2)
+    (True, False)
+    """
+    import numpy as np
+
+    x, y, w, h = block.box
+    lh = block.line_height
+    ys, xs = np.nonzero(ink[max(0, y):y + h, max(0, x):x + w])
+    if len(xs) < 8:
+        return False
+    pts = np.stack([xs, ys], axis=1).astype(float)
+    pts -= pts.mean(axis=0)
+    vals, vecs = np.linalg.eigh(np.cov(pts.T))
+    spread, length = float(np.sqrt(max(vals[0], 0.0))), float(np.ptp(pts @ vecs[:, 1]))
+    return spread <= DASH_MAX_SPREAD * lh and length >= DASH_MIN_LENGTH * lh
+
+
 def assign_node_labels(blocks: list[Block], shapes: list[Shape],
                        outside: dict[int, list[tuple[int, int, int, int]]] | None = None,
                        used: set[int] | None = None) -> dict[int, str]:

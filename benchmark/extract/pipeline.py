@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from benchmark.extract.connectors import RawEdge, find_edges
-from benchmark.extract.labels import (assign_node_labels, group_blocks, group_lines, reread_foreign_labels, slug,
-                                      split_run_together)
+from benchmark.extract.labels import (assign_node_labels, group_blocks, group_lines, is_dashed_stroke,
+                                      reread_foreign_labels, slug, split_run_together)
 from benchmark.extract.ocr import LANG, Word, read_words
 from benchmark.extract.raster import Raster, load_rgb, make_raster
 from benchmark.extract.shapes import Shape, find_shapes
@@ -58,7 +58,7 @@ def extract_image(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] |
         return {**extract_any(rgb, lang=lang, timings=timings), "reader": "any"}
     words = [w.scaled(1 / factor) for w in (read_words(rgb, lang=lang) if words is None else words)]
     clock.lap("ocr")
-    blocks = group_blocks(group_lines(words))
+    blocks = [b for b in group_blocks(group_lines(words)) if not (b.grey and is_dashed_stroke(b, r.ink))]
     reread_foreign_labels(blocks, rgb, factor, lang)
     split_run_together(blocks, rgb, factor)
     outside: dict[int, list[tuple[int, int, int, int]]] = {}
