@@ -12,7 +12,9 @@
    the stroke running on over it between them, are one connector drawn through that shape (grid
    layouts draw straight connectors over the shapes in their way). An end still loose where connectors fanned out of one
    side of a shape is followed along the stroke to that shape. Chains whose two ends reach
-   shapes become edges; an edge takes the label whose gap it crosses, or the nearest one left.
+   shapes become edges. Unlabelled repeats of an edge between the same two shapes are dropped.
+   Labels go to the edges whose middle lies nearest them, among those passing through or beside
+   their box (d2 centres a label on its connector and blanks its box out of every connector).
 """
 from __future__ import annotations
 
