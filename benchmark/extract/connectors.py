@@ -12,7 +12,9 @@
    the stroke running on over it between them, are one connector drawn through that shape (grid
    layouts draw straight connectors over the shapes in their way). An end still loose where connectors fanned out of one
    side of a shape is followed along the stroke to that shape. Chains whose two ends reach
-   shapes become edges; an edge takes the label whose gap it crosses, or the nearest one left.
+   shapes become edges. Unlabelled repeats of an edge between the same two shapes are dropped.
+   Labels go to the edges whose middle lies nearest them, among those passing through or beside
+   their box (d2 centres a label on its connector and blanks its box out of every connector).
 """
 from __future__ import annotations
 
@@ -38,6 +40,8 @@ class RawEdge:
     points: np.ndarray
     label: str = ""
     label_block: int | None = None
+    route: np.ndarray | None = None        # the connector's path from end a to end b, in order
+    crossed: list[int] = field(default_factory=list)   # label blocks whose gap it was joined across
 
 
 @dataclass
@@ -258,7 +262,7 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     _heads_across_labels(unclaimed, ends, edge_blocks, lw)
     groups = _join(ends, chains, lw)
     edges = []
-    for members, (e1, e2), crossed in groups:
+    for members, entries, (e1, e2), crossed in groups:
         for e in (e1, e2):
             if e.shape is None:
                 _attach_one(e, shapes, lw, 6 * lw, label_boxes)
@@ -271,12 +275,52 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
         if e1.shape == e2.shape and not (e1.arrow or e2.arrow):
             continue
         pts = np.concatenate([chains[i].points for i in members], axis=0)
-        edge = RawEdge(e1.shape, e2.shape, e1.arrow, e2.arrow, pts)
-        if crossed is not None and all(e.label_block != crossed for e in edges):
-            edge.label_block, edge.label = crossed, edge_blocks[crossed].text   # the gap d2 left for it
-        edges.append(edge)
+        route = _route([chains[i] for i in members], entries, e1.point, e2.point, lw)
+        edges.append(RawEdge(e1.shape, e2.shape, e1.arrow, e2.arrow, pts, route=route, crossed=crossed))
     _label_edges(edges, edge_blocks, lw)
-    return edges
+    kept = drop_repeats(edges)
+    if len(kept) < len(edges):      # the labels the repeats held go to the edges left
+        for e in kept:
+            e.label, e.label_block = "", None
+        _label_edges(kept, edge_blocks, lw)
+    return kept
+
+
+def _flow_key(e: RawEdge) -> tuple:
+    if e.head_a and e.head_b:
+        return ("<->", frozenset((e.a, e.b)))
+    if e.head_a:
+        return ("->", e.b, e.a)
+    if e.head_b:
+        return ("->", e.a, e.b)
+    return ("--", frozenset((e.a, e.b)))
+
+
+def drop_repeats(edges: list[RawEdge]) -> list[RawEdge]:
+    """The edges without repeats: an unlabelled edge is dropped when another edge joins the same
+    two shapes the same way, and an edge without arrowheads when a directed edge joins the same
+    two shapes. Long straight connectors drawn over a pair of shapes (grid layouts) leave pieces
+    between them that read as such repeats of the edge really drawn there, which is the
+    labelled one when any is (a piece without heads may have taken a label nearby).
+
+    >>> pts = np.zeros((2, 2))
+    >>> es = [RawEdge(0, 1, False, True, pts), RawEdge(0, 1, False, True, pts, "code ok"),
+    ...       RawEdge(1, 0, False, False, pts), RawEdge(1, 2, False, False, pts)]
+    >>> [(e.a, e.b, e.label) for e in drop_repeats(es)]
+    [(0, 1, 'code ok'), (1, 2, '')]
+    """
+    labelled = {_flow_key(e) for e in edges if e.label}
+    directed = {frozenset((e.a, e.b)) for e in edges if e.head_a or e.head_b}
+    out, seen = [], set()
+    for e in edges:
+        key = _flow_key(e)
+        if not (e.head_a or e.head_b) and frozenset((e.a, e.b)) in directed:
+            continue
+        if not e.label and (key in seen or key in labelled):
+            continue
+        seen.add(key)
+        out.append(e)
+    return out
 
 
 def _make_ends(chains: list[Chain], blobs: list[np.ndarray], lw: int,
@@ -526,9 +570,10 @@ def _mark_label_boxes(ends: list[_End], blocks: list[Block], lw: int) -> None:
                 e.label_boxes.append(bi)
 
 
-def _join(ends: list[_End], chains: list[Chain], lw: int) -> list[tuple[list[int], tuple[_End, _End], int | None]]:
-    """Join free chain ends to collinear partners; returns (chain ids, outer ends, the edge label
-    block whose gap the group crosses or None) per group."""
+def _join(ends: list[_End], chains: list[Chain], lw: int) -> list[tuple[list[int], list[int], tuple[_End, _End], list[int]]]:
+    """Join free chain ends to collinear partners; returns (chain ids in order along the group,
+    the end of each chain the walk enters it by, the group's outer ends, the edge label blocks
+    whose gaps the group crosses) per group."""
     def free(e: _End) -> bool:
         return not e.arrow and (e.shape is None or e.at_container)
 
@@ -595,6 +640,7 @@ def _join(ends: list[_End], chains: list[Chain], lw: int) -> list[tuple[list[int
             e = other ^ 1
         first = e
         members = []
+        entries = []
         e = first
         seen_local: set[int] = set()
         while True:
@@ -603,57 +649,118 @@ def _join(ends: list[_End], chains: list[Chain], lw: int) -> list[tuple[list[int
                 break
             seen_local.add(ch)
             members.append(ch)
+            entries.append(e & 1)
             out = e ^ 1
             if out in partner and partner[out] // 2 not in seen_local:
                 e = partner[out]
             else:
                 break
         seen |= seen_local
-        crossed = [via_label[2 * m + k] for m in members for k in (0, 1) if 2 * m + k in via_label]
-        groups.append((members, (ends[first], ends[out]), crossed[0] if crossed else None))
+        crossed = sorted({via_label[2 * m + k] for m in members for k in (0, 1) if 2 * m + k in via_label})
+        groups.append((members, entries, (ends[first], ends[out]), crossed))
     return groups
 
 
+#: weight of a label's distance from the middle of a connector against its distance from the
+#: connector's line, when labels are given to connectors (d2 centres a label on its connector)
+MIDDLE_WEIGHT = 0.5
+
+
 def _label_edges(edges: list[RawEdge], blocks: list[Block], lw: int) -> None:
+    """Give each edge label block to one edge, each edge at most one block.
+
+    d2 draws a label at the middle of its connector's path and blanks the label's box out of every
+    connector passing under it: a connector passing through the box (or beside it, where d2 placed
+    the label by a curve's control points) is a candidate, and the one whose middle is nearest
+    the label's centre gets it. Pairs are taken best first by the distance from the box to the
+    line (none where the line was joined across the box's gap) plus ``MIDDLE_WEIGHT`` times the
+    distance from the label's centre to the middle of the path.
+    """
     cands = []
-    for bi, b in enumerate(blocks):
-        x, y, w, h = b.box
-        cx, cy = x + w / 2, y + h / 2
-        for ei, e in enumerate(edges):
-            pts = e.points
-            dx = np.maximum(np.maximum(x - pts[:, 0], pts[:, 0] - (x + w)), 0)
-            dy = np.maximum(np.maximum(y - pts[:, 1], pts[:, 1] - (y + h)), 0)
-            d_box = float(np.min(np.hypot(dx, dy)))
-            d_centre = float(np.min(np.hypot(pts[:, 0] - cx, pts[:, 1] - cy)))
-            if d_box <= 3 * lw + 0.5 * b.line_height:
-                cands.append((d_box, d_centre, bi, ei))
-    cands.sort()
-    used_b: set[int] = {e.label_block for e in edges if e.label_block is not None}
-    for _, _, bi, ei in cands:
-        if bi in used_b or edges[ei].label_block is not None:
-            continue
-        used_b.add(bi)
-        edges[ei].label_block = bi
-        edges[ei].label = blocks[bi].text
-    # a label d2 placed by a curved connector's control points lies beside the drawn curve: a
-    # block still unclaimed goes to the nearest edge without a label within a few text lines
-    far = []
-    for bi, b in enumerate(blocks):
-        if bi in used_b:
-            continue
-        for ei, e in enumerate(edges):
-            if e.label_block is not None:
+    # a word without ascenders or descenders ("no") has a box about half a line high: reach as
+    # far from it as from the image's usual label line
+    usual = float(np.median([b.line_height for b in blocks])) if blocks else 0.0
+    for ei, e in enumerate(edges):
+        pts = e.points
+        lo, hi = pts.min(axis=0), pts.max(axis=0)
+        mid = path_middle(e.route) if e.route is not None and len(e.route) > 1 else pts.mean(axis=0)
+        for bi, b in enumerate(blocks):
+            x, y, w, h = b.box
+            reach = 3 * lw + 4 * max(b.line_height, usual)
+            crossed = bi in e.crossed
+            if not crossed and (x > hi[0] + reach or x + w < lo[0] - reach or y > hi[1] + reach
+                                or y + h < lo[1] - reach):
                 continue
-            d_box = _points_box_distance(e.points, b.box)
-            if d_box <= 3 * lw + 4 * b.line_height:
-                far.append((d_box, bi, ei))
-    far.sort()
-    for _, bi, ei in far:
+            d_box = 0.0 if crossed else _points_box_distance(pts, b.box)
+            if d_box > reach:
+                continue
+            cx, cy = b.centre
+            d_mid = float(np.hypot(mid[0] - cx, mid[1] - cy))
+            cands.append((d_box + MIDDLE_WEIGHT * d_mid, bi, ei))
+    cands.sort()
+    used_b: set[int] = set()
+    for _, bi, ei in cands:
         if bi in used_b or edges[ei].label_block is not None:
             continue
         used_b.add(bi)
         edges[ei].label_block = bi
         edges[ei].label = blocks[bi].text
+
+
+def _route(chains: list[Chain], entries: list[int], start: np.ndarray, end: np.ndarray, lw: int) -> np.ndarray:
+    """The path of a group of chains in order, from ``start`` to ``end`` (the gaps between the
+    pieces bridged straight), sampled about every ``2 * lw`` pixels."""
+    cell = max(2, 2 * lw)
+    parts = [np.asarray(start, float).reshape(1, 2)]
+    for c, which in zip(chains, entries):
+        parts.append(ordered_points(c.points, np.array(c.end(which), float), cell))
+    parts.append(np.asarray(end, float).reshape(1, 2))
+    return np.concatenate(parts, axis=0)
+
+
+def ordered_points(points: np.ndarray, start: np.ndarray, cell: int) -> np.ndarray:
+    """The pixels of a thin piece (in any order) as a path from ``start``: averaged over cells of
+    ``cell`` pixels, then walked from the cell nearest ``start`` to the nearest cell left each time.
+
+    >>> t = np.linspace(0, np.pi, 200)
+    >>> arc = np.stack([100 + 50 * np.cos(t), 100 - 50 * np.sin(t)], axis=1)
+    >>> path = ordered_points(arc[::-1].copy(), np.array([150., 100.]), 4)
+    >>> path[0].round().tolist(), path[-1].round().tolist()
+    ([150.0, 100.0], [50.0, 100.0])
+    >>> bool(abs(np.hypot(*np.diff(path, axis=0).T).sum() - 50 * np.pi) < 8)
+    True
+    """
+    keys = np.floor(points / cell).astype(np.int64)
+    _, inv = np.unique(keys, axis=0, return_inverse=True)
+    inv = inv.reshape(-1)
+    n = int(inv.max()) + 1
+    sums = np.zeros((n, 2))
+    np.add.at(sums, inv, points)
+    cells = sums / np.bincount(inv, minlength=n)[:, None]
+    left = np.ones(n, bool)
+    order = []
+    cur = np.asarray(start, float)
+    for _ in range(n):
+        d = np.where(left, (cells[:, 0] - cur[0]) ** 2 + (cells[:, 1] - cur[1]) ** 2, np.inf)
+        k = int(np.argmin(d))
+        order.append(k)
+        left[k] = False
+        cur = cells[k]
+    return cells[order]
+
+
+def path_middle(path: np.ndarray) -> np.ndarray:
+    """The point halfway along a path (by length).
+
+    >>> path_middle(np.array([[0., 0.], [10., 0.], [10., 30.]])).tolist()
+    [10.0, 10.0]
+    """
+    seg = np.hypot(*np.diff(path, axis=0).T)
+    cum = np.concatenate([[0.0], np.cumsum(seg)])
+    half = cum[-1] / 2
+    k = int(np.clip(np.searchsorted(cum, half), 1, len(path) - 1))
+    t = (half - cum[k - 1]) / seg[k - 1] if seg[k - 1] > 0 else 0.0
+    return path[k - 1] + t * (path[k] - path[k - 1])
 
 
 def _points_box_distance(pts: np.ndarray, box: tuple[int, int, int, int]) -> float:

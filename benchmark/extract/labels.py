@@ -101,6 +101,191 @@ def group_blocks(lines: list[list[Word]]) -> list[Block]:
     return blocks
 
 
+def reread_foreign_labels(blocks: list[Block], rgb, factor: int, lang: str) -> None:
+    """Edge labels (grey one-line blocks) with a word written only in letters of the other script
+    than the image's own (:func:`.ocr.dominant_script` of all its words) are read again in the
+    own script's language alone (:func:`.ocr.reread_in_script`; ``rgb`` is the full image,
+    ``factor`` how much larger it is than the blocks' coordinates). The new reading replaces the
+    block's words when it has as many words, those written in the own script are unchanged, and
+    each changed word is all in the own script and read surely (:data:`.ocr.REREAD_MIN_CONF`, and
+    not more than 10 below the first reading's confidence): ``no`` read as Cyrillic ``по`` in an
+    English diagram, ``да`` read as ``4a`` in a Russian one. A word of the other language that
+    belongs there (``hotfix`` in a Russian label) reads as nothing sure in the own language and stays.
+    """
+    from benchmark.extract.ocr import REREAD_MIN_CONF, dominant_script, letter_scripts, reread_in_script
+
+    script = dominant_script([w.text for b in blocks for w in b.words])
+    if script is None:
+        return
+    own = 0 if script == "latin" else 1
+
+    def foreign(text: str) -> bool:
+        counts = letter_scripts(text)
+        return bool(counts[1 - own]) and not counts[own]
+
+    todo = [b for b in blocks if b.grey and len(b.lines) == 1 and any(foreign(w.text) for w in b.words)]
+    if not todo:
+        return
+    boxes = [tuple(int(v * factor) for v in b.box) for b in todo]
+    for b, got in zip(todo, reread_in_script(rgb, boxes, script, lang)):
+        old = sorted(b.lines[0], key=lambda w: w.x)
+        if len(got) != len(old):
+            continue
+        ok = True
+        for w, (text, conf) in zip(old, got):
+            if text == w.text:
+                continue
+            counts = letter_scripts(text)
+            if not foreign(w.text) or counts[1 - own] or not counts[own] or conf < max(REREAD_MIN_CONF, w.conf - 10):
+                ok = False
+                break
+        if ok:
+            b.lines = [[Word(text, w.x, w.y, w.w, w.h, conf, w.ink) for w, (text, conf) in zip(old, got)]]
+
+
+#: d2 writes edge labels in italics leaning about this much (x shift per pixel of height)
+ITALIC_SLANT = 0.2
+#: a blank column run inside a word at least this share of its height, and at least
+#: :data:`SPACE_OVER_GAP` times the largest of its other gaps, is a space tesseract missed
+SPACE_MIN_SHARE, SPACE_OVER_GAP = 0.35, 1.8
+
+
+def ink_gaps(ink) -> list[tuple[int, int]]:
+    """(start, length) of the blank column runs between the first and last inked column.
+
+    >>> import numpy as np
+    >>> m = np.zeros((3, 12), bool); m[:, [1, 2, 4, 9, 10]] = True
+    >>> ink_gaps(m)
+    [(3, 1), (5, 4)]
+    """
+    import numpy as np
+
+    cols = np.asarray(ink).any(axis=0)
+    xs = np.nonzero(cols)[0]
+    if len(xs) == 0:
+        return []
+    out, start = [], None
+    for x in range(int(xs[0]), int(xs[-1]) + 1):
+        if not cols[x] and start is None:
+            start = x
+        elif cols[x] and start is not None:
+            out.append((start, x - start))
+            start = None
+    return out
+
+
+def split_run_together(blocks: list[Block], rgb, factor: int) -> None:
+    """Edge-label words tesseract ran together over a space (``багв`` for ``баг в``,
+    ``срешением`` for ``с решением``: single-letter words in italics) are split where the
+    word's ink, straightened (:data:`ITALIC_SLANT`), has one blank run much wider than its gaps
+    between letters (:data:`SPACE_MIN_SHARE` of the line's height, :data:`SPACE_OVER_GAP`); the
+    space goes in at the
+    letter that far along the word. ``rgb`` is the full image, ``factor`` how much larger it is
+    than the words' coordinates.
+    """
+    import numpy as np
+
+    from benchmark.extract.raster import make_raster
+
+    for b in blocks:
+        if not b.grey:
+            continue
+        changed = False
+        lines = []
+        for line in b.lines:
+            new_line = []
+            for w in sorted(line, key=lambda w: w.x):
+                letters = sum(c.isalpha() for c in w.text)
+                parts = None
+                if letters >= 3 and letters == len(w.text):
+                    x0, y0, ww, hh = (int(round(v * factor)) for v in (w.x, w.y, w.w, w.h))
+                    crop = rgb[y0:y0 + hh, x0:x0 + ww]
+                    if crop.size:
+                        ink = make_raster(crop, measure=False).ink.astype(np.uint8)
+                        parts = _split_at_space(w.text, ink, factor * max(v.h for v in line))
+                if parts is None:
+                    new_line.append(w)
+                    continue
+                changed = True
+                k = len(parts[0]) / len(w.text)
+                cut = int(round(w.w * k))
+                new_line.append(Word(parts[0], w.x, w.y, max(1, cut), w.h, w.conf, w.ink))
+                new_line.append(Word(parts[1], w.x + cut, w.y, max(1, w.w - cut), w.h, w.conf, w.ink))
+            lines.append(new_line)
+        if changed:
+            b.lines = lines
+
+
+def _split_at_space(text: str, ink, height: float) -> tuple[str, str] | None:
+    """``text`` cut in two at the one wide blank run of its ink, or None. The ink is straightened
+    at slants around :data:`ITALIC_SLANT`; the run must be wide at each of them (a gap between
+    two letters only looks wide at the wrong slant). ``height`` is the text line's height.
+
+    >>> import numpy as np
+    >>> m = np.zeros((16, 40), np.uint8)
+    >>> for x in (0, 5, 10, 26): m[6:10, x:x + 3] = 1     # letters, then a space, a letter
+    >>> _split_at_space("багв", m, 16)
+    ('баг', 'в')
+    >>> m[:, 26:29] = 0; m[6:10, 16:19] = 1
+    >>> _split_at_space("багв", m, 16) is None
+    True
+    """
+    import cv2
+    import numpy as np
+
+    hh, ww = ink.shape
+    found = []
+    for slant in (ITALIC_SLANT - 0.1, ITALIC_SLANT - 0.05, ITALIC_SLANT, ITALIC_SLANT + 0.05, ITALIC_SLANT + 0.1):
+        shear = np.float32([[1, slant, -slant * hh / 2], [0, 1, 0]])
+        straight = cv2.warpAffine(ink, shear, (ww, hh), flags=cv2.INTER_NEAREST) > 0
+        gaps = ink_gaps(straight)
+        if len(gaps) < 2:
+            return None
+        widest = max(gaps, key=lambda g: g[1])
+        others = max(g[1] for g in gaps if g is not widest)
+        if widest[1] < SPACE_MIN_SHARE * height or widest[1] < SPACE_OVER_GAP * max(1, others):
+            return None
+        cols = straight.any(axis=0).nonzero()[0]
+        found.append((widest[0] + widest[1] / 2 - cols[0]) / max(1, cols[-1] - cols[0]))
+    k = int(round(float(np.median(found)) * len(text)))
+    if not 0 < k < len(text):
+        return None
+    return text[:k], text[k:]
+
+
+#: a grey block whose ink lies this close to one straight line (standard deviation across it,
+#: in line heights) over at least :data:`DASH_MIN_LENGTH` line heights is a dashed connector
+#: tesseract read as text (``eee``, ``---7``, a column of ``1``), not a label
+DASH_MAX_SPREAD, DASH_MIN_LENGTH = 0.12, 3.0
+
+
+def is_dashed_stroke(block: Block, ink) -> bool:
+    """Is the block's ink (``ink``: the image's text-ink mask, in the blocks' coordinates) one
+    thin straight line (d2 draws data-flow connectors dashed in grey, the colour of edge labels)?
+
+    >>> import numpy as np
+    >>> from benchmark.extract.ocr import Word
+    >>> ink = np.zeros((40, 120), bool); ink[20, 10:100:6] = ink[20, 11:100:6] = ink[20, 12:100:6] = True
+    >>> dash = Block([[Word("eee", 10, 15, 90, 10, 20, 110)]], grey=True)
+    >>> ink2 = np.zeros((40, 120), bool); ink2[14:24, 10:100] = np.random.default_rng(0).random((10, 90)) > 0.6
+    >>> text = Block([[Word("cache miss", 10, 14, 90, 10, 90, 110)]], grey=True)
+    >>> is_dashed_stroke(dash, ink), is_dashed_stroke(text, ink2)
+    (True, False)
+    """
+    import numpy as np
+
+    x, y, w, h = block.box
+    lh = block.line_height
+    ys, xs = np.nonzero(ink[max(0, y):y + h, max(0, x):x + w])
+    if len(xs) < 8:
+        return False
+    pts = np.stack([xs, ys], axis=1).astype(float)
+    pts -= pts.mean(axis=0)
+    vals, vecs = np.linalg.eigh(np.cov(pts.T))
+    spread, length = float(np.sqrt(max(vals[0], 0.0))), float(np.ptp(pts @ vecs[:, 1]))
+    return spread <= DASH_MAX_SPREAD * lh and length >= DASH_MIN_LENGTH * lh
+
+
 def assign_node_labels(blocks: list[Block], shapes: list[Shape],
                        outside: dict[int, list[tuple[int, int, int, int]]] | None = None,
                        used: set[int] | None = None) -> dict[int, str]:

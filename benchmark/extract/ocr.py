@@ -36,7 +36,7 @@ MIN_CONF = 20
 #: corners); comparisons and operators stand alone between spaces in labels like ``attempts < 3?``
 LONE_SYMBOLS = "?!&+-/<>=≤≥≠%#*:~|→←"
 #: bump when :func:`read_words` may read other words from the same image (invalidates stored words)
-WORDS_VERSION = "1"
+WORDS_VERSION = "2"
 
 _CYR_TO_LAT = str.maketrans("аеорсухкмнтвАЕОРСУХКМНТВ", "aeopcyxkmhtbAEOPCYXKMHTB")
 _LAT_TO_CYR = str.maketrans("aeopcyxkAEOPCYXKMHTB", "аеорсухкАЕОРСУХКМНТВ")
@@ -159,6 +159,62 @@ def text_patches(r: Raster) -> tuple[list[tuple[int, int, int, int, int]], np.nd
     return boxes, labels
 
 
+def stroke_fringe(rgb: np.ndarray, stroke: np.ndarray) -> np.ndarray:
+    """Pixels beside a stroke still tinted by it (its anti-aliased edge: too little blue for the
+    stroke mask, dark enough for ink)."""
+    import cv2
+
+    r, g, b = (rgb[..., i].astype(np.int16) for i in range(3))
+    near = cv2.dilate(stroke.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+    return near & ~stroke & (b - (r + g) // 2 > 8)
+
+
+def strokes_through_glyphs(ink: np.ndarray, stroke: np.ndarray, lw: int) -> np.ndarray:
+    """The stroke pixels of a connector drawn over text that lie inside a glyph: text ink on both
+    sides of the stroke, right beside its edges, looking across it (along the stroke mask's
+    gradient). Blanked, they would cut the letters a connector crosses in two
+    (grid layouts draw connectors straight over the shapes in their way, labels and all); the
+    blank inside a letter (the counter of an ``m`` a line runs through) stays blank.
+
+    >>> ink = np.zeros((12, 16), bool); ink[3:9, 3:13] = True
+    >>> stroke = np.zeros_like(ink); stroke[:, 7:9] = True; ink[:, 7:9] = False
+    >>> under = strokes_through_glyphs(ink, stroke, 2)
+    >>> bool(under[3:9, 7:9].all()), bool(under[:2].any() or under[10:].any())
+    (True, False)
+    """
+    import cv2
+
+    out = np.zeros_like(ink)
+    if not (ink.any() and stroke.any()):
+        return out
+    s = cv2.GaussianBlur(stroke.astype(np.float32), (0, 0), max(1.0, lw / 2))
+    gx = cv2.Sobel(s, cv2.CV_32F, 1, 0, ksize=3)
+    gy = cv2.Sobel(s, cv2.CV_32F, 0, 1, ksize=3)
+    ys, xs = np.nonzero(stroke)
+    nx, ny = gx[ys, xs], gy[ys, xs]
+    norm = np.hypot(nx, ny)
+    ok = norm > 1e-6
+    ys, xs, nx, ny = ys[ok], xs[ok], nx[ok] / norm[ok], ny[ok] / norm[ok]
+    h, w = ink.shape
+    sides = []
+    for sign in (1, -1):
+        out_at = np.zeros(len(ys), np.int64)        # first step off the stroke, 0 while on it
+        for t in range(1, 2 * max(1, lw) + 2):
+            px = np.clip(np.round(xs + sign * t * nx).astype(int), 0, w - 1)
+            py = np.clip(np.round(ys + sign * t * ny).astype(int), 0, h - 1)
+            out_at[(out_at == 0) & ~stroke[py, px]] = t
+        hit = np.zeros(len(ys), bool)
+        for extra in (0, 1):                        # right beside the stroke's edge
+            t = out_at + extra
+            px = np.clip(np.round(xs + sign * t * nx).astype(int), 0, w - 1)
+            py = np.clip(np.round(ys + sign * t * ny).astype(int), 0, h - 1)
+            hit |= (out_at > 0) & ink[py, px]
+        sides.append(hit)
+    both = sides[0] & sides[1]
+    out[ys[both], xs[both]] = True
+    return out
+
+
 def text_image(r: Raster) -> tuple[np.ndarray, list[Slot]]:
     """A compact greyscale mosaic of the text patches (dark ink on white) and where each came from.
 
@@ -183,7 +239,15 @@ def text_image(r: Raster) -> tuple[np.ndarray, list[Slot]]:
     canvas = np.full((y + row_h + gap, width), 255, np.uint8)
     for s in slots:
         patch_ink = r.ink[s.y:s.y + s.h, s.x:s.x + s.w] & (labels[s.y:s.y + s.h, s.x:s.x + s.w] == s.cluster)
-        canvas[s.my:s.my + s.h, s.mx:s.mx + s.w] = np.where(patch_ink, r.lum[s.y:s.y + s.h, s.x:s.x + s.w], 255)
+        lum = r.lum[s.y:s.y + s.h, s.x:s.x + s.w]
+        stroke = r.stroke[s.y:s.y + s.h, s.x:s.x + s.w]
+        patch = np.where(patch_ink, lum, 255).astype(np.uint8)
+        if stroke.any() and patch_ink.any():
+            glyphs = patch_ink & ~stroke_fringe(r.rgb[s.y:s.y + s.h, s.x:s.x + s.w], stroke)
+            under = strokes_through_glyphs(glyphs, stroke, r.line_width)
+            if under.any():
+                patch[under] = int(np.median(lum[glyphs])) if glyphs.any() else 0
+        canvas[s.my:s.my + s.h, s.mx:s.mx + s.w] = patch
     return canvas, slots
 
 
@@ -227,6 +291,90 @@ def read_words(image: Raster | np.ndarray, lang: str = LANG) -> list[Word]:
         words.append(Word(fix_script(text), int(x), int(y), int(w), int(h), conf, ink))
     words.sort(key=lambda w: (w.y, w.x))
     return words
+
+
+#: the languages of :data:`LANG` by the script they write
+SCRIPT_LANGS = {"latin": "eng", "cyrillic": "rus"}
+#: share of an image's letters one script must hold to be the image's own script
+DOMINANT_SHARE = 0.75
+#: a label read again in the image's own script keeps the new reading when tesseract is at least
+#: this sure of it (and not much less sure than of the first reading)
+REREAD_MIN_CONF = 80
+
+
+def letter_scripts(text: str) -> tuple[int, int]:
+    """Latin and Cyrillic letters in ``text``.
+
+    >>> letter_scripts("no, по 4a")
+    (3, 2)
+    """
+    lat = sum(1 for c in text if c.isalpha() and c.isascii())
+    cyr = sum(1 for c in text if "\u0400" <= c <= "\u04ff")
+    return lat, cyr
+
+
+def dominant_script(texts: list[str]) -> str | None:
+    """``latin`` or ``cyrillic`` when that script holds at least :data:`DOMINANT_SHARE` of the
+    letters, else None.
+
+    >>> dominant_script(["Payment", "cleared?", "по"]), dominant_script(["Оплата", "KT"]), dominant_script(["ab", "вг"])
+    ('latin', 'cyrillic', None)
+    """
+    lat = cyr = 0
+    for t in texts:
+        a, b = letter_scripts(t)
+        lat, cyr = lat + a, cyr + b
+    if lat + cyr == 0:
+        return None
+    if lat >= DOMINANT_SHARE * (lat + cyr):
+        return "latin"
+    if cyr >= DOMINANT_SHARE * (lat + cyr):
+        return "cyrillic"
+    return None
+
+
+def reread_in_script(rgb: np.ndarray, boxes: list[tuple[int, int, int, int]], script: str,
+                     lang: str = LANG) -> list[list[tuple[str, float]]]:
+    """Each box of ``rgb`` (x, y, w, h: one line of text) read again by tesseract in the language
+    of ``script`` alone: its words and their confidences (none when ``lang`` lacks that language).
+
+    With both languages loaded, tesseract sometimes reads a short word in the wrong one (italic
+    ``no`` as Cyrillic ``по``, ``да`` as ``4a``); read in the image's own language it reads it right.
+    The lines go to tesseract in one call, stacked under each other.
+    """
+    import pytesseract
+
+    one = SCRIPT_LANGS[script]
+    if one not in lang.split("+") or not boxes:
+        return [[] for _ in boxes]
+    # one tesseract call: the lines stacked under each other, well apart, read as a block
+    h_img, w_img = rgb.shape[:2]
+    pieces = []
+    for x, y, w, h in boxes:
+        pad = max(4, h // 2)
+        x0, y0 = max(0, x - pad), max(0, y - pad)
+        crop = rgb[y0:min(h_img, y + h + pad), x0:min(w_img, x + w + pad)]
+        r = make_raster(crop, measure=False)
+        pieces.append(np.where(r.ink, r.lum, 255).astype(np.uint8))
+    gap = 20 + max(p.shape[0] for p in pieces)
+    width = max(p.shape[1] for p in pieces) + 40
+    canvas = np.full((gap * len(pieces) + gap, width), 255, np.uint8)
+    tops = []
+    for i, p in enumerate(pieces):
+        top = gap // 2 + i * gap
+        canvas[top:top + p.shape[0], 20:20 + p.shape[1]] = p
+        tops.append((top, top + p.shape[0]))
+    data = pytesseract.image_to_data(canvas, lang=one, config="--psm 6", output_type=pytesseract.Output.DICT)
+    out: list[list[tuple[str, float, int]]] = [[] for _ in boxes]
+    for t, c, left, top, hh in zip(data["text"], data["conf"], data["left"], data["top"], data["height"]):
+        if not (t or "").strip() or float(c) < 0:
+            continue
+        cy = top + hh / 2
+        for i, (a, b) in enumerate(tops):
+            if a - 4 <= cy <= b + 4:
+                out[i].append((t.strip(), float(c), int(left)))
+                break
+    return [[(t, c) for t, c, _ in sorted(words, key=lambda w: w[2])] for words in out]
 
 
 def words_cache_dir() -> Path:

@@ -18,13 +18,14 @@ from typing import Any
 import numpy as np
 
 from benchmark.extract.connectors import RawEdge, find_edges
-from benchmark.extract.labels import assign_node_labels, group_blocks, group_lines, slug
+from benchmark.extract.labels import (assign_node_labels, group_blocks, group_lines, is_dashed_stroke,
+                                      reread_foreign_labels, slug, split_run_together)
 from benchmark.extract.ocr import LANG, Word, read_words
 from benchmark.extract.raster import Raster, load_rgb, make_raster
 from benchmark.extract.shapes import Shape, find_shapes
 
 #: bump when the output for the same image may change (invalidates the cache)
-EXTRACTOR_VERSION = "33"
+EXTRACTOR_VERSION = "35"
 #: a graph whose labels hold less than this share of the words OCR read gets a warning
 LOW_COVERAGE = 0.5
 
@@ -57,7 +58,9 @@ def extract_image(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] |
         return {**extract_any(rgb, lang=lang, timings=timings), "reader": "any"}
     words = [w.scaled(1 / factor) for w in (read_words(rgb, lang=lang) if words is None else words)]
     clock.lap("ocr")
-    blocks = group_blocks(group_lines(words))
+    blocks = [b for b in group_blocks(group_lines(words)) if not (b.grey and is_dashed_stroke(b, r.ink))]
+    reread_foreign_labels(blocks, rgb, factor, lang)
+    split_run_together(blocks, rgb, factor)
     outside: dict[int, list[tuple[int, int, int, int]]] = {}
     labels = assign_node_labels(blocks, shapes, outside)
     edge_blocks = [b for b in blocks if b.grey]

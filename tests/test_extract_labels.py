@@ -1,0 +1,122 @@
+"""Edge labels on d2 renders, each defect as a minimal D2 drawn by the real d2 binary and read
+back by real tesseract."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchmark.extract.ocr import tesseract_available
+from benchmark.render import render_file
+
+needs_tesseract = pytest.mark.skipif(not tesseract_available(), reason="tesseract is not installed")
+
+
+def read_back(tmp_path: Path, name: str, d2: str) -> dict:
+    from benchmark.extract.pipeline import extract
+
+    src = tmp_path / f"{name}.d2"
+    src.write_text(d2, encoding="utf-8")
+    png = tmp_path / f"{name}.png"
+    render_file(src, png)
+    return extract(png)
+
+
+def edges(graph: dict) -> set[tuple[str, str, str, str]]:
+    return {(e["src"], e["arrow"], e["dst"], e["label"]) for e in graph["edges"]}
+
+
+def grid(cells: dict[int, str], links: list[str], columns: int = 5, rows: int = 3) -> str:
+    """A D2 grid of equal cells; the cells not named in ``cells`` are there but invisible."""
+    lines = [f"grid-rows: {rows}", f"grid-columns: {columns}", "grid-gap: 60"]
+    for i in range(rows * columns):
+        if i in cells:
+            lines.append(f"n{i}: {cells[i]} {{width: 120; height: 60}}")
+        else:
+            lines.append(f'n{i}: "" {{width: 120; height: 60; style.opacity: 0}}')
+    return "\n".join(lines + links) + "\n"
+
+
+@needs_tesseract
+def test_label_where_a_long_connector_crosses_goes_to_the_connector_it_is_the_middle_of(tmp_path):
+    # Lambda -> Epsilon runs straight across the grid and passes through the label of the short
+    # Eta -> Omicron, right where that label sits: the label is in the middle of Eta -> Omicron
+    # only, so it is that edge's
+    d2 = grid({4: "Epsilon", 6: "Eta", 10: "Lambda", 11: "Omicron"}, ["n6 -> n11: spare", "n10 -> n4"])
+    g = read_back(tmp_path, "crossing", d2)
+    assert edges(g) == {("eta", "->", "omicron", "spare"), ("lambda", "->", "epsilon", "")}
+
+
+def bundled_crop(name: str, x: int, y: int, half: int = 600):
+    """A square of a bundled diagram's render (drawn by d2), centred on (x, y)."""
+    from benchmark.dataset import DEFAULT_ROOT
+    from benchmark.extract.raster import load_rgb
+
+    rgb = load_rgb(DEFAULT_ROOT / "diagrams" / f"{name}.png")
+    return rgb[y - half:y + half, x - half:x + half].copy()
+
+
+@needs_tesseract
+@pytest.mark.parametrize("name, x, y, edge", [
+    # an English diagram: tesseract, reading English and Russian, reads the italic "no" as "по"
+    ("fin_wire_transfer_aml", 5055, 9987, ("politically-exposed-person", "->", "risk-rating-high", "no")),
+    # a Russian one: "да" read as "4a"
+    ("med_triage_ru", 5253, 10520, ("тропонин-повышен", "->", "осмотр-кардиолога", "да")),
+])
+def test_short_label_read_in_the_wrong_script_is_read_again_in_the_diagrams_own(name, x, y, edge):
+    from benchmark.extract.pipeline import extract_image
+
+    g = extract_image(bundled_crop(name, x, y))
+    assert edge in edges(g)
+
+
+@needs_tesseract
+def test_pieces_of_connectors_drawn_over_two_shapes_do_not_repeat_their_labelled_edge():
+    # OTP Sender -> Token Service ("code ok") in a grid where several long straight connectors
+    # pass over both shapes: their pieces between the two read as edges between them too
+    from benchmark.extract.pipeline import extract_image
+
+    g = extract_image(bundled_crop("arch_event_driven", 1680, 4400, half=800))
+    between = {e for e in edges(g) if {e[0], e[2]} == {"otp-sender", "token-service"}}
+    assert between == {("otp-sender", "->", "token-service", "code ok")}
+
+
+@needs_tesseract
+def test_node_label_crossed_by_a_connector_is_read_whole(tmp_path):
+    # Alpha -> Delta runs straight over Gamma and through its label: the letters under the line
+    # are kept, not blanked with it (tesseract read the cut "Gamma" as "баплта")
+    d2 = grid({0: "Alpha", 4: "Beta", 7: "Gamma", 14: "Delta"}, ["n4 -> n7: code ok", "n0 -> n14"],
+              columns=3, rows=5)
+    g = read_back(tmp_path, "over-label", d2)
+    assert {n["label"] for n in g["nodes"]} == {"Alpha", "Beta", "Gamma", "Delta"}
+    assert ("beta", "->", "gamma", "code ok") in edges(g)
+
+
+@needs_tesseract
+def test_single_letter_word_run_into_its_neighbour_is_split_again(tmp_path):
+    # tesseract reads the italic "баг в трекер" as "багв трекер" and "с решением" as "срешением"
+    g = read_back(tmp_path, "spaces", "qa: Тестирование\ndev: Задача в трекере\nesc: Эскалация\nwork: В работе\n"
+                                      "qa -> dev: баг в трекер\nesc -> work: вернули с решением\n")
+    assert edges(g) == {("тестирование", "->", "задача-в-трекере", "баг в трекер"),
+                        ("эскалация", "->", "в-работе", "вернули с решением")}
+
+
+@needs_tesseract
+def test_short_label_without_ascenders_beside_its_curve_is_found():
+    # "no" (a box half a line high) lies beside the curve it labels, where d2 placed it by the
+    # curve's control points, further from the line than four of its own heights
+    from benchmark.extract.pipeline import extract_image
+
+    g = extract_image(bundled_crop("state_subscription", 920, 2150, half=900))
+    assert ("sign-up-risk-score-high", "->", "trial", "no") in edges(g)
+    assert ("manual-risk-review", "->", "trial", "approved") in edges(g)
+
+
+@needs_tesseract
+def test_dashes_of_a_grey_connector_read_as_text_are_no_label(tmp_path):
+    # the grey dashed connector beside Deploy Service -> Secrets Vault reads as a column of "1"s,
+    # which went to the blue edge beside it as its label
+    g = read_back(tmp_path, "dashes", 'classes: {\n  data: {style: {stroke-dash: 4; stroke: "#6b7280"}}\n}\n'
+                                      "a: Deploy Service\nb: Secrets Vault\nc: Audit Log\n"
+                                      "a -> b\na -> b {class: data}\nb -> c\nb -> c {class: data}\n")
+    assert ("deploy-service", "->", "secrets-vault", "") in edges(g)
