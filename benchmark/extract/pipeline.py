@@ -11,6 +11,7 @@ edge with one arrowhead is written tail ``->`` head; pixels cannot tell ``a <- b
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -22,9 +23,10 @@ from benchmark.extract.labels import assign_node_labels, group_blocks, group_lin
 from benchmark.extract.ocr import LANG, Word, read_words
 from benchmark.extract.raster import Raster, load_rgb, make_raster
 from benchmark.extract.shapes import Shape, find_shapes
+from benchmark.extract.strokes import drawn_strokes
 
 #: bump when the output for the same image may change (invalidates the cache)
-EXTRACTOR_VERSION = "33"
+EXTRACTOR_VERSION = "34"
 #: a graph whose labels hold less than this share of the words OCR read gets a warning
 LOW_COVERAGE = 0.5
 
@@ -57,11 +59,16 @@ def extract_image(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] |
         return {**extract_any(rgb, lang=lang, timings=timings), "reader": "any"}
     words = [w.scaled(1 / factor) for w in (read_words(rgb, lang=lang) if words is None else words)]
     clock.lap("ocr")
+    # connectors in other colours than d2's blue (a file's ``style.stroke``), dashes bridged;
+    # dashes tesseract read as words are no text
+    stroke, line_words, dashed = drawn_strokes(r, words)
+    words = [w for i, w in enumerate(words) if i not in line_words]
     blocks = group_blocks(group_lines(words))
     outside: dict[int, list[tuple[int, int, int, int]]] = {}
     labels = assign_node_labels(blocks, shapes, outside)
     edge_blocks = [b for b in blocks if b.grey]
-    edges = find_edges(r, shapes, edge_blocks, outside, d2_heads=True)
+    edges = find_edges(dataclasses.replace(r, stroke=stroke), shapes, edge_blocks, outside, d2_heads=True,
+                       dashed=dashed)
     clock.lap("connectors")
     graph = with_coverage(to_parse_json(shapes, labels, edges), count_words(words))
     if not graph["warnings"]:
