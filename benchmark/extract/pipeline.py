@@ -26,9 +26,12 @@ from benchmark.extract.shapes import Shape, find_shapes
 from benchmark.extract.strokes import drawn_strokes
 
 #: bump when the output for the same image may change (invalidates the cache)
-EXTRACTOR_VERSION = "34"
+EXTRACTOR_VERSION = "36"
 #: a graph whose labels hold less than this share of the words OCR read gets a warning
 LOW_COVERAGE = 0.5
+#: a d2-read graph is checked against a reading by structure when more than this share of its
+#: edges are drawn in other colours than the outlines' blue
+OTHER_COLOUR_EDGES = 0.5
 
 
 def extract(path: Path | str, lang: str = LANG) -> dict[str, Any]:
@@ -40,7 +43,8 @@ def extract_image(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] |
                   words: list[Word] | None = None) -> dict[str, Any]:
     """The graph drawn in an RGB image (H x W x 3 uint8), with ``reader``: ``d2`` when it was read
     by d2's colours, ``any`` when by structure alone (:mod:`.generic`; an image without d2's
-    shapes, or one whose labels d2's colours explain only in part).
+    shapes, or one whose labels d2's colours explain only in part, or whose strokes are mostly
+    in other colours than its outlines', when the structure reading's labels hold more words).
 
     ``words`` are :func:`.ocr.read_words` of this image when they were read already (the stored
     pass of :func:`.ocr.image_words`, shared with the OCR finders); otherwise tesseract reads them here.
@@ -71,13 +75,27 @@ def extract_image(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] |
                        dashed=dashed)
     clock.lap("connectors")
     graph = with_coverage(to_parse_json(shapes, labels, edges), count_words(words))
-    if not graph["warnings"]:
+    # most connectors in other colours than the outlines': probably another tool's drawing whose
+    # outlines happen to be bluish (Mermaid's lavender), which the structure reading may read better
+    other_colours = other_colour_share(edges, r.stroke) > OTHER_COLOUR_EDGES
+    if not graph["warnings"] and not other_colours:
         return {**graph, "reader": "d2"}
     # d2's colours explain only part of the picture: read it by structure too, keep the better
     other = extract_any(rgb, lang=lang, timings=timings)
     if other["coverage"]["label_words"] > graph["coverage"]["label_words"]:
         return {**other, "reader": "any"}
     return {**graph, "reader": "d2"}
+
+
+def other_colour_share(edges: list[RawEdge], blue: np.ndarray) -> float:
+    """Share of the edges most of whose traced points are not on blue stroke (0 without edges)."""
+    if not edges:
+        return 0.0
+    other = 0
+    for e in edges:
+        p = e.points.astype(int)
+        other += float(blue[p[:, 1], p[:, 0]].mean()) < 0.5
+    return other / len(edges)
 
 
 def count_words(words: list) -> int:
