@@ -63,21 +63,25 @@ def drawn_strokes(r: Raster, words: list) -> tuple[np.ndarray, set[int], np.ndar
     walks = dash_walks(other | r.stroke.view(np.uint8), lw)   # dashes of any colour, blue too
     # pass 1: which words are runs of dashes: their ink lies on lines, in dashes or in pieces
     # reaching out of the word's box (a letter lies within its word's box)
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(other | walks.bridges(), connectivity=8)
-    line = _lines(stats, lw)
     pieces, pstats = walks.labels, walks.stats
     px0, py0 = pstats[:, cv2.CC_STAT_LEFT], pstats[:, cv2.CC_STAT_TOP]
     px1, py1 = px0 + pstats[:, cv2.CC_STAT_WIDTH], py0 + pstats[:, cv2.CC_STAT_HEIGHT]
-    line_words = set()
+    cands = []
     for i, (x0, y0, x1, y1) in enumerate(boxes):
         on = other[y0:y1, x0:x1] > 0
-        ink = labels[y0:y1, x0:x1][on]
-        if not ink.size or line[ink].mean() < LINE_WORD_SHARE:
-            continue
         piece = pieces[y0:y1, x0:x1][on]
         out_of_box = (px0 < x0) | (py0 < y0) | (px1 > x1) | (py1 > y1)
-        if (walks.dash[piece] | out_of_box[piece]).mean() >= LINE_WORD_SHARE:
-            line_words.add(i)
+        if piece.size and (walks.dash[piece] | out_of_box[piece]).mean() >= LINE_WORD_SHARE:
+            cands.append(i)
+    line_words = set()
+    if cands:
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(other | walks.bridges(), connectivity=8)
+        line = _lines(stats, lw)
+        for i in cands:
+            x0, y0, x1, y1 = boxes[i]
+            ink = labels[y0:y1, x0:x1][other[y0:y1, x0:x1] > 0]
+            if line[ink].mean() >= LINE_WORD_SHARE:
+                line_words.add(i)
     # pass 2: bridged again, stopping at edge labels
     text = np.zeros((h, w), np.uint8)
     grey = np.zeros((h, w), np.uint8)
