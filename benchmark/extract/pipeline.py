@@ -43,7 +43,7 @@ def extract_image(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] |
                   words: list[Word] | None = None) -> dict[str, Any]:
     """The graph drawn in an RGB image (H x W x 3 uint8), with ``reader``: ``d2`` when it was read
     by d2's colours, ``any`` when by structure alone (:mod:`.generic`; an image without d2's
-    shapes, or one whose labels d2's colours explain only in part, or whose strokes are mostly
+    shapes, or one whose labels d2's colours explain only in part, or whose edges are mostly
     in other colours than its outlines', when the structure reading's labels hold more words).
 
     ``words`` are :func:`.ocr.read_words` of this image when they were read already (the stored
