@@ -227,3 +227,24 @@ def test_connectors_crossing_container_outlines_at_shallow_angles_stay_joined():
     s = score_diagram("net_k8s_cluster", extract(root / "net_k8s_cluster.png"),
                       parse_file(root / "net_k8s_cluster.d2"))
     assert s.matched_edges >= 19 and s.ext_edges <= 28
+
+
+@needs_tesseract
+def test_grey_dashed_connectors_are_read(tmp_path):
+    # a D2 class drawing data flow dashed in grey (the colour of d2's edge labels) and an
+    # association dotted in light grey: both were read as no connector at all, and tesseract
+    # reads their dashes as words (``---``, ``1``) that must not become labels
+    g = read_back(tmp_path, "grey", 'classes: {\n  data: {style: {stroke-dash: 4; stroke: "#6b7280"}}\n'
+                                    '  association: {style: {stroke-dash: 2; stroke: "#9ca3af"}}\n}\n'
+                                    "a: Order Service\nb: Audit Log\nc: Billing\nd: Reports\n"
+                                    "a -> b: order events {class: data}\na -> c\nc -- d {class: association}\n")
+    assert edges(g) == {("order-service", "->", "audit-log", "order events"), ("order-service", "->", "billing", ""),
+                        ("billing", "--", "reports", "")}
+
+
+@needs_tesseract
+def test_connectors_in_other_colours_are_read(tmp_path):
+    g = read_back(tmp_path, "colours", 'a: Sensor\nb: Gateway\nc: Dashboard\n'
+                                       'a -> b: readings {style.stroke: "#b91c1c"}\n'
+                                       'b -> c {style.stroke: "#15803d"; style.stroke-dash: 5}\n')
+    assert edges(g) == {("sensor", "->", "gateway", "readings"), ("gateway", "->", "dashboard", "")}

@@ -9,7 +9,7 @@ import pytest
 MODULES = ["benchmark.extract.raster", "benchmark.extract.ocr", "benchmark.extract.shapes",
            "benchmark.extract.skeleton", "benchmark.extract.labels", "benchmark.extract.align",
            "benchmark.extract.evaluate", "benchmark.extract.image", "benchmark.extract.pipeline",
-           "benchmark.extract.generic", "benchmark.renderers",
+           "benchmark.extract.generic", "benchmark.extract.strokes", "benchmark.renderers",
            "benchmark.sources.ocr"]
 
 

@@ -10,6 +10,7 @@ theme) are read by structure alone (:mod:`.generic`). The steps, one module each
 * :mod:`.generic`    -- shapes, text and connectors of any drawing, without colours;
 * :mod:`.ocr`        -- tesseract words and boxes on a text-only copy of the image;
 * :mod:`.shapes`     -- shapes from fill regions, their kind, containers and parents;
+* :mod:`.strokes`    -- connectors in other colours than d2's blue, dashes bridged into lines;
 * :mod:`.skeleton`   -- thinning and tracing of connector pixels into chains;
 * :mod:`.connectors` -- chains joined into edges between shapes, arrowheads for direction;
 * :mod:`.labels`     -- words grouped into node labels and edge labels;

@@ -232,12 +232,14 @@ def _core_off_outline(mask: np.ndarray, outline: np.ndarray, core: np.ndarray, k
 
 def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
                label_boxes: dict[int, list[tuple[int, int, int, int]]] | None = None,
-               d2_heads: bool = False) -> list[RawEdge]:
+               d2_heads: bool = False, dashed: np.ndarray | None = None) -> list[RawEdge]:
     """Edges between shapes, with arrowheads and (grey) labels.
 
     ``label_boxes`` are node labels drawn outside their shape; a connector may end at one. With
     ``d2_heads`` (d2's renders, whose heads are of a known size), a blob lying wholly on an
     outline is no head (:func:`arrowheads`); other tools draw heads small enough to lie there.
+    ``dashed`` marks the gaps bridged between dashes (:func:`.strokes.drawn_strokes`): a dashed
+    line can pass under a shape, hidden by its fill (:func:`_through_shapes`).
     """
     label_boxes = label_boxes or {}
     lw = r.line_width
@@ -257,7 +259,7 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     unclaimed: list[np.ndarray] = []
     ends = _make_ends(chains, blobs, lw, unclaimed)
     _attach(ends, shapes, lw, label_boxes)
-    _through_shapes(ends, shapes, r.stroke, lw)
+    _through_shapes(ends, shapes, r.stroke, lw, _dashed_chains(chains, dashed, lw))
     _mark_label_boxes(ends, edge_blocks, lw)
     _heads_across_labels(unclaimed, ends, edge_blocks, lw)
     groups = _join(ends, chains, lw)
@@ -482,14 +484,30 @@ def _attach(ends: list[_End], shapes: list[Shape], lw: int,
         _attach_one(e, shapes, lw, 4 * lw + 4, label_boxes)
 
 
-def _through_shapes(ends: list[_End], shapes: list[Shape], stroke: np.ndarray, lw: int) -> None:
+def _dashed_chains(chains: list[Chain], dashed: np.ndarray | None, lw: int) -> set[int]:
+    """Indices of the chains drawn dashed: a fifth of their points or more near a bridged gap."""
+    if dashed is None or not dashed.any():
+        return set()
+    near = cv2.dilate(dashed, np.ones((2 * lw + 1, 2 * lw + 1), np.uint8))
+    out = set()
+    for i, c in enumerate(chains):
+        pts = c.points.astype(int)
+        if near[pts[:, 1], pts[:, 0]].mean() >= 0.2:
+            out.add(i)
+    return out
+
+
+def _through_shapes(ends: list[_End], shapes: list[Shape], stroke: np.ndarray, lw: int,
+                    dashed: set[int] = frozenset()) -> None:
     """Lines drawn straight across a shape (grid layouts draw connectors over the shapes between
     their ends): two arrowless ends at the same leaf shape, facing each other from opposite sides,
     with the stroke running on between them over the shape, are one connector passing through. A
     connector that ends at a shape stops at its outline, so nothing is drawn inside. Likewise two
     loose ends (or ends at a container's outline) facing each other within 30 line widths with
     the stroke running on between them: a connector crossing an outline or another connector at
-    a shallow angle, whose traced pieces stop short of each other."""
+    a shallow angle, whose traced pieces stop short of each other. Two dashed chains (``dashed``)
+    facing each other across a shape may have no stroke over it: d2 can draw a dashed
+    connector under the shapes in its way."""
     by_shape: dict[int, list[int]] = {}
     for i, e in enumerate(ends):
         if e.shape is not None and not e.arrow and not e.at_container:
@@ -509,6 +527,8 @@ def _through_shapes(ends: list[_End], shapes: list[Shape], stroke: np.ndarray, l
                 if min(float(np.dot(e1.direction, u)), float(np.dot(e2.direction, -u))) < 0.97:
                     continue
                 cover = stroke_cover(stroke, e1.point, e2.point, lw)
+                if cover < 0.9 and e1.chain in dashed and e2.chain in dashed:
+                    cover = _hidden_cover(stroke, shapes[si], e1.point, e2.point, lw)
                 if cover >= 0.9:
                     cands.append((-cover, dist, idx[a], idx[b]))
     # the same across a container's outline, or a gap in the traced stroke (another connector
@@ -536,6 +556,26 @@ def _through_shapes(ends: list[_End], shapes: list[Shape], stroke: np.ndarray, l
     for _, _, i, j in cands:
         if ends[i].through is None and ends[j].through is None:
             ends[i].through, ends[j].through = j, i
+
+
+def _hidden_cover(stroke: np.ndarray, shape: Shape, p1: np.ndarray, p2: np.ndarray, lw: int) -> float:
+    """Share of the segment p1-p2 along which there is stroke or the inside of ``shape`` (0 when
+    the segment runs outside the shape for most of its length)."""
+    n = max(2, int(np.hypot(*(p2 - p1)) / 2))
+    t = np.linspace(0.0, 1.0, n)
+    pts = p1[None, :] + t[:, None] * (p2 - p1)[None, :]
+    inside = np.array([shape.contains(x, y, -lw) for x, y in pts])
+    if inside.mean() < 0.5:
+        return 0.0
+    h, w = stroke.shape
+    xs = np.clip(np.round(pts[:, 0]).astype(int), 0, w - 1)
+    ys = np.clip(np.round(pts[:, 1]).astype(int), 0, h - 1)
+    r = max(1, lw // 2)
+    hit = inside.copy()
+    for dy in range(-r, r + 1):
+        for dx in range(-r, r + 1):
+            hit |= stroke[np.clip(ys + dy, 0, h - 1), np.clip(xs + dx, 0, w - 1)]
+    return float(hit.mean())
 
 
 def stroke_cover(stroke: np.ndarray, p1: np.ndarray, p2: np.ndarray, lw: int) -> float:

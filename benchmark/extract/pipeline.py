@@ -11,6 +11,7 @@ edge with one arrowhead is written tail ``->`` head; pixels cannot tell ``a <- b
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -23,11 +24,15 @@ from benchmark.extract.labels import (assign_node_labels, group_blocks, group_li
 from benchmark.extract.ocr import LANG, Word, read_words
 from benchmark.extract.raster import Raster, load_rgb, make_raster
 from benchmark.extract.shapes import Shape, find_shapes
+from benchmark.extract.strokes import drawn_strokes
 
 #: bump when the output for the same image may change (invalidates the cache)
-EXTRACTOR_VERSION = "35"
+EXTRACTOR_VERSION = "37"
 #: a graph whose labels hold less than this share of the words OCR read gets a warning
 LOW_COVERAGE = 0.5
+#: a d2-read graph is checked against a reading by structure when more than this share of its
+#: edges are drawn in other colours than the outlines' blue
+OTHER_COLOUR_EDGES = 0.5
 
 
 def extract(path: Path | str, lang: str = LANG) -> dict[str, Any]:
@@ -39,7 +44,8 @@ def extract_image(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] |
                   words: list[Word] | None = None) -> dict[str, Any]:
     """The graph drawn in an RGB image (H x W x 3 uint8), with ``reader``: ``d2`` when it was read
     by d2's colours, ``any`` when by structure alone (:mod:`.generic`; an image without d2's
-    shapes, or one whose labels d2's colours explain only in part).
+    shapes, or one whose labels d2's colours explain only in part, or whose edges are mostly
+    in other colours than its outlines', when the structure reading's labels hold more words).
 
     ``words`` are :func:`.ocr.read_words` of this image when they were read already (the stored
     pass of :func:`.ocr.image_words`, shared with the OCR finders); otherwise tesseract reads them here.
@@ -58,22 +64,44 @@ def extract_image(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] |
         return {**extract_any(rgb, lang=lang, timings=timings), "reader": "any"}
     words = [w.scaled(1 / factor) for w in (read_words(rgb, lang=lang) if words is None else words)]
     clock.lap("ocr")
+    # connectors in other colours than d2's blue (a file's ``style.stroke``), dashes bridged;
+    # dashes tesseract read as words are no text
+    stroke, line_words, dashed = drawn_strokes(r, words)
+    dash_words = count_words([w for i, w in enumerate(words) if i in line_words])
+    words = [w for i, w in enumerate(words) if i not in line_words]
     blocks = [b for b in group_blocks(group_lines(words)) if not (b.grey and is_dashed_stroke(b, r.ink))]
     reread_foreign_labels(blocks, rgb, factor, lang)
     split_run_together(blocks, rgb, factor)
     outside: dict[int, list[tuple[int, int, int, int]]] = {}
     labels = assign_node_labels(blocks, shapes, outside)
     edge_blocks = [b for b in blocks if b.grey]
-    edges = find_edges(r, shapes, edge_blocks, outside, d2_heads=True)
+    edges = find_edges(dataclasses.replace(r, stroke=stroke), shapes, edge_blocks, outside, d2_heads=True,
+                       dashed=dashed)
     clock.lap("connectors")
     graph = with_coverage(to_parse_json(shapes, labels, edges), count_words(words))
-    if not graph["warnings"]:
+    # most connectors in other colours than the outlines': probably another tool's drawing whose
+    # outlines happen to be bluish (Mermaid's lavender), which the structure reading may read better
+    other_colours = other_colour_share(edges, r.stroke) > OTHER_COLOUR_EDGES
+    if not graph["warnings"] and not other_colours:
         return {**graph, "reader": "d2"}
     # d2's colours explain only part of the picture: read it by structure too, keep the better
+    # the words each reading accounts for: in its labels, and (d2's) the dashes of lines tesseract read as
+    # words, which the structure reading may have made labels of
     other = extract_any(rgb, lang=lang, timings=timings)
-    if other["coverage"]["label_words"] > graph["coverage"]["label_words"]:
+    if other["coverage"]["label_words"] > graph["coverage"]["label_words"] + dash_words:
         return {**other, "reader": "any"}
     return {**graph, "reader": "d2"}
+
+
+def other_colour_share(edges: list[RawEdge], blue: np.ndarray) -> float:
+    """Share of the edges most of whose traced points are not on blue stroke (0 without edges)."""
+    if not edges:
+        return 0.0
+    other = 0
+    for e in edges:
+        p = e.points.astype(int)
+        other += float(blue[p[:, 1], p[:, 0]].mean()) < 0.5
+    return other / len(edges)
 
 
 def count_words(words: list) -> int:
