@@ -1,7 +1,7 @@
 """How the cost of a run and of scoring grows with the number of questions.
 
-Builds synthetic datasets holding every bundled question 1x, 10x and 100x (repeats get ids
-``<id>.r<n>``; diagrams are shared), then measures, each in a fresh process so peak memory is its
+Builds synthetic datasets holding the bundled data 1x, 10x and 100x (copies of every diagram renamed
+``<id>_c<n>``, their questions ``<id>.c<n>``; the images are the bundled ones, hard-linked), then measures, each in a fresh process so peak memory is its
 own, the median over ``--repeats`` runs of:
 
 * run    -- ``benchmark.runner.run`` without the report (stages + scoring + writing samples.jsonl);
@@ -61,36 +61,60 @@ class _NoAliases(yaml.SafeDumper):
 
 
 def make_dataset(dst: Path, scale: int, questions: int | None) -> int:
-    """A copy of the bundled dataset whose questions (the first ``questions``) are repeated ``scale`` times."""
+    """The bundled dataset ``scale`` times over (its first ``questions`` questions): copy 0 is the bundled
+    data, copy ``n`` renames every diagram ``<id>_c<n>`` and every question ``<id>.c<n>`` (twins and twin
+    questions renamed within the same copy). A copy's D2 file and PNG are hard links to the bundled ones
+    (copied where a link cannot be made): 10x is 500 diagrams, as a dataset ten times as large would be,
+    whose images are the bundled ones, so the caches keyed by image content serve every copy."""
+    import json
+    import os
+
     from benchmark.runner import prepare_dataset
 
     ds, good, _ = prepare_dataset(ROOT, None)
     keep = {q.id for q in good[:questions]} if questions else {q.id for q in good}
     (dst / "diagrams").mkdir(parents=True)
     (dst / "annotations").mkdir()
+    renders_path = ROOT / "diagrams" / "renders.json"
+    renders = json.loads(renders_path.read_text(encoding="utf-8")) if renders_path.exists() else {}
+    out_renders = {}
+
+    def link(src: Path, target: Path) -> None:
+        try:
+            os.link(src, target)
+        except OSError:
+            shutil.copy(src, target)
+
     n = 0
     for did, d in sorted(ds.diagrams.items()):
         data = yaml.safe_load(d.annotation_path.read_text(encoding="utf-8"))
         qs = [q for q in data["questions"] if q["id"] in keep]
         if not qs:
             continue
-        shutil.copy(d.d2_path, dst / "diagrams" / d.d2_path.name)
         twin = data.pop("twin", None)
         if twin and not (twin in ds.diagrams and any(q.id in keep for q in ds.diagrams[twin].questions)):
             twin = None
-        out = []
         for r in range(scale):
+            name = did if r == 0 else f"{did}_c{r}"
+            link(d.d2_path, dst / "diagrams" / f"{name}.d2")
+            if d.png_path.exists():
+                link(d.png_path, dst / "diagrams" / f"{name}.png")
+            if did in renders:
+                out_renders[name] = renders[did]
+            suffix = "" if r == 0 else f".c{r}"
+            out = []
             for q in qs:
-                q2 = dict(q, id=q["id"] if r == 0 else f"{q['id']}.r{r}")
+                q2 = dict(q, id=q["id"] + suffix)
                 if "twin_question" in q2:
-                    q2["twin_question"] = q["twin_question"] if r == 0 else f"{q['twin_question']}.r{r}"
+                    q2["twin_question"] = q["twin_question"] + suffix
                 out.append(q2)
-        data["questions"] = out
-        if twin:
-            data["twin"] = twin
-        (dst / "annotations" / f"{did}.yaml").write_text(yaml.dump(data, Dumper=_NoAliases, allow_unicode=True),
-                                                         encoding="utf-8")
-        n += len(out)
+            copy = dict(data, diagram=name, questions=out)
+            if twin:
+                copy["twin"] = twin if r == 0 else f"{twin}_c{r}"
+            (dst / "annotations" / f"{name}.yaml").write_text(yaml.dump(copy, Dumper=_NoAliases, allow_unicode=True),
+                                                              encoding="utf-8")
+            n += len(out)
+    (dst / "diagrams" / "renders.json").write_text(json.dumps(out_renders, indent=1, sort_keys=True), encoding="utf-8")
     return n
 
 
