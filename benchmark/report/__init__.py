@@ -121,7 +121,7 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
     from benchmark.errors import DiagQAError
     from benchmark.judge.section import run_sections
     from benchmark.report.document import analyse, build_sections
-    from benchmark.report.explorer import explorer_data, node_labels
+    from benchmark.report.explorer import DRAWN, explorer_data, node_labels
     from benchmark.report.html import render_html
     from benchmark.report.markdown import render_markdown
     from benchmark.report.usage import usage_json, usage_section, usage_table, with_usage
@@ -156,6 +156,7 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
     sections[-1:-1] = run_sections(run_files)   # citation check, LLM judge, self-check: when `diagqa judge` ran
     title = f"diagqa report — {card.get('run_id', run_dir.name)}"
     (run_dir / "report.md").write_text(render_markdown(sections, title), encoding="utf-8")
-    explorer = explorer_data(run_files, whole, card)
+    drawn = a.samples["guess_class"].isin(DRAWN)
+    explorer = explorer_data(run_files, whole, card, draw=set(a.samples.loc[drawn, "diagram_id"]))
     (run_dir / "report.html").write_text(render_html(sections, title, figs, explorer), encoding="utf-8")
     return {"summary": run_dir / SUMMARY, "markdown": run_dir / "report.md", "html": run_dir / "report.html"}

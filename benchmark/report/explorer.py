@@ -17,6 +17,7 @@ for the diagram of every sample whose class is drawn (:data:`DRAWN`).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -181,24 +182,31 @@ def _mapped(sub: dict[str, Any] | None, diagram: dict[str, Any] | None) -> dict[
 
 
 def explorer_data(run_dir: Path, records: list[Any] | None, card: dict[str, Any],
-                  render: bool = True) -> dict[str, Any]:
+                  render: bool = True, draw: set[str] | None = None) -> dict[str, Any]:
     """Everything the sample explorer shows, as one JSON-ready value (see the module's docstring).
 
     With ``render`` the diagrams of drawn samples are rendered (or read from the cache); a diagram
     whose D2 file is gone, or that d2 cannot draw, is listed in ``missing_diagrams`` with the reason.
+    ``draw`` (the diagrams of the samples whose class is drawn) saves reading the records twice to find
+    them. The contexts are a :class:`Spool`, kept on disk.
     """
     run_dir = Path(run_dir)
     graphs = _graphs(run_dir)
     labels = {did: {n["id"]: n.get("label") or n["id"] for n in g.get("nodes", [])} for did, g in graphs.items()}
+    if draw is None:
+        draw = {rec["diagram_id"] for rec in _records(run_dir, records)
+                if (rec.get("metrics") or {}).get("guess_class") in DRAWN}
+    # the diagrams first, so each question's and context's map is made as it is met and the contexts
+    # (one per distinct context text and subgraph: ten times as many in a run ten times as large) go
+    # to a spool file, not into memory
+    diagrams, missing = _diagrams(card, graphs, draw, render)
     questions: list[dict[str, Any]] = []
     q_index: dict[str, int] = {}
-    contexts: list[dict[str, Any]] = []
-    c_index: dict[str, int] = {}
+    contexts = Spool()
+    c_index: dict[bytes, int] = {}
     columns = _Columns()
     q_refs: list[int] = []
     c_refs: list[int | None] = []
-    draw: set[str] = set()
-    raw_subgraphs: list[tuple[dict[str, Any] | None, str | None, str]] = []  # per context: retrieved, found, diagram
     for rec in _records(run_dir, records):
         q = rec["question"]
         qid = rec["question_id"]
@@ -208,36 +216,32 @@ def explorer_data(run_dir: Path, records: list[Any] | None, card: dict[str, Any]
             questions.append({"id": qid, "text": q.get("text"), "type": q.get("type"), "diagram": did,
                               "gold": _cell(q.get("answer")),
                               "gold_text": gold_text(q.get("answer"), q.get("type"), labels.get(did, {})),
-                              "certificate": q.get("certificate") or {},
                               "counter_prior": bool(q.get("counter_prior")), "twin_of": q.get("twin_of"),
-                              "where": f"{Path(q['file']).name}:{q['line']}" if q.get("file") else None})
+                              "where": f"{Path(q['file']).name}:{q['line']}" if q.get("file") else None,
+                              "gold_map": _mapped(q.get("certificate") or {}, diagrams.get(did))})
         ctx = rec.get("context")
         cref = None
-        if ctx is not None or rec.get("retrieved") is not None:
-            ckey = dumps_line([rec["diagram_id"], rec.get("found_diagram"), (ctx or {}).get("text"), rec.get("retrieved")])
+        retrieved = rec.get("retrieved")
+        if ctx is not None or retrieved is not None:
+            did, found = rec["diagram_id"], rec.get("found_diagram")
+            ckey = hashlib.blake2b(dumps_line([did, found, (ctx or {}).get("text"), retrieved]).encode("utf-8"),
+                                   digest_size=20).digest()
             cref = c_index.get(ckey)
             if cref is None:
                 cref = c_index[ckey] = len(contexts)
-                contexts.append({"text": (ctx or {}).get("text"), "found": rec.get("found_diagram")})
                 received = {"nodes": ctx.get("nodes") or [], "edges": ctx.get("edges") or []} if ctx else None
-                raw_subgraphs.append((received, rec.get("retrieved"), rec.get("found_diagram"), rec["diagram_id"]))
-        f = sample_fields(rec)
-        columns.add(f)
+                on_diagram = found in (None, did)
+                c = {"text": (ctx or {}).get("text"), "found": found,
+                     "map": _mapped(received, diagrams.get(did) if on_diagram else None),
+                     "other_diagram": None if on_diagram else found}
+                if retrieved is not None and _as_sets(retrieved) != _as_sets(received):
+                    # the answerer received less than the selector retrieved (e.g. an answerer that reads no context)
+                    c["retrieved"] = {"nodes": len(retrieved.get("nodes") or []),
+                                      "edges": len(retrieved.get("edges") or [])}
+                contexts.append(c)
+        columns.add(sample_fields(rec))
         q_refs.append(q_index[qid])
         c_refs.append(cref)
-        if f.get("guess_class") in DRAWN:
-            draw.add(rec["diagram_id"])
-
-    diagrams, missing = _diagrams(card, graphs, draw, render)
-    for q in questions:
-        q["gold_map"] = _mapped(q.pop("certificate"), diagrams.get(q["diagram"]))
-    for c, (received, retrieved, found, did) in zip(contexts, raw_subgraphs):
-        on_diagram = found in (None, did)
-        c["map"] = _mapped(received, diagrams.get(did) if on_diagram else None)
-        c["other_diagram"] = None if on_diagram else found
-        if retrieved is not None and _as_sets(retrieved) != _as_sets(received):
-            # the answerer received less than the selector retrieved (e.g. an answerer that reads no context)
-            c["retrieved"] = {"nodes": len(retrieved.get("nodes") or []), "edges": len(retrieved.get("edges") or [])}
     return {
         "fields": list(columns.data),
         "grid": [g for g in GRID if g in columns.data],
@@ -250,6 +254,61 @@ def explorer_data(run_dir: Path, records: list[Any] | None, card: dict[str, Any]
         "missing_diagrams": missing,
         "drawn": list(DRAWN),
     }
+
+
+class Spool:
+    """A list of JSON values kept in a temporary file, one compact line each: appended one at a time,
+    written into the page's data as a JSON list (:meth:`json_pieces`) without being held; indexing and
+    iterating read them back (the tests look into a report's contexts).
+
+    >>> s = Spool(); s.append({"a": 1}); s.append(None); len(s), s[0], list(s)
+    (2, {'a': 1}, [{'a': 1}, None])
+    >>> b"".join(s.json_pieces())
+    b'[{"a":1},null]'
+    """
+
+    def __init__(self) -> None:
+        import tempfile
+
+        self._file = tempfile.TemporaryFile()
+        self._n = 0
+
+    def append(self, value: Any) -> None:
+        self._file.write(_dumps(value) + b"\n")
+        self._n += 1
+
+    def __len__(self) -> int:
+        return self._n
+
+    def _lines(self) -> Iterator[bytes]:
+        self._file.flush()
+        self._file.seek(0)
+        for line in self._file:
+            yield line.rstrip(b"\n")
+        self._file.seek(0, 2)   # appending goes on at the end
+
+    def __iter__(self) -> Iterator[Any]:
+        for line in self._lines():
+            yield json.loads(line)
+
+    def __getitem__(self, i: int) -> Any:
+        return list(self)[i]
+
+    def json_pieces(self) -> Iterator[bytes]:
+        """The values as one compact JSON list, a line at a time."""
+        yield b"["
+        for i, line in enumerate(self._lines()):
+            yield (b"," if i else b"") + line
+        yield b"]"
+
+
+def _dumps(value: Any) -> bytes:
+    try:
+        import orjson
+
+        return orjson.dumps(value, default=str)
+    except ImportError:  # pragma: no cover - a declared dependency
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
 
 
 def _diagrams(card: dict[str, Any], graphs: dict[str, Any], ids: Iterable[str],

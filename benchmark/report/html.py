@@ -64,7 +64,9 @@ def _dumps(value: Any) -> bytes:
 
 def _json_pieces(value: Any) -> Iterator[bytes]:
     """Compact JSON of ``value`` in pieces: mappings key by key, long lists a chunk at a time."""
-    if isinstance(value, dict):
+    if hasattr(value, "json_pieces"):   # a spooled list (benchmark.report.explorer.Spool)
+        yield from value.json_pieces()
+    elif isinstance(value, dict):
         yield b"{"
         for i, (k, v) in enumerate(value.items()):
             yield (b"," if i else b"") + _dumps(str(k)) + b":"
