@@ -248,3 +248,18 @@ def test_connectors_in_other_colours_are_read(tmp_path):
                                        'a -> b: readings {style.stroke: "#b91c1c"}\n'
                                        'b -> c {style.stroke: "#15803d"; style.stroke-dash: 5}\n')
     assert edges(g) == {("sensor", "->", "gateway", "readings"), ("gateway", "->", "dashboard", "")}
+
+
+@needs_tesseract
+@pytest.mark.parametrize("dash, gap", [(2, 60), (6, 90)])
+def test_dashed_connector_drawn_along_a_row_of_shapes_is_one_edge(tmp_path, dash, gap):
+    # a grid layout draws n0 -> n4 straight along the row, over the three shapes between: the
+    # pieces left between each two neighbours lie along one line, and their traced ends bend a
+    # little where they meet the outlines; they were read as Alpha -- Beta and Beta -> Epsilon
+    names = ["Alpha", "Beta", "Gamma", "Delta", "Epsilon"]
+    d2 = f"grid-rows: 1\ngrid-columns: 5\ngrid-gap: {gap}\n" + "".join(
+        f"n{i}: {n} {{width: 120; height: 60}}\n" for i, n in enumerate(names)) + \
+        f"n0 -> n4 {{style.stroke-dash: {dash}}}\n"
+    g = read_back(tmp_path, "row", d2)
+    assert len(g["nodes"]) == 5   # (the dashes through the labels may cost a letter)
+    assert edges(g) == {("alpha", "->", "epsilon", "")}

@@ -62,6 +62,12 @@ class _End:
 #: scale (about 2 areas) and at the reduced scale of large diagrams (``render.png_scale``: about
 #: 0.9 to 1.3); two lines crossing at a shallow angle, or meeting an outline, leave about 0.7
 HEAD_CORE_MIN, HEAD_CORE_MAX = 0.8, 1.2
+#: a traced piece is read as straight (:func:`straight_line`) when it is at least this many line
+#: widths long
+STRAIGHT_MIN = 8
+#: two straight pieces lie along one line when their directions, and the gap between their
+#: ends, agree to this cosine (about 2.5 degrees)
+IN_LINE_COS = 0.999
 
 
 def connector_mask(r: Raster, shapes: list[Shape]) -> np.ndarray:
@@ -259,7 +265,7 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     unclaimed: list[np.ndarray] = []
     ends = _make_ends(chains, blobs, lw, unclaimed)
     _attach(ends, shapes, lw, label_boxes)
-    _through_shapes(ends, shapes, r.stroke, lw, _dashed_chains(chains, dashed, lw))
+    _through_shapes(ends, shapes, r.stroke, lw, _dashed_chains(chains, dashed, lw), chains)
     _mark_label_boxes(ends, edge_blocks, lw)
     _heads_across_labels(unclaimed, ends, edge_blocks, lw)
     groups = _join(ends, chains, lw)
@@ -498,7 +504,7 @@ def _dashed_chains(chains: list[Chain], dashed: np.ndarray | None, lw: int) -> s
 
 
 def _through_shapes(ends: list[_End], shapes: list[Shape], stroke: np.ndarray, lw: int,
-                    dashed: set[int] = frozenset()) -> None:
+                    dashed: set[int] = frozenset(), chains: list[Chain] | None = None) -> None:
     """Lines drawn straight across a shape (grid layouts draw connectors over the shapes between
     their ends): two arrowless ends at the same leaf shape, facing each other from opposite sides,
     with the stroke running on between them over the shape, are one connector passing through. A
@@ -507,7 +513,12 @@ def _through_shapes(ends: list[_End], shapes: list[Shape], stroke: np.ndarray, l
     the stroke running on between them: a connector crossing an outline or another connector at
     a shallow angle, whose traced pieces stop short of each other. Two dashed chains (``dashed``)
     facing each other across a shape may have no stroke over it: d2 can draw a dashed
-    connector under the shapes in its way."""
+    connector under the shapes in its way.
+
+    Facing is read from the ends' own directions, or, for two straight pieces (``chains``), from
+    the pieces as wholes: both lie along one line (:func:`_in_line`). A short piece between two
+    neighbouring shapes bends at its traced ends, where it meets the outlines."""
+    lines = [straight_line(c.points, lw) for c in chains] if chains is not None else None
     by_shape: dict[int, list[int]] = {}
     for i, e in enumerate(ends):
         if e.shape is not None and not e.arrow and not e.at_container:
@@ -524,7 +535,8 @@ def _through_shapes(ends: list[_End], shapes: list[Shape], stroke: np.ndarray, l
                 if dist < 4 * lw:
                     continue
                 u = v / dist
-                if min(float(np.dot(e1.direction, u)), float(np.dot(e2.direction, -u))) < 0.97:
+                if min(float(np.dot(e1.direction, u)), float(np.dot(e2.direction, -u))) < 0.97 and \
+                        not _in_line(lines, e1, e2, lw):
                     continue
                 cover = stroke_cover(stroke, e1.point, e2.point, lw)
                 if cover < 0.9 and e1.chain in dashed and e2.chain in dashed:
@@ -547,7 +559,8 @@ def _through_shapes(ends: list[_End], shapes: list[Shape], stroke: np.ndarray, l
                 if ends[i].chain == ends[j].chain:
                     continue
                 u = v[b] / dist[b]
-                if min(float(np.dot(dirs[a], u)), float(np.dot(dirs[b], -u))) < 0.97:
+                if min(float(np.dot(dirs[a], u)), float(np.dot(dirs[b], -u))) < 0.97 and \
+                        not _in_line(lines, ends[i], ends[j], lw):
                     continue
                 cover = stroke_cover(stroke, pts[a], pts[b], lw)
                 if cover >= 0.9:
@@ -556,6 +569,52 @@ def _through_shapes(ends: list[_End], shapes: list[Shape], stroke: np.ndarray, l
     for _, _, i, j in cands:
         if ends[i].through is None and ends[j].through is None:
             ends[i].through, ends[j].through = j, i
+
+
+def straight_line(points: np.ndarray, lw: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """(a point on it, unit direction) of the line a traced piece lies along, or None when the
+    piece is not straight (a pixel more than a line's width off the line) or shorter than
+    ``STRAIGHT_MIN`` line widths.
+
+    >>> pts = np.stack([np.arange(40.), 10 + 0.1 * np.arange(40.)], axis=1)
+    >>> c, d = straight_line(pts, 2); bool(abs(d[1] / d[0] - 0.1) < 1e-6)
+    True
+    >>> straight_line(np.stack([np.arange(40.), (np.arange(40.) - 20) ** 2 / 40], axis=1), 2) is None
+    True
+    """
+    if len(points) < STRAIGHT_MIN * lw:
+        return None
+    c = points.mean(axis=0)
+    d = points - c
+    _, _, vt = np.linalg.svd(d, full_matrices=False)
+    u = vt[0]
+    off = np.abs(d[:, 0] * u[1] - d[:, 1] * u[0])
+    if float(np.hypot(*(points.max(axis=0) - points.min(axis=0)))) < STRAIGHT_MIN * lw or off.max() > lw:
+        return None
+    return c, u
+
+
+def _in_line(lines: list | None, e1: _End, e2: _End, lw: int) -> bool:
+    """Do the straight pieces of ``e1`` and ``e2`` lie along one line, each continuing the other
+    past its end: their directions agree, each end lies on the other piece's line, and the gap
+    between the ends runs along that line?"""
+    if lines is None or lines[e1.chain] is None or lines[e2.chain] is None:
+        return False
+    (c1, u1), (c2, u2) = lines[e1.chain], lines[e2.chain]
+    if abs(float(np.dot(u1, u2))) < IN_LINE_COS:
+        return False
+    v = e2.point - e1.point
+    dist = float(np.hypot(*v))
+    # the pieces point at each other: e1's end lies beyond its piece's middle towards e2
+    if float(np.dot(e1.point - c1, v)) <= 0 or float(np.dot(e2.point - c2, -v)) <= 0:
+        return False
+    if abs(float(np.dot(v / dist, u1))) < IN_LINE_COS:
+        return False
+    for c, u, p in ((c1, u1, e2.point), (c2, u2, e1.point)):
+        d = p - c
+        if abs(float(d[0] * u[1] - d[1] * u[0])) > 1.5 * lw:
+            return False
+    return True
 
 
 def _hidden_cover(stroke: np.ndarray, shape: Shape, p1: np.ndarray, p2: np.ndarray, lw: int) -> float:
