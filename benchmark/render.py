@@ -56,11 +56,13 @@ def d2_version() -> str:
 
 
 def style_version(style: str) -> str:
-    """The version of what draws ``style`` (d2, or the other tool)."""
+    """The version of what draws ``style`` (d2, or the other tool, with the options it is drawn with: a
+    drawing cached under another key is made again)."""
     if style in TOOL_STYLES:
-        from benchmark.renderers import tool_version
+        from benchmark.renderers import PLANTUML_LIMIT_SIZE, tool_version
 
-        return tool_version(style)
+        version = tool_version(style)
+        return f"{version} PLANTUML_LIMIT_SIZE={PLANTUML_LIMIT_SIZE}" if style == "plantuml" else version
     return d2_version()
 
 

@@ -232,6 +232,10 @@ def to_mermaid(graph: dict[str, Any], direction: str = "TD") -> str:
     return "\n".join(out)
 
 
+#: the largest side, in pixels, PlantUML may draw (its own default, 4096, crops the large diagrams)
+PLANTUML_LIMIT_SIZE = 16384
+
+
 def draw(graph: dict[str, Any], style: str, out_png: Path, source: str = "<graph>", timeout: float = 180) -> None:
     """Draw ``graph`` in ``style`` (graphviz, plantuml, mermaid) to ``out_png``."""
     binary = tool(style)
@@ -248,6 +252,8 @@ def draw(graph: dict[str, Any], style: str, out_png: Path, source: str = "<graph
             src = work / "g.puml"
             src.write_text(to_plantuml(graph), encoding="utf-8")
             cmd, made = [binary, "-tpng", "-charset", "UTF-8", "-Djava.awt.headless=true", str(src)], work / "g.png"
+            # PlantUML crops a drawing to 4096 px a side by default, which cut the large diagrams off
+            env.setdefault("PLANTUML_LIMIT_SIZE", str(PLANTUML_LIMIT_SIZE))
         elif style == "mermaid":
             src = work / "g.mmd"
             src.write_text(to_mermaid(graph), encoding="utf-8")

@@ -84,3 +84,20 @@ def test_a_missing_tool_is_reported_as_unavailable(monkeypatch, source, tmp_path
     monkeypatch.setenv("PATH", str(tmp_path))  # no dot, plantuml or mmdc here
     with pytest.raises(StageUnavailable, match="graphviz"):
         render_file(source, tmp_path / "x.png", style="graphviz")
+
+
+@pytest.mark.skipif(not _available("plantuml"), reason="plantuml is not installed")
+def test_plantuml_draws_a_large_diagram_whole(tmp_path, monkeypatch):
+    """PlantUML crops a drawing to 4096 px a side unless told otherwise: the enlarged bundled diagrams
+    lost whole columns of shapes that way. A chain of 60 shapes is drawn more than 4096 px tall."""
+    import struct
+
+    from benchmark.renderers import draw
+
+    monkeypatch.delenv("PLANTUML_LIMIT_SIZE", raising=False)
+    nodes = [{"id": f"n{i}", "label": f"Step {i}", "shape": "rectangle", "parent": None} for i in range(60)]
+    edges = [{"src": f"n{i}", "dst": f"n{i + 1}", "label": "", "directed": True, "arrow": "->"} for i in range(59)]
+    out = tmp_path / "chain.png"
+    draw({"nodes": nodes, "edges": edges}, "plantuml", out)
+    width, height = struct.unpack(">II", out.read_bytes()[16:24])
+    assert max(width, height) > 4096
