@@ -59,10 +59,9 @@ def style_version(style: str) -> str:
     """The version of what draws ``style`` (d2, or the other tool, with the options it is drawn with: a
     drawing cached under another key is made again)."""
     if style in TOOL_STYLES:
-        from benchmark.renderers import PLANTUML_LIMIT_SIZE, tool_version
+        from benchmark.renderers import drawing_options, tool_version
 
-        version = tool_version(style)
-        return f"{version} PLANTUML_LIMIT_SIZE={PLANTUML_LIMIT_SIZE}" if style == "plantuml" else version
+        return " ".join(x for x in (tool_version(style), drawing_options(style)) if x)
     return d2_version()
 
 

@@ -236,6 +236,14 @@ def to_mermaid(graph: dict[str, Any], direction: str = "TD") -> str:
 PLANTUML_LIMIT_SIZE = 16384
 
 
+def drawing_options(style: str) -> str:
+    """What, besides the tool's version, decides how ``style`` is drawn (part of a drawing's cache key)."""
+    from benchmark.render import MAX_PNG_PIXELS
+
+    return {"plantuml": f"PLANTUML_LIMIT_SIZE={PLANTUML_LIMIT_SIZE}",
+            "mermaid": f"scale 2 within {MAX_PNG_PIXELS} px"}.get(style, "")
+
+
 def draw(graph: dict[str, Any], style: str, out_png: Path, source: str = "<graph>", timeout: float = 180) -> None:
     """Draw ``graph`` in ``style`` (graphviz, plantuml, mermaid) to ``out_png``."""
     binary = tool(style)
@@ -266,11 +274,38 @@ def draw(graph: dict[str, Any], style: str, out_png: Path, source: str = "<graph
             mconf.write_text(json.dumps({"flowchart": {"useMaxWidth": False}}))
             cmd, made = [binary, "-q", "-i", str(src), "-o", str(work / "g.png"), "-s", "2", "-b", "white",
                          "-p", str(conf), "-c", str(mconf)], work / "g.png"
+            _run_tool(style, cmd, made, env, work, timeout, source)
+            # twice the natural size, unless that is more pixels than a PNG the extractor reads (the large
+            # diagrams): then drawn again at the largest scale that stays within it, as d2's PNGs are
+            from benchmark.render import MAX_PNG_PIXELS, png_scale
+
+            width, height = _png_size(made)
+            scale = png_scale(width / 2, height / 2, MAX_PNG_PIXELS)
+            if scale is not None:
+                cmd[cmd.index("-s") + 1] = f"{2 * scale:.2f}"   # mermaid's -s is the whole factor
+                made.unlink()
+                _run_tool(style, cmd, made, env, work, timeout, source)
+            shutil.move(str(made), str(out_png))
+            return
         else:
             raise ValueError(f"no drawing tool for style {style!r}")
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=work)
-        if proc.returncode != 0 or not made.exists():
-            msg = [ln for ln in (proc.stderr or proc.stdout).strip().splitlines() if ln.strip()]
-            why = " ".join(msg[-1].split()) if msg else f"exit {proc.returncode}"
-            raise InputError(f"{style} failed to draw: {why}", file=source)
+        _run_tool(style, cmd, made, env, work, timeout, source)
         shutil.move(str(made), str(out_png))
+
+
+def _run_tool(style: str, cmd: list[str], made: Path, env: dict[str, str], work: Path, timeout: float,
+              source: str) -> None:
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=work)
+    if proc.returncode != 0 or not made.exists():
+        msg = [ln for ln in (proc.stderr or proc.stdout).strip().splitlines() if ln.strip()]
+        why = " ".join(msg[-1].split()) if msg else f"exit {proc.returncode}"
+        raise InputError(f"{style} failed to draw: {why}", file=source)
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    """Width and height from a PNG's header."""
+    import struct
+
+    with open(path, "rb") as fh:
+        head = fh.read(24)
+    return struct.unpack(">II", head[16:24])

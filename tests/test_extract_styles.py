@@ -101,3 +101,24 @@ def test_plantuml_draws_a_large_diagram_whole(tmp_path, monkeypatch):
     draw({"nodes": nodes, "edges": edges}, "plantuml", out)
     width, height = struct.unpack(">II", out.read_bytes()[16:24])
     assert max(width, height) > 4096
+
+
+@pytest.mark.skipif(not _available("mermaid"), reason="mermaid-cli is not installed")
+def test_mermaid_draws_within_the_pixel_limit(tmp_path, monkeypatch):
+    """Mermaid draws at twice the natural size, unless that is more pixels than the extractor reads: then
+    it draws again at the largest scale within the limit (the enlarged diagrams were refused as too large)."""
+    import struct
+
+    import benchmark.render as render
+    from benchmark.renderers import draw
+
+    nodes = [{"id": f"n{i}", "label": f"Step {i}", "shape": "rectangle", "parent": None} for i in range(6)]
+    edges = [{"src": f"n{i}", "dst": f"n{i + 1}", "label": "", "directed": True, "arrow": "->"} for i in range(5)]
+    graph = {"nodes": nodes, "edges": edges}
+    draw(graph, "mermaid", tmp_path / "full.png")
+    width, height = struct.unpack(">II", (tmp_path / "full.png").read_bytes()[16:24])
+    limit = width * height // 3
+    monkeypatch.setattr(render, "MAX_PNG_PIXELS", limit)
+    draw(graph, "mermaid", tmp_path / "small.png")
+    w2, h2 = struct.unpack(">II", (tmp_path / "small.png").read_bytes()[16:24])
+    assert w2 * h2 <= limit and w2 * h2 > limit // 2
