@@ -274,7 +274,10 @@ def draw(graph: dict[str, Any], style: str, out_png: Path, source: str = "<graph
             mconf.write_text(json.dumps({"flowchart": {"useMaxWidth": False}}))
             cmd, made = [binary, "-q", "-i", str(src), "-o", str(work / "g.png"), "-s", "2", "-b", "white",
                          "-p", str(conf), "-c", str(mconf)], work / "g.png"
-            _run_tool(style, cmd, made, env, work, timeout, source)
+        else:
+            raise ValueError(f"no drawing tool for style {style!r}")
+        _run_tool(style, cmd, made, env, work, timeout, source)
+        if style == "mermaid":
             # twice the natural size, unless that is more pixels than a PNG the extractor reads (the large
             # diagrams): then drawn again at the largest scale that stays within it, as d2's PNGs are
             from benchmark.render import MAX_PNG_PIXELS, png_scale
@@ -285,11 +288,6 @@ def draw(graph: dict[str, Any], style: str, out_png: Path, source: str = "<graph
                 cmd[cmd.index("-s") + 1] = f"{2 * scale:.2f}"   # mermaid's -s is the whole factor
                 made.unlink()
                 _run_tool(style, cmd, made, env, work, timeout, source)
-            shutil.move(str(made), str(out_png))
-            return
-        else:
-            raise ValueError(f"no drawing tool for style {style!r}")
-        _run_tool(style, cmd, made, env, work, timeout, source)
         shutil.move(str(made), str(out_png))
 
 

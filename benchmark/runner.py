@@ -41,7 +41,7 @@ from benchmark.dataset import Dataset, Diagram, load_dataset
 from benchmark.errors import DiagQAError, InputError, StageUnavailable
 from benchmark.graph import Subgraph
 from benchmark.questions import Question, answer_to_json
-from benchmark.report.rows import RowStore  # noqa: F401  (the report's rows of a run, kept while it goes)
+from benchmark.report.rows import RowStore
 from benchmark.records import (SampleRecord, answer_from_json_record, answer_hash, answer_to_json_record,
                                context_from_json, context_hash, context_to_json, graph_from_json, graph_to_json,
                                question_from_json, question_hash, question_to_json, sample_id, subgraph_from_json,
@@ -174,6 +174,7 @@ def read_images(spec: RunSpec, dataset: Dataset, questions: list[Question], prog
     """
     import os
 
+    from benchmark.extract.cache import load_cached
     from benchmark.extract.ocr import LANG, tesseract_available, words_cache_dir, words_entry
 
     variants = spec.parsed_variants()
@@ -195,16 +196,13 @@ def read_images(spec: RunSpec, dataset: Dataset, questions: list[Question], prog
             continue
         png = d.png_path
         try:
-            data = png.read_bytes()
+            if did in traced:
+                if load_cached(png, lang, cache_dir) is None:
+                    jobs.append((str(png), lang, str(cache_dir) if cache_dir else None, True))
+            elif not words_entry(png.read_bytes(), LANG, words_cache_dir()).exists():
+                jobs.append((str(png), LANG, None, False))
         except OSError:
             continue  # the stage that reads it says so
-        if did in traced:
-            from benchmark.extract.cache import load_cached
-
-            if load_cached(png, lang, cache_dir) is None:
-                jobs.append((str(png), lang, str(cache_dir) if cache_dir else None, True))
-        elif not words_entry(data, LANG, words_cache_dir()).exists():
-            jobs.append((str(png), LANG, None, False))
     if not jobs:
         return 0
     from tqdm import tqdm

@@ -141,28 +141,6 @@ def slim_record(rec: dict[str, Any]) -> dict[str, Any]:
             "metrics": rec.get("metrics"), "error": rec.get("error")}
 
 
-def decide_samples_file(path: Path, cfg: DecisionConfig | None = None, encode: Encoder | None = None,
-                        signals: str = "needed") -> DecidedRun:
-    """:func:`decide_records` over a ``samples.jsonl`` read as a stream (each record slimmed first)."""
-    from benchmark.records import loads_line
-    from benchmark.rundir import scan_samples
-
-    pool: dict[str, str] = {}
-
-    def shared(rec: dict[str, Any]) -> dict[str, Any]:
-        # a question's and a context's text recur under every answerer (and a question's under every
-        # variant): one string object each, not one per sample read from the file
-        slim = slim_record(rec)
-        for part in ("question", "context"):
-            text = slim[part]["text"]
-            if isinstance(text, str):
-                slim[part]["text"] = pool.setdefault(text, text)
-        return slim
-
-    return decide_records([shared(rec) for _, rec in scan_samples(Path(path), loads_line)], cfg, encode,
-                          signals=signals)
-
-
 def write_decision_rows(path: Path, rows: Iterable[dict[str, Any]]) -> Path:
     """One JSON line per decision row."""
     with open(path, "w", encoding="utf-8") as fh:
@@ -187,7 +165,7 @@ class WrittenDecisions:
 
 def decide_samples_into(samples: Path, out: Path, cfg: DecisionConfig | None = None,
                         encode: Encoder | None = None) -> WrittenDecisions:
-    """The decisions of :func:`decide_samples_file` (text signals where needed), written to ``out`` as they
+    """The decisions of :func:`decide_records` (text signals where needed), written to ``out`` as they
     are made, in two passes over ``samples.jsonl``: the first applies the graph rules and keeps the texts of
     only the samples they leave undecided, whose text signals are then computed in one batched pass; the
     second decides every sample again and writes its row at once. What is held is those texts and the

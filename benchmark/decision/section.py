@@ -14,28 +14,21 @@ and where signals disagree.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 from benchmark.decision.rules import ACCEPT, REJECT, REVIEW
 
 
-def precision_recall(pairs: Iterable[tuple[bool, bool]]) -> tuple[float | None, float | None, int]:
-    """Precision and recall of predictions against truths: ``(predicted, true)`` pairs; None when undefined.
+def precision_recall(tp: int, fp: int, fn: int) -> tuple[float | None, float | None]:
+    """Precision and recall from counts of true positives, false positives and false negatives; None
+    when undefined.
 
-    >>> precision_recall([(True, True), (True, False), (False, True), (False, False)])
-    (0.5, 0.5, 4)
-    >>> precision_recall([(False, True)])
-    (None, 0.0, 1)
+    >>> precision_recall(1, 1, 1)
+    (0.5, 0.5)
+    >>> precision_recall(0, 0, 1)
+    (None, 0.0)
     """
-    tp = fp = fn = n = 0
-    for pred, true in pairs:
-        n += 1
-        tp += pred and true
-        fp += pred and not true
-        fn += (not pred) and true
-    precision = tp / (tp + fp) if tp + fp else None
-    recall = tp / (tp + fn) if tp + fn else None
-    return precision, recall, n
+    return (tp / (tp + fp) if tp + fp else None), (tp / (tp + fn) if tp + fn else None)
 
 
 def _pct(x: float | None) -> str:
@@ -122,13 +115,8 @@ class _AnswererTally:
 
     def stats(self) -> dict[str, Any]:
         n = self.n
-
-        def pr(counts: list[int]) -> tuple[float | None, float | None]:
-            tp, fp, fn = counts
-            return (tp / (tp + fp) if tp + fp else None), (tp / (tp + fn) if tp + fn else None)
-
-        pc, rc = pr(self.vs_correct)
-        pg, rg = pr(self.vs_grounded)
+        pc, rc = precision_recall(*self.vs_correct)
+        pg, rg = precision_recall(*self.vs_grounded)
         return {
             "n": n, "measured": self.measured,
             "mix": {v: (self.verdicts[v] / n if n else 0.0) for v in (ACCEPT, REVIEW, REJECT)},

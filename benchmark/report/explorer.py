@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from benchmark.records import dumps_line
+from benchmark.report.html import json_bytes
 
 #: guess classes whose samples get their diagram drawn with certificate, retrieval and misses
 DRAWN = ("lucky_guess", "misread", "extraction_error")
@@ -274,7 +275,7 @@ class Spool:
         self._n = 0
 
     def append(self, value: Any) -> None:
-        self._file.write(_dumps(value) + b"\n")
+        self._file.write(json_bytes(value) + b"\n")
         self._n += 1
 
     def __len__(self) -> int:
@@ -300,15 +301,6 @@ class Spool:
         for i, line in enumerate(self._lines()):
             yield (b"," if i else b"") + line
         yield b"]"
-
-
-def _dumps(value: Any) -> bytes:
-    try:
-        import orjson
-
-        return orjson.dumps(value, default=str)
-    except ImportError:  # pragma: no cover - a declared dependency
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
 
 
 def _diagrams(card: dict[str, Any], graphs: dict[str, Any], ids: Iterable[str],

@@ -53,7 +53,8 @@ def packed(value: Any) -> str:
 _CHUNK = 4096
 
 
-def _dumps(value: Any) -> bytes:
+def json_bytes(value: Any) -> bytes:
+    """Compact JSON of ``value`` as UTF-8 bytes, keys in their order (orjson where installed)."""
     try:
         import orjson
 
@@ -69,17 +70,17 @@ def _json_pieces(value: Any) -> Iterator[bytes]:
     elif isinstance(value, dict):
         yield b"{"
         for i, (k, v) in enumerate(value.items()):
-            yield (b"," if i else b"") + _dumps(str(k)) + b":"
+            yield (b"," if i else b"") + json_bytes(str(k)) + b":"
             yield from _json_pieces(v)
         yield b"}"
     elif isinstance(value, list) and len(value) > _CHUNK:
         yield b"["
         for start in range(0, len(value), _CHUNK):
-            text = _dumps(value[start:start + _CHUNK])
+            text = json_bytes(value[start:start + _CHUNK])
             yield (b"," if start else b"") + text[1:-1]
         yield b"]"
     else:
-        yield _dumps(value)
+        yield json_bytes(value)
 
 
 def _inline(text: str) -> str:
