@@ -114,3 +114,23 @@ def test_a_run_decodes_each_image_once(tmp_path, tesseract_log, monkeypatch):
     ds, qs, _ = prepare_dataset(data, None)
     assert read_images(dataclasses.replace(spec, variants=("oracle+d2+khop2",)), ds, qs) == 0
     assert read_images(spec, ds, qs) == 0 and len(decoded()) == len(NAMES)
+
+
+def test_the_image_pass_leaves_an_unreadable_image_to_its_stage(tmp_path, tesseract_log):
+    """An empty PNG does not stop the run's image pass: the other image is read, and the empty one's
+    samples carry the stage's error naming the file, as without the pass."""
+    import json
+
+    from benchmark.runner import RunSpec, run
+
+    data = copy_bundled(tmp_path / "data", NAMES)
+    (data / "diagrams" / f"{NAMES[0]}.png").write_bytes(b"")
+    spec = RunSpec(data_dir=data, variants=("oracle+ocr+path",), answerers=("solver",), out_dir=tmp_path / "results",
+                   run_id="hostile", workers=2)
+    done = run(spec, progress=False, quiet=True)
+    recs = [json.loads(line) for line in (done.run_dir / "samples.jsonl").read_text().splitlines()]
+    bad = [r for r in recs if r["diagram_id"] == NAMES[0]]
+    good = [r for r in recs if r["diagram_id"] == NAMES[1]]
+    assert bad and all(r["error"] and f"{NAMES[0]}.png" in r["error"]["message"] for r in bad)
+    assert good and not any(r["error"] for r in good)
+    assert tesseract_log() == 1   # the readable image, once
