@@ -378,3 +378,26 @@ def test_rescore_refuses_a_locked_run_and_writes_nothing(tmp_path):
     _, records, card = rescore(run_dir, workers=1)  # the writer is gone: it runs
     assert card["rescored"][-1]["samples_changed"] == 0 and len(records) == len(done.records)
     assert not [p.name for p in run_dir.iterdir() if p.name.startswith(".report-") or ".tmp" in p.name]
+
+
+def test_report_rows_become_the_frame_column_by_column():
+    from benchmark.report.aggregate import frame
+    from benchmark.report.rows import FRAME_COLUMNS
+    from benchmark.runner import RowStore
+
+    gold, usage = FRAME_COLUMNS.index("gold"), FRAME_COLUMNS.index("answer_usage")
+    rows = []
+    for i in range(4):
+        row = [None if (i + j) % 3 == 0 else f"v{j}" if j < 20 else j / 4 for j in range(len(FRAME_COLUMNS))]
+        row[0], row[gold], row[usage] = f"s{i}", ["A", "B"][: i % 3], {"prompt_tokens": i}
+        rows.append(tuple(row))
+    store = RowStore()
+    for row in rows:
+        store.add(row)
+    assert len(store) == 4 and list(store) == rows and store[2] == rows[2]
+    df = store.to_frame()
+    # the same frame as from the tuples: list-valued answers kept whole, None kept, every column of objects
+    assert df.equals(frame(rows)) and all(t == object for t in df.dtypes) and df.at[2, "gold"] == ["A", "B"]
+    assert len(store) == 0 and list(store) == [] and store.to_frame().shape == (0, len(FRAME_COLUMNS))
+    with pytest.raises(ValueError, match="3 values among rows of 45"):
+        store.add(rows[0]) or store.add(("s", "q", "d"))

@@ -11,7 +11,7 @@ lucky guesses); elsewhere ``context_text`` is ``None``.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Iterator
 
 #: the per-sample columns the tables read from ``metrics`` (see benchmark.metrics.sample); ``error`` is the
 #: kind of the answerer's failure (the sample is then unmeasured), ``precision_reason`` why precision is
@@ -78,34 +78,58 @@ def frame_row(rec: Any, metrics: Any = _SAME, error: Any = _SAME) -> tuple[Any, 
             timings.get("answer_s"))
 
 
-class RowStore(list):
-    """The report rows of a run, kept while it goes (a small tuple per sample, not its record).
+class RowStore:
+    """The report rows of a run, kept while it goes: one list per column, not a tuple (or a record) per sample.
 
     Values repeat from row to row (variant and answerer names, a question's text under every variant,
     a handful of distinct scores): :meth:`add` keeps one object per distinct string or float, so the
     rows of a run ten times as large take far less than ten times the memory of its records.
-    :meth:`to_frame` turns them into the samples frame and empties the store, so the rows are not held
-    twice while the report is made.
+    :meth:`to_frame` moves the columns into the samples frame one at a time and empties the store, so
+    the rows are never held twice while the report is made (a tuple per row, turned into a frame, would
+    be, and the memory of many small tuples is seldom given back to the system once freed).
     """
 
     def __init__(self) -> None:
-        super().__init__()
+        self._cols: list[list[Any]] = []
         self._pool: dict[Any, Any] = {}
 
     def add(self, row: tuple[Any, ...]) -> None:
-        pool = self._pool
-        # the first column is the sample id, unique to its row: nothing to share
-        self.append(row[:1] + tuple(pool.setdefault(v, v) if type(v) is str or type(v) is float else v
-                                    for v in row[1:]))
+        cols, pool = self._cols, self._pool
+        if not cols:
+            cols.extend([] for _ in row)
+        elif len(row) != len(cols):
+            raise ValueError(f"a report row of {len(row)} values among rows of {len(cols)}")
+        cols[0].append(row[0])  # the first column is the sample id, unique to its row: nothing to share
+        for col, v in zip(cols[1:], row[1:]):
+            col.append(pool.setdefault(v, v) if type(v) is str or type(v) is float else v)
+
+    def __len__(self) -> int:
+        return len(self._cols[0]) if self._cols else 0
+
+    def __getitem__(self, i: int) -> tuple[Any, ...]:
+        return tuple(col[i] for col in self._cols)
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        return zip(*self._cols) if self._cols else iter(())
 
     def to_frame(self) -> Any:
-        """The samples frame (:func:`benchmark.report.aggregate.frame`) of the rows; the store is left empty."""
-        from benchmark.report.aggregate import frame
+        """The samples frame (as :func:`benchmark.report.aggregate.frame` makes it, :data:`FRAME_COLUMNS`,
+        every column of dtype object) of the rows; the store is left empty."""
+        import numpy as np
+        import pandas as pd
 
-        df = frame(self)
-        self.clear()
-        self._pool.clear()
-        return df
+        cols, n = self._cols, len(self)
+        if not cols:
+            cols.extend([] for _ in FRAME_COLUMNS)
+        if len(cols) != len(FRAME_COLUMNS):
+            raise ValueError(f"report rows of {len(cols)} values, the samples frame has {len(FRAME_COLUMNS)} columns")
+        block = np.empty((len(cols), n), dtype=object)
+        for j in range(len(cols)):
+            # fromiter keeps each value as one object (a list-valued answer is not unpacked)
+            block[j] = np.fromiter(cols[j], dtype=object, count=n)
+            cols[j] = []
+        self._cols, self._pool = [], {}
+        return pd.DataFrame(block.T, columns=list(FRAME_COLUMNS), dtype=object, copy=False)
 
 
 def reads_samples_file(records: Any) -> bool:
