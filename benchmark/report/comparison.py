@@ -34,6 +34,16 @@ ALPHA = 0.05
 BINARY = ("accuracy", "grounded_accuracy", "sufficiency")
 SHARES = ("srr", "f1")
 
+#: the sample columns the comparisons read
+READS = ("question_id", "diagram_id", "variant", "answerer", "correct", "guess_class", "sufficient", "srr", "f1",
+         "context_tokens", "retrieval_s", "answer_value", "answer_raw")
+
+
+def _scored(df: pd.DataFrame) -> pd.DataFrame:
+    """The scored samples (:func:`scored`) with only the columns the comparisons read: the samples
+    frame has some forty, and every selection and group of it would copy them all."""
+    return scored(df[[c for c in READS if c in df.columns]])
+
 
 def _per_question(g: pd.DataFrame) -> dict[str, dict[str, Any]]:
     """question id -> the sample's paired values (errors unmeasured: ``None``)."""
@@ -83,7 +93,7 @@ def ranking(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000) -> pd.DataFrame
     with its means, cluster-bootstrap intervals, context size and retrieval latency, and its paired
     comparison with the best candidate (differences, p-values, Holm-corrected p-values); empty
     without candidates."""
-    s = scored(df)
+    s = _scored(df)
     rows = []
     for answerer, ga in s.groupby("answerer", sort=False):
         per = {v: _per_question(g) for v, g in ga.groupby("variant", sort=False) if not is_control(v)}
@@ -153,7 +163,7 @@ def costs(df: pd.DataFrame) -> pd.DataFrame:
     in tokens (mean and largest), the whole diagram's size on the same questions and the share of it
     the context kept (:func:`context_share`), and the median and 95th-percentile seconds spent finding
     and selecting it."""
-    s = scored(df)
+    s = _scored(df)
     blind = {a for a, ga in s.groupby("answerer", sort=False) if _receives_nothing(ga, list(dict.fromkeys(ga["variant"])))}
     s = s[~s["answerer"].isin(blind)] if blind else s
     full = _full_sizes(s)
@@ -187,7 +197,7 @@ def sensitivity(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000) -> dict[str
     apart than accuracy does; answerers that receive no context (``blind``) are left out and named,
     with the reason.
     """
-    s = scored(df)
+    s = _scored(df)
     per_answerer, excluded = [], []
     for answerer, ga in s.groupby("answerer", sort=False):
         candidates = [v for v in dict.fromkeys(ga["variant"]) if not is_control(v)]
@@ -240,7 +250,7 @@ def compare_runs(a: pd.DataFrame, b: pd.DataFrame, seed: int = 0, n_boot: int = 
     >>> t.loc[0, "pairs"], t.loc[0, "accuracy_a"], t.loc[0, "accuracy_b"], round(t.loc[0, "accuracy_p"], 4)
     (10, 1.0, 0.0, 0.002)
     """
-    sa, sb = scored(a), scored(b)
+    sa, sb = _scored(a), _scored(b)
     gb = {k: g for k, g in sb.groupby(["variant", "answerer"], sort=False)}
     rows = []
     for key, g in sa.groupby(["variant", "answerer"], sort=False):
