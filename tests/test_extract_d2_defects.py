@@ -263,3 +263,17 @@ def test_dashed_connector_drawn_along_a_row_of_shapes_is_one_edge(tmp_path, dash
     g = read_back(tmp_path, "row", d2)
     assert len(g["nodes"]) == 5   # (the dashes through the labels may cost a letter)
     assert edges(g) == {("alpha", "->", "epsilon", "")}
+
+
+@needs_tesseract
+def test_connector_entering_a_container_at_a_shallow_angle_reaches_the_shape_inside(tmp_path):
+    # a grid layout draws a -> g.c1 straight down into the wide container at about 13 degrees to
+    # its top outline; the outline's cut leaves a hook at the end of the piece outside, whose
+    # direction then runs along the outline: the two pieces were read as Order Intake --
+    # Fulfilment and Fulfilment -> Packing
+    names = ["Picking", "Packing", "Labelling", "Shipping Desk", "Loading Bay", "Returns Desk",
+             "Quality Check", "Dispatch", "Sorting", "Weighing", "Customs", "Invoicing"]
+    d2 = "grid-rows: 2\ngrid-gap: 20\na: Order Intake\ng: Fulfilment {\n  grid-columns: 12\n" + "".join(
+        f"  c{i}: {n}\n" for i, n in enumerate(names)) + "}\na -> g.c1\n"
+    g = read_back(tmp_path, "shallow_entry", d2)
+    assert edges(g) == {("order-intake", "->", "fulfilment.packing", "")}

@@ -8,7 +8,9 @@
 4. Chain ends are attached to the shape whose outline they touch (an arrowed end by its tip).
    Ends that are not at a leaf shape are joined to a collinear partner when one is close:
    across an edge label's box (d2 breaks the line there), across a container's outline, or
-   across text drawn over the line. Two arrowless ends facing each other across a shape, with
+   across text drawn over the line; ends at a container's outline are measured along their
+   piece behind the hook the outline's cut leaves in a line crossing it at a shallow angle, and
+   the cut's long gap is bridged. Two arrowless ends facing each other across a shape, with
    the stroke running on over it between them, are one connector drawn through that shape (grid
    layouts draw straight connectors over the shapes in their way). An end still loose where connectors fanned out of one
    side of a shape is followed along the stroke to that shape. Chains whose two ends reach
@@ -56,6 +58,7 @@ class _End:
     joined: bool = False
     label_boxes: list[int] = field(default_factory=list)
     through: int | None = None     # index of the end across a shape the line runs through
+    line: tuple[np.ndarray, np.ndarray] | None = None   # (point, direction) behind a hook at an outline
 
 
 #: smallest arrowhead core (after the opening), in opening areas, for heads drawn at d2's default
@@ -265,6 +268,7 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     unclaimed: list[np.ndarray] = []
     ends = _make_ends(chains, blobs, lw, unclaimed)
     _attach(ends, shapes, lw, label_boxes)
+    _refit_outline_ends(ends, chains, lw)
     _through_shapes(ends, shapes, r.stroke, lw, _dashed_chains(chains, dashed, lw), chains)
     _mark_label_boxes(ends, edge_blocks, lw)
     _heads_across_labels(unclaimed, ends, edge_blocks, lw)
@@ -490,6 +494,34 @@ def _attach(ends: list[_End], shapes: list[Shape], lw: int,
         _attach_one(e, shapes, lw, 4 * lw + 4, label_boxes)
 
 
+def _refit_outline_ends(ends: list[_End], chains: list[Chain], lw: int) -> None:
+    """Ends stopping at a container's outline, taken along the line their piece runs on.
+
+    The outline's zone is cut out of the connector mask along the outline; a line crossing it at
+    a shallow angle is cut on a long slant, and thinning leaves a hook along the cut at the end
+    of the piece, which turns the end's measured direction towards the outline. The direction of
+    a straight piece is measured instead behind the hook (``STRAIGHT_MIN`` line widths of the
+    piece from 4 line widths on), and the end taken on that line is kept as ``line``, beside the
+    end's own (a connector may also really bend at the outline, where a container's corner is).
+    """
+    for e in ends:
+        if e.arrow or not e.at_container:
+            continue
+        pts = chains[e.chain].points
+        d = np.hypot(*(pts - e.point).T)
+        near = pts[(d >= 4 * lw) & (d <= (4 + STRAIGHT_MIN) * lw)]
+        if len(near) < STRAIGHT_MIN * lw // 2:
+            continue
+        c = near.mean(axis=0)
+        _, _, vt = np.linalg.svd(near - c, full_matrices=False)
+        u = vt[0]
+        if float(np.abs((near - c) @ np.array([u[1], -u[0]])).max()) > 0.75 * lw:
+            continue            # not straight there: a curve's end keeps its own direction
+        if float(np.dot(e.point - c, u)) < 0:
+            u = -u
+        e.line = (c + float(np.dot(e.point - c, u)) * u, u)
+
+
 def _dashed_chains(chains: list[Chain], dashed: np.ndarray | None, lw: int) -> set[int]:
     """Indices of the chains drawn dashed: a fifth of their points or more near a bridged gap."""
     if dashed is None or not dashed.any():
@@ -549,18 +581,21 @@ def _through_shapes(ends: list[_End], shapes: list[Shape], stroke: np.ndarray, l
     if loose:
         pts = np.array([ends[i].point for i in loose], float)
         dirs = np.array([ends[i].direction for i in loose], float)
+        gaps = np.array([_outline_gap(ends[i], shapes, lw) for i in loose], float)
         for a, i in enumerate(loose):
             v = pts - pts[a]
             dist = np.hypot(v[:, 0], v[:, 1])
-            ok = (dist >= 2 * lw) & (dist <= 30 * lw)
+            ok = (dist >= 2 * lw) & (dist <= np.maximum(30 * lw, np.maximum(gaps, gaps[a])))
             ok[: a + 1] = False
             for b in np.nonzero(ok)[0]:
                 j = loose[b]
                 if ends[i].chain == ends[j].chain:
                     continue
+                if dist[b] > 30 * lw and (ends[i].shape != ends[j].shape or not _lines_meet(ends[i], ends[j], lw)):
+                    continue    # a long gap is only the cut of one container's outline crossed
                 u = v[b] / dist[b]
                 if min(float(np.dot(dirs[a], u)), float(np.dot(dirs[b], -u))) < 0.97 and \
-                        not _in_line(lines, ends[i], ends[j], lw):
+                        not _in_line(lines, ends[i], ends[j], lw) and not _lines_meet(ends[i], ends[j], lw):
                     continue
                 cover = stroke_cover(stroke, pts[a], pts[b], lw)
                 if cover >= 0.9:
@@ -615,6 +650,44 @@ def _in_line(lines: list | None, e1: _End, e2: _End, lw: int) -> bool:
         if abs(float(d[0] * u[1] - d[1] * u[0])) > 1.5 * lw:
             return False
     return True
+
+
+#: the longest gap cut out of a line crossing a container's outline at a shallow angle that is
+#: bridged, in line widths
+OUTLINE_GAP_MAX = 150
+
+
+def _outline_gap(e: _End, shapes: list[Shape], lw: int) -> float:
+    """How long a gap the cut of a container's outline leaves in a straight line crossing it where
+    ``e`` ends (0 for an end not at a container's outline, or not on a measured ``line``).
+
+    The outline's zone (about ``2 * lw + 6`` pixels across) is crossed at the angle between the
+    line and the nearer side of the container's box; the pieces' traced ends stop a few line
+    widths short of it.
+    """
+    if not e.at_container or e.line is None or e.shape is None:
+        return 0.0
+    x, y, w, h = shapes[e.shape].box
+    px, py = e.line[0]
+    u = e.line[1]
+    to_side = min(abs(px - x), abs(px - x - w))      # a left or right side: crossed at |u_x|
+    to_top = min(abs(py - y), abs(py - y - h))
+    sine = abs(float(u[0])) if to_side < to_top else abs(float(u[1]))
+    return float(min(OUTLINE_GAP_MAX * lw, (2 * lw + 6) / max(sine, 1e-3) + 6 * lw))
+
+
+def _lines_meet(e1: _End, e2: _End, lw: int) -> bool:
+    """Do two ends, at least one of them at a container's outline with its ``line`` measured
+    behind the hook there (:func:`_refit_outline_ends`), face each other along one line?"""
+    if e1.line is None and e2.line is None:
+        return False
+    (p1, d1), (p2, d2) = (e.line or (e.point, e.direction) for e in (e1, e2))
+    v = p2 - p1
+    dist = float(np.hypot(*v))
+    if dist < lw:
+        return False
+    u = v / dist
+    return min(float(np.dot(d1, u)), float(np.dot(d2, -u))) >= 0.97
 
 
 def _hidden_cover(stroke: np.ndarray, shape: Shape, p1: np.ndarray, p2: np.ndarray, lw: int) -> float:
