@@ -277,3 +277,29 @@ def test_connector_entering_a_container_at_a_shallow_angle_reaches_the_shape_ins
         f"  c{i}: {n}\n" for i, n in enumerate(names)) + "}\na -> g.c1\n"
     g = read_back(tmp_path, "shallow_entry", d2)
     assert edges(g) == {("order-intake", "->", "fulfilment.packing", "")}
+
+
+@needs_tesseract
+def test_head_of_a_dashed_connector_drawn_at_a_reduced_scale_is_found(tmp_path):
+    # a large diagram's data class, dashed in grey, drawn at a reduced --scale: the bridged dashes
+    # make the line as wide as the opening that finds heads, and the line and its head came out of
+    # it as one elongated core, taken for no head (Second nurse witness -- Controlled drug register)
+    import subprocess
+
+    from benchmark.extract.pipeline import extract
+    from benchmark.render import d2_binary
+
+    src, png = tmp_path / "dashed_head.d2", tmp_path / "dashed_head.png"
+    src.write_text('classes: {\n  data: {style: {stroke-dash: 4; stroke: "#6b7280"}}\n}\n'
+                   "cd: Controlled drugs {\n  witness: Second nurse witness\n  clerk: Pharmacy ledger clerk\n"
+                   "  nurse: Administering nurse\n  register: Controlled drug register {shape: cylinder}\n"
+                   "  witness -> register: entry signed {class: data}\n"
+                   "  clerk -> register: stock count {class: data}\n"
+                   "  nurse -> register: dose given {class: data}\n}\n", encoding="utf-8")
+    subprocess.run([d2_binary(), "--omit-version", "--pad=40", "--scale=0.7", str(src), str(png)],
+                   check=True, capture_output=True, timeout=120)
+    g = extract(png)
+    register = "controlled-drugs.controlled-drug-register"
+    assert edges(g) == {("controlled-drugs.second-nurse-witness", "->", register, "entry signed"),
+                        ("controlled-drugs.pharmacy-ledger-clerk", "->", register, "stock count"),
+                        ("controlled-drugs.administering-nurse", "->", register, "dose given")}

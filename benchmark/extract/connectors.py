@@ -126,7 +126,8 @@ def outline_band(shapes: list[Shape], shape_hw: tuple[int, int], lw: int) -> np.
 
 
 def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
-               outline_distance: np.ndarray | None = None) -> tuple[list[np.ndarray], np.ndarray]:
+               outline_distance: np.ndarray | None = None,
+               dashed: np.ndarray | None = None) -> tuple[list[np.ndarray], np.ndarray]:
     """Arrowhead blobs (their stroke pixels, x y) and the mask with them cut out.
 
     The opening keeps only what is wider than a line: the cores of the filled triangles. Every
@@ -137,6 +138,9 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
     ``outline_distance`` (:func:`outline_distance`), a core lying wholly on a shape's outline is
     where a line meets or crosses a thick outline (the sketch style's rough strokes), not a head:
     a head only touches the outline with its tip and reaches a head's length away from it.
+    With ``dashed`` (the gaps bridged between dashes), an elongated core on a bridged gap is a
+    dashed line the bridging drew wider than the opening, running into its head: the head is
+    what is left when it is opened a little wider (:func:`_wide_part`).
     """
     k = max(5, 2 * lw - 1)   # wider than a line (lines are lw wide, sketch lines a little more)
     opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
@@ -159,7 +163,12 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
         if _elongated(core):
             if outline is None:
                 continue  # an elongated core is where several connectors run together, not a head
+            wide = _wide_part(core, k, 2 * least) if dashed is not None and (dashed[y0:y1, x0:x1] & core).any() \
+                else None
             core = _core_off_outline(mask[y0:y1, x0:x1], outline[y0:y1, x0:x1], core, k)
+            if core is None and wide is not None and not (
+                    outline_distance is not None and _on_outline(wide, outline_distance[y0:y1, x0:x1], k)):
+                core = wide
             if core is None:
                 continue
         region = cv2.dilate(core, grow) & mask[y0:y1, x0:x1]
@@ -219,6 +228,43 @@ def _elongated(core: np.ndarray) -> bool:
     return max(rw, rh) > 1.8 * max(1.0, min(rw, rh))
 
 
+def _wide_part(core: np.ndarray, k: int, least: float = 0.0) -> np.ndarray | None:
+    """The head at the end of a line drawn wider than the opening (a dashed line whose bridged
+    gaps widen it): opened again a little wider, the line is gone and one compact core of at
+    least ``least`` pixels is left (a thick line's own stretches leave thinner slivers).
+
+    >>> core = np.zeros((40, 20), np.uint8); core[2:26, 8:13] = 1        # a line 5 pixels wide
+    >>> for i in range(10): core[26 + i, 2 + i // 2:18 - i // 2] = 1      # its head
+    >>> piece = _wide_part(core, 5); piece is not None and bool(piece[:24].sum() == 0)
+    True
+    >>> line = np.zeros((40, 20), np.uint8); line[2:38, 8:13] = 1
+    >>> _wide_part(line, 5) is None
+    True
+    >>> line[16:26, 4:17] = 1                                              # a blob on its way
+    >>> _wide_part(line, 5) is None
+    True
+    """
+    k2 = k + 2
+    opened = cv2.morphologyEx(core, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k2, k2)))
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(opened, connectivity=8)
+    pieces = [j for j in range(1, n) if stats[j, cv2.CC_STAT_AREA] >= max(least, 0.5 * k2 * k2)]
+    if len(pieces) != 1:
+        return None
+    piece = (labels == pieces[0]).astype(np.uint8)
+    if _elongated(piece):
+        return None
+    # the head ends the line: the piece lies at one end of the core, not where the line crosses
+    # something on its way
+    cy, cx = np.nonzero(core)
+    pts = np.stack([cx, cy], axis=1).astype(float)
+    c = pts.mean(axis=0)
+    _, _, vt = np.linalg.svd(pts - c, full_matrices=False)
+    t = (pts - c) @ vt[0]
+    on_piece = piece[cy, cx] > 0
+    lo, hi = float(t[on_piece].min()), float(t[on_piece].max())
+    return piece if min(float(t.max()) - hi, lo - float(t.min())) <= k2 else None
+
+
 def _core_off_outline(mask: np.ndarray, outline: np.ndarray, core: np.ndarray, k: int) -> np.ndarray | None:
     """The compact head core left when the outline band is taken out of an elongated core's
     stroke (None when nothing head-like is left)."""
@@ -257,7 +303,7 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     # core if the outline zone were cut away first
     blobs, _ = arrowheads(fill_small_holes(r.stroke.view(np.uint8), 12 * lw * lw), lw,
                           outline_band([s for s in shapes if not s.is_container], r.shape, lw),
-                          outline_distance(shapes, r.shape) if d2_heads else None)
+                          outline_distance(shapes, r.shape) if d2_heads else None, dashed)
     cut = mask.copy()
     blob_mask = np.zeros_like(mask)
     for blob in blobs:
