@@ -303,3 +303,18 @@ def test_head_of_a_dashed_connector_drawn_at_a_reduced_scale_is_found(tmp_path):
     assert edges(g) == {("controlled-drugs.second-nurse-witness", "->", register, "entry signed"),
                         ("controlled-drugs.pharmacy-ledger-clerk", "->", register, "stock count"),
                         ("controlled-drugs.administering-nurse", "->", register, "dose given")}
+
+
+@needs_tesseract
+def test_head_arriving_along_an_outline_at_a_shallow_angle_is_found(tmp_path):
+    # dagre, left to right: Аналитик -> Отчёты для руководства arrives at the box's corner at a
+    # shallow angle; its head lies close along the outline, no further off it than where a line
+    # meets an outline, and was taken for no head (the edge was read as Отчёты -- Аналитик)
+    g = read_back(tmp_path, "shallow_head", "direction: right\ndwh: Хранилище данных {shape: cylinder}\n"
+                                            "mart: Витрина продаж\nreports: Отчёты для руководства\n"
+                                            "analyst: Аналитик {shape: person}\nemail: Рассылка отчётов\n"
+                                            "dwh -> mart -> reports\nreports -> email\n"
+                                            "analyst -> reports: правки\n")
+    es = edges(g)
+    assert len(es) == 4 and {a for _, a, _, _ in es} == {"->"}
+    assert {(s, lab) for s, _, _, lab in es if lab} == {("аналитик", "правки")}

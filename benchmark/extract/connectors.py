@@ -127,7 +127,8 @@ def outline_band(shapes: list[Shape], shape_hw: tuple[int, int], lw: int) -> np.
 
 def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
                outline_distance: np.ndarray | None = None,
-               dashed: np.ndarray | None = None) -> tuple[list[np.ndarray], np.ndarray]:
+               dashed: np.ndarray | None = None,
+               container_distance: np.ndarray | None = None) -> tuple[list[np.ndarray], np.ndarray]:
     """Arrowhead blobs (their stroke pixels, x y) and the mask with them cut out.
 
     The opening keeps only what is wider than a line: the cores of the filled triangles. Every
@@ -140,7 +141,10 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
     a head only touches the outline with its tip and reaches a head's length away from it.
     With ``dashed`` (the gaps bridged between dashes), an elongated core on a bridged gap is a
     dashed line the bridging drew wider than the opening, running into its head: the head is
-    what is left when it is opened a little wider (:func:`_wide_part`).
+    what is left when it is opened a little wider (:func:`_wide_part`). With
+    ``container_distance`` (:func:`outline_distance` of the containers alone), a compact,
+    head-sized core away from every container's outline needs less reach off an outline
+    (:func:`_on_outline`).
     """
     k = max(5, 2 * lw - 1)   # wider than a line (lines are lw wide, sketch lines a little more)
     opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
@@ -158,7 +162,14 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
         x0, y0 = max(0, x - reach), max(0, y - reach)
         x1, y1 = min(w_img, x + w + reach), min(h_img, y + h + reach)
         core = (labels[y0:y1, x0:x1] == i).astype(np.uint8)
-        if outline_distance is not None and _on_outline(core, outline_distance[y0:y1, x0:x1], k):
+        # a compact head-sized core away from the containers' outlines (where lines cross them),
+        # where the opening is wider than the line calls for, may lie close along a shape's
+        # outline: a head arriving at a shallow angle. Its area is weighed against the image's
+        # head size (an image of larger heads raises the least core taken for one)
+        sure = a / max(1.0, least / (HEAD_CORE_MIN * k * k)) if container_distance is not None and \
+            k > 2 * lw - 1 and float(container_distance[y0:y1, x0:x1][core > 0].min()) > 2 * lw and \
+            _compact(core) else 0.0
+        if outline_distance is not None and _on_outline(core, outline_distance[y0:y1, x0:x1], k, sure):
             continue
         if _elongated(core):
             if outline is None:
@@ -176,6 +187,18 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
         cut[ry + y0, rx + x0] = 0
         blobs.append(np.stack([rx + x0, ry + y0], axis=1).astype(float))
     return blobs, cut
+
+
+#: longest side of a head's core against its shortest (its smallest enclosing rectangle's) for a
+#: core lying close along an outline to be taken for a head: a wedge where a line meets a rough
+#: outline (the sketch style) lies drawn out along it
+COMPACT_MAX = 1.25
+
+
+def _compact(core: np.ndarray) -> bool:
+    cy, cx = np.nonzero(core)
+    (_, _), (rw, rh), _ = cv2.minAreaRect(np.stack([cx, cy], axis=1).astype(np.float32))
+    return max(rw, rh) <= COMPACT_MAX * max(1.0, min(rw, rh))
 
 
 def head_core_min(stats: np.ndarray, k: int, lw: int) -> float:
@@ -207,19 +230,34 @@ def outline_distance(shapes: list[Shape], shape_hw: tuple[int, int]) -> np.ndarr
     return cv2.distanceTransform(lines, cv2.DIST_L2, 3)
 
 
-def _on_outline(core: np.ndarray, distance: np.ndarray, k: int) -> bool:
+#: a core this many opening areas large or more is a head's, unless it lies within one opening
+#: width of an outline: a wedge where a line meets an outline is smaller (about 0.7 areas)
+HEAD_CORE_SURE = 1.2
+#: and no more than this many (a larger core is two heads or lines run together)
+HEAD_CORE_ONE = 2.0
+
+
+def _on_outline(core: np.ndarray, distance: np.ndarray, k: int, area: float = 0.0) -> bool:
     """Does the whole core lie within a thick outline's reach (no part a head's length off it)?
     ``k`` is the opening's size: a wedge where a line meets or crosses an outline reaches about
     one core width and a half off the outline (the line's width beside the outline's); even a
-    small head reaches further.
+    small head reaches further, unless it arrives at a shallow angle (along a diamond's side, into
+    a box's corner) where the opening is wider than the line calls for (its least size, on the
+    thin lines of a large diagram): a compact core of ``area`` (see :func:`arrowheads`) between
+    ``HEAD_CORE_SURE`` and ``HEAD_CORE_ONE`` opening areas, larger than a wedge's, need only
+    reach one opening width off the outline.
 
     >>> d = np.abs(np.arange(20, dtype=np.float32) - 5)[:, None].repeat(20, axis=1)  # outline at row 5
     >>> wedge = np.zeros((20, 20), np.uint8); wedge[3:12, 6:12] = 1
     >>> head = np.zeros((20, 20), np.uint8); head[6:15, 6:12] = 1
     >>> _on_outline(wedge, d, 5), _on_outline(head, d, 5)
     (True, False)
+    >>> shallow = np.zeros((20, 20), np.uint8); shallow[4:11, 2:8] = 1   # 6 pixels off the outline
+    >>> _on_outline(shallow, d, 5), _on_outline(shallow, d, 5, 36), _on_outline(shallow, d, 5, 20)
+    (True, False, True)
     """
-    return float(distance[core > 0].max()) < 1.5 * k
+    reach = k if HEAD_CORE_SURE * k * k <= area <= HEAD_CORE_ONE * k * k else 1.5 * k
+    return float(distance[core > 0].max()) < reach
 
 
 def _elongated(core: np.ndarray) -> bool:
@@ -303,7 +341,8 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     # core if the outline zone were cut away first
     blobs, _ = arrowheads(fill_small_holes(r.stroke.view(np.uint8), 12 * lw * lw), lw,
                           outline_band([s for s in shapes if not s.is_container], r.shape, lw),
-                          outline_distance(shapes, r.shape) if d2_heads else None, dashed)
+                          outline_distance(shapes, r.shape) if d2_heads else None, dashed,
+                          outline_distance([s for s in shapes if s.is_container], r.shape) if d2_heads else None)
     cut = mask.copy()
     blob_mask = np.zeros_like(mask)
     for blob in blobs:
