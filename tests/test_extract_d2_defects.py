@@ -318,3 +318,22 @@ def test_head_arriving_along_an_outline_at_a_shallow_angle_is_found(tmp_path):
     es = edges(g)
     assert len(es) == 4 and {a for _, a, _, _ in es} == {"->"}
     assert {(s, lab) for s, _, _, lab in es if lab} == {("аналитик", "правки")}
+
+
+@needs_tesseract
+def test_connectors_crossing_an_outline_side_by_side_keep_their_partners():
+    # etl_clickstream: two connectors cross the right outline of the Batch container a few pixels
+    # apart; the piece inside running on to ML scoring's edge was paired with the other connector's
+    # piece outside, about as near but less in line with it (Batch -> Warehouse, ML scoring --
+    # Hold), and ML scoring -> Warehouse was lost
+    from benchmark.d2 import parse_file
+    from benchmark.extract.align import align
+    from benchmark.extract.pipeline import extract
+
+    root = Path(__file__).resolve().parent.parent / "diagrams"
+    g = extract(root / "etl_clickstream.png")
+    mapping = align(g, parse_file(root / "etl_clickstream.d2"))
+    found = {(mapping.get(e["src"]), e["arrow"], mapping.get(e["dst"]), e["label"]) for e in g["edges"]}
+    assert ("ml.scoring", "->", "serving.warehouse", "churn scores") in found
+    assert not any(e["arrow"] == "--" and {mapping.get(e["src"]), mapping.get(e["dst"])} == {"ml.scoring", "batch.hold"}
+                   for e in g["edges"])

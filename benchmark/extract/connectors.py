@@ -684,7 +684,9 @@ def _through_shapes(ends: list[_End], shapes: list[Shape], stroke: np.ndarray, l
                     continue
                 cover = stroke_cover(stroke, pts[a], pts[b], lw)
                 if cover >= 0.9:
-                    cands.append((-cover, float(dist[b]), i, j))
+                    # of two partners at about the same distance (connectors crossing an outline
+                    # side by side), the one better in line comes first
+                    cands.append((-cover, float(dist[b]) * (1 + 10 * max(0.0, 1 - _facing(ends[i], ends[j], lw))), i, j))
     cands.sort()
     for _, _, i, j in cands:
         if ends[i].through is None and ends[j].through is None:
@@ -766,13 +768,19 @@ def _lines_meet(e1: _End, e2: _End, lw: int) -> bool:
     behind the hook there (:func:`_refit_outline_ends`), face each other along one line?"""
     if e1.line is None and e2.line is None:
         return False
+    return _facing(e1, e2, lw) >= 0.97
+
+
+def _facing(e1: _End, e2: _End, lw: int) -> float:
+    """How straight two ends face each other: the smaller cosine between each one's direction (its
+    ``line``'s where measured) and the way to the other (-1 for ends less than a line width apart)."""
     (p1, d1), (p2, d2) = (e.line or (e.point, e.direction) for e in (e1, e2))
     v = p2 - p1
     dist = float(np.hypot(*v))
     if dist < lw:
-        return False
+        return -1.0
     u = v / dist
-    return min(float(np.dot(d1, u)), float(np.dot(d2, -u))) >= 0.97
+    return min(float(np.dot(d1, u)), float(np.dot(d2, -u)))
 
 
 def _hidden_cover(stroke: np.ndarray, shape: Shape, p1: np.ndarray, p2: np.ndarray, lw: int) -> float:
