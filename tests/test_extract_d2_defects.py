@@ -263,3 +263,77 @@ def test_dashed_connector_drawn_along_a_row_of_shapes_is_one_edge(tmp_path, dash
     g = read_back(tmp_path, "row", d2)
     assert len(g["nodes"]) == 5   # (the dashes through the labels may cost a letter)
     assert edges(g) == {("alpha", "->", "epsilon", "")}
+
+
+@needs_tesseract
+def test_connector_entering_a_container_at_a_shallow_angle_reaches_the_shape_inside(tmp_path):
+    # a grid layout draws a -> g.c1 straight down into the wide container at about 13 degrees to
+    # its top outline; the outline's cut leaves a hook at the end of the piece outside, whose
+    # direction then runs along the outline: the two pieces were read as Order Intake --
+    # Fulfilment and Fulfilment -> Packing
+    names = ["Picking", "Packing", "Labelling", "Shipping Desk", "Loading Bay", "Returns Desk",
+             "Quality Check", "Dispatch", "Sorting", "Weighing", "Customs", "Invoicing"]
+    d2 = "grid-rows: 2\ngrid-gap: 20\na: Order Intake\ng: Fulfilment {\n  grid-columns: 12\n" + "".join(
+        f"  c{i}: {n}\n" for i, n in enumerate(names)) + "}\na -> g.c1\n"
+    g = read_back(tmp_path, "shallow_entry", d2)
+    assert edges(g) == {("order-intake", "->", "fulfilment.packing", "")}
+
+
+@needs_tesseract
+def test_head_of_a_dashed_connector_drawn_at_a_reduced_scale_is_found(tmp_path):
+    # a large diagram's data class, dashed in grey, drawn at a reduced --scale: the bridged dashes
+    # make the line as wide as the opening that finds heads, and the line and its head came out of
+    # it as one elongated core, taken for no head (Second nurse witness -- Controlled drug register)
+    import subprocess
+
+    from benchmark.extract.pipeline import extract
+    from benchmark.render import d2_binary
+
+    src, png = tmp_path / "dashed_head.d2", tmp_path / "dashed_head.png"
+    src.write_text('classes: {\n  data: {style: {stroke-dash: 4; stroke: "#6b7280"}}\n}\n'
+                   "cd: Controlled drugs {\n  witness: Second nurse witness\n  clerk: Pharmacy ledger clerk\n"
+                   "  nurse: Administering nurse\n  register: Controlled drug register {shape: cylinder}\n"
+                   "  witness -> register: entry signed {class: data}\n"
+                   "  clerk -> register: stock count {class: data}\n"
+                   "  nurse -> register: dose given {class: data}\n}\n", encoding="utf-8")
+    subprocess.run([d2_binary(), "--omit-version", "--pad=40", "--scale=0.7", str(src), str(png)],
+                   check=True, capture_output=True, timeout=120)
+    g = extract(png)
+    register = "controlled-drugs.controlled-drug-register"
+    assert edges(g) == {("controlled-drugs.second-nurse-witness", "->", register, "entry signed"),
+                        ("controlled-drugs.pharmacy-ledger-clerk", "->", register, "stock count"),
+                        ("controlled-drugs.administering-nurse", "->", register, "dose given")}
+
+
+@needs_tesseract
+def test_head_arriving_along_an_outline_at_a_shallow_angle_is_found(tmp_path):
+    # dagre, left to right: Аналитик -> Отчёты для руководства arrives at the box's corner at a
+    # shallow angle; its head lies close along the outline, no further off it than where a line
+    # meets an outline, and was taken for no head (the edge was read as Отчёты -- Аналитик)
+    g = read_back(tmp_path, "shallow_head", "direction: right\ndwh: Хранилище данных {shape: cylinder}\n"
+                                            "mart: Витрина продаж\nreports: Отчёты для руководства\n"
+                                            "analyst: Аналитик {shape: person}\nemail: Рассылка отчётов\n"
+                                            "dwh -> mart -> reports\nreports -> email\n"
+                                            "analyst -> reports: правки\n")
+    es = edges(g)
+    assert len(es) == 4 and {a for _, a, _, _ in es} == {"->"}
+    assert {(s, lab) for s, _, _, lab in es if lab} == {("аналитик", "правки")}
+
+
+@needs_tesseract
+def test_connectors_crossing_an_outline_side_by_side_keep_their_partners():
+    # etl_clickstream: two connectors cross the right outline of the Batch container a few pixels
+    # apart; the piece inside running on to ML scoring's edge was paired with the other connector's
+    # piece outside, about as near but less in line with it (Batch -> Warehouse, ML scoring --
+    # Hold), and ML scoring -> Warehouse was lost
+    from benchmark.d2 import parse_file
+    from benchmark.extract.align import align
+    from benchmark.extract.pipeline import extract
+
+    root = Path(__file__).resolve().parent.parent / "diagrams"
+    g = extract(root / "etl_clickstream.png")
+    mapping = align(g, parse_file(root / "etl_clickstream.d2"))
+    found = {(mapping.get(e["src"]), e["arrow"], mapping.get(e["dst"]), e["label"]) for e in g["edges"]}
+    assert ("ml.scoring", "->", "serving.warehouse", "churn scores") in found
+    assert not any(e["arrow"] == "--" and {mapping.get(e["src"]), mapping.get(e["dst"])} == {"ml.scoring", "batch.hold"}
+                   for e in g["edges"])

@@ -8,7 +8,9 @@
 4. Chain ends are attached to the shape whose outline they touch (an arrowed end by its tip).
    Ends that are not at a leaf shape are joined to a collinear partner when one is close:
    across an edge label's box (d2 breaks the line there), across a container's outline, or
-   across text drawn over the line. Two arrowless ends facing each other across a shape, with
+   across text drawn over the line; ends at a container's outline are measured along their
+   piece behind the hook the outline's cut leaves in a line crossing it at a shallow angle, and
+   the cut's long gap is bridged. Two arrowless ends facing each other across a shape, with
    the stroke running on over it between them, are one connector drawn through that shape (grid
    layouts draw straight connectors over the shapes in their way). An end still loose where connectors fanned out of one
    side of a shape is followed along the stroke to that shape. Chains whose two ends reach
@@ -56,6 +58,7 @@ class _End:
     joined: bool = False
     label_boxes: list[int] = field(default_factory=list)
     through: int | None = None     # index of the end across a shape the line runs through
+    line: tuple[np.ndarray, np.ndarray] | None = None   # (point, direction) behind a hook at an outline
 
 
 #: smallest arrowhead core (after the opening), in opening areas, for heads drawn at d2's default
@@ -123,7 +126,9 @@ def outline_band(shapes: list[Shape], shape_hw: tuple[int, int], lw: int) -> np.
 
 
 def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
-               outline_distance: np.ndarray | None = None) -> tuple[list[np.ndarray], np.ndarray]:
+               outline_distance: np.ndarray | None = None,
+               dashed: np.ndarray | None = None,
+               container_distance: np.ndarray | None = None) -> tuple[list[np.ndarray], np.ndarray]:
     """Arrowhead blobs (their stroke pixels, x y) and the mask with them cut out.
 
     The opening keeps only what is wider than a line: the cores of the filled triangles. Every
@@ -134,6 +139,12 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
     ``outline_distance`` (:func:`outline_distance`), a core lying wholly on a shape's outline is
     where a line meets or crosses a thick outline (the sketch style's rough strokes), not a head:
     a head only touches the outline with its tip and reaches a head's length away from it.
+    With ``dashed`` (the gaps bridged between dashes), an elongated core on a bridged gap is a
+    dashed line the bridging drew wider than the opening, running into its head: the head is
+    what is left when it is opened a little wider (:func:`_wide_part`). With
+    ``container_distance`` (:func:`outline_distance` of the containers alone), a compact,
+    head-sized core away from every container's outline needs less reach off an outline
+    (:func:`_on_outline`).
     """
     k = max(5, 2 * lw - 1)   # wider than a line (lines are lw wide, sketch lines a little more)
     opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
@@ -151,12 +162,24 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
         x0, y0 = max(0, x - reach), max(0, y - reach)
         x1, y1 = min(w_img, x + w + reach), min(h_img, y + h + reach)
         core = (labels[y0:y1, x0:x1] == i).astype(np.uint8)
-        if outline_distance is not None and _on_outline(core, outline_distance[y0:y1, x0:x1], k):
+        # a compact head-sized core away from the containers' outlines (where lines cross them),
+        # where the opening is wider than the line calls for, may lie close along a shape's
+        # outline: a head arriving at a shallow angle. Its area is weighed against the image's
+        # head size (an image of larger heads raises the least core taken for one)
+        sure = a / max(1.0, least / (HEAD_CORE_MIN * k * k)) if container_distance is not None and \
+            k > 2 * lw - 1 and float(container_distance[y0:y1, x0:x1][core > 0].min()) > 2 * lw and \
+            _compact(core) else 0.0
+        if outline_distance is not None and _on_outline(core, outline_distance[y0:y1, x0:x1], k, sure):
             continue
         if _elongated(core):
             if outline is None:
                 continue  # an elongated core is where several connectors run together, not a head
+            wide = _wide_part(core, k, 2 * least) if dashed is not None and (dashed[y0:y1, x0:x1] & core).any() \
+                else None
             core = _core_off_outline(mask[y0:y1, x0:x1], outline[y0:y1, x0:x1], core, k)
+            if core is None and wide is not None and not (
+                    outline_distance is not None and _on_outline(wide, outline_distance[y0:y1, x0:x1], k)):
+                core = wide
             if core is None:
                 continue
         region = cv2.dilate(core, grow) & mask[y0:y1, x0:x1]
@@ -164,6 +187,18 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
         cut[ry + y0, rx + x0] = 0
         blobs.append(np.stack([rx + x0, ry + y0], axis=1).astype(float))
     return blobs, cut
+
+
+#: longest side of a head's core against its shortest (its smallest enclosing rectangle's) for a
+#: core lying close along an outline to be taken for a head: a wedge where a line meets a rough
+#: outline (the sketch style) lies drawn out along it
+COMPACT_MAX = 1.25
+
+
+def _compact(core: np.ndarray) -> bool:
+    cy, cx = np.nonzero(core)
+    (_, _), (rw, rh), _ = cv2.minAreaRect(np.stack([cx, cy], axis=1).astype(np.float32))
+    return max(rw, rh) <= COMPACT_MAX * max(1.0, min(rw, rh))
 
 
 def head_core_min(stats: np.ndarray, k: int, lw: int) -> float:
@@ -195,25 +230,77 @@ def outline_distance(shapes: list[Shape], shape_hw: tuple[int, int]) -> np.ndarr
     return cv2.distanceTransform(lines, cv2.DIST_L2, 3)
 
 
-def _on_outline(core: np.ndarray, distance: np.ndarray, k: int) -> bool:
+#: a core this many opening areas large or more is a head's, unless it lies within one opening
+#: width of an outline: a wedge where a line meets an outline is smaller (about 0.7 areas)
+HEAD_CORE_SURE = 1.2
+#: and no more than this many (a larger core is two heads or lines run together)
+HEAD_CORE_ONE = 2.0
+
+
+def _on_outline(core: np.ndarray, distance: np.ndarray, k: int, area: float = 0.0) -> bool:
     """Does the whole core lie within a thick outline's reach (no part a head's length off it)?
     ``k`` is the opening's size: a wedge where a line meets or crosses an outline reaches about
     one core width and a half off the outline (the line's width beside the outline's); even a
-    small head reaches further.
+    small head reaches further, unless it arrives at a shallow angle (along a diamond's side, into
+    a box's corner) where the opening is wider than the line calls for (its least size, on the
+    thin lines of a large diagram): a compact core of ``area`` (see :func:`arrowheads`) between
+    ``HEAD_CORE_SURE`` and ``HEAD_CORE_ONE`` opening areas, larger than a wedge's, need only
+    reach one opening width off the outline.
 
     >>> d = np.abs(np.arange(20, dtype=np.float32) - 5)[:, None].repeat(20, axis=1)  # outline at row 5
     >>> wedge = np.zeros((20, 20), np.uint8); wedge[3:12, 6:12] = 1
     >>> head = np.zeros((20, 20), np.uint8); head[6:15, 6:12] = 1
     >>> _on_outline(wedge, d, 5), _on_outline(head, d, 5)
     (True, False)
+    >>> shallow = np.zeros((20, 20), np.uint8); shallow[4:11, 2:8] = 1   # 6 pixels off the outline
+    >>> _on_outline(shallow, d, 5), _on_outline(shallow, d, 5, 36), _on_outline(shallow, d, 5, 20)
+    (True, False, True)
     """
-    return float(distance[core > 0].max()) < 1.5 * k
+    reach = k if HEAD_CORE_SURE * k * k <= area <= HEAD_CORE_ONE * k * k else 1.5 * k
+    return float(distance[core > 0].max()) < reach
 
 
 def _elongated(core: np.ndarray) -> bool:
     cy, cx = np.nonzero(core)
     (_, _), (rw, rh), _ = cv2.minAreaRect(np.stack([cx, cy], axis=1).astype(np.float32))
     return max(rw, rh) > 1.8 * max(1.0, min(rw, rh))
+
+
+def _wide_part(core: np.ndarray, k: int, least: float = 0.0) -> np.ndarray | None:
+    """The head at the end of a line drawn wider than the opening (a dashed line whose bridged
+    gaps widen it): opened again a little wider, the line is gone and one compact core of at
+    least ``least`` pixels is left (a thick line's own stretches leave thinner slivers).
+
+    >>> core = np.zeros((40, 20), np.uint8); core[2:26, 8:13] = 1        # a line 5 pixels wide
+    >>> for i in range(10): core[26 + i, 2 + i // 2:18 - i // 2] = 1      # its head
+    >>> piece = _wide_part(core, 5); piece is not None and bool(piece[:24].sum() == 0)
+    True
+    >>> line = np.zeros((40, 20), np.uint8); line[2:38, 8:13] = 1
+    >>> _wide_part(line, 5) is None
+    True
+    >>> line[16:26, 4:17] = 1                                              # a blob on its way
+    >>> _wide_part(line, 5) is None
+    True
+    """
+    k2 = k + 2
+    opened = cv2.morphologyEx(core, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k2, k2)))
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(opened, connectivity=8)
+    pieces = [j for j in range(1, n) if stats[j, cv2.CC_STAT_AREA] >= max(least, 0.5 * k2 * k2)]
+    if len(pieces) != 1:
+        return None
+    piece = (labels == pieces[0]).astype(np.uint8)
+    if _elongated(piece):
+        return None
+    # the head ends the line: the piece lies at one end of the core, not where the line crosses
+    # something on its way
+    cy, cx = np.nonzero(core)
+    pts = np.stack([cx, cy], axis=1).astype(float)
+    c = pts.mean(axis=0)
+    _, _, vt = np.linalg.svd(pts - c, full_matrices=False)
+    t = (pts - c) @ vt[0]
+    on_piece = piece[cy, cx] > 0
+    lo, hi = float(t[on_piece].min()), float(t[on_piece].max())
+    return piece if min(float(t.max()) - hi, lo - float(t.min())) <= k2 else None
 
 
 def _core_off_outline(mask: np.ndarray, outline: np.ndarray, core: np.ndarray, k: int) -> np.ndarray | None:
@@ -254,7 +341,8 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     # core if the outline zone were cut away first
     blobs, _ = arrowheads(fill_small_holes(r.stroke.view(np.uint8), 12 * lw * lw), lw,
                           outline_band([s for s in shapes if not s.is_container], r.shape, lw),
-                          outline_distance(shapes, r.shape) if d2_heads else None)
+                          outline_distance(shapes, r.shape) if d2_heads else None, dashed,
+                          outline_distance([s for s in shapes if s.is_container], r.shape) if d2_heads else None)
     cut = mask.copy()
     blob_mask = np.zeros_like(mask)
     for blob in blobs:
@@ -265,6 +353,7 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     unclaimed: list[np.ndarray] = []
     ends = _make_ends(chains, blobs, lw, unclaimed)
     _attach(ends, shapes, lw, label_boxes)
+    _refit_outline_ends(ends, chains, lw)
     _through_shapes(ends, shapes, r.stroke, lw, _dashed_chains(chains, dashed, lw), chains)
     _mark_label_boxes(ends, edge_blocks, lw)
     _heads_across_labels(unclaimed, ends, edge_blocks, lw)
@@ -490,6 +579,34 @@ def _attach(ends: list[_End], shapes: list[Shape], lw: int,
         _attach_one(e, shapes, lw, 4 * lw + 4, label_boxes)
 
 
+def _refit_outline_ends(ends: list[_End], chains: list[Chain], lw: int) -> None:
+    """Ends stopping at a container's outline, taken along the line their piece runs on.
+
+    The outline's zone is cut out of the connector mask along the outline; a line crossing it at
+    a shallow angle is cut on a long slant, and thinning leaves a hook along the cut at the end
+    of the piece, which turns the end's measured direction towards the outline. The direction of
+    a straight piece is measured instead behind the hook (``STRAIGHT_MIN`` line widths of the
+    piece from 4 line widths on), and the end taken on that line is kept as ``line``, beside the
+    end's own (a connector may also really bend at the outline, where a container's corner is).
+    """
+    for e in ends:
+        if e.arrow or not e.at_container:
+            continue
+        pts = chains[e.chain].points
+        d = np.hypot(*(pts - e.point).T)
+        near = pts[(d >= 4 * lw) & (d <= (4 + STRAIGHT_MIN) * lw)]
+        if len(near) < STRAIGHT_MIN * lw // 2:
+            continue
+        c = near.mean(axis=0)
+        _, _, vt = np.linalg.svd(near - c, full_matrices=False)
+        u = vt[0]
+        if float(np.abs((near - c) @ np.array([u[1], -u[0]])).max()) > 0.75 * lw:
+            continue            # not straight there: a curve's end keeps its own direction
+        if float(np.dot(e.point - c, u)) < 0:
+            u = -u
+        e.line = (c + float(np.dot(e.point - c, u)) * u, u)
+
+
 def _dashed_chains(chains: list[Chain], dashed: np.ndarray | None, lw: int) -> set[int]:
     """Indices of the chains drawn dashed: a fifth of their points or more near a bridged gap."""
     if dashed is None or not dashed.any():
@@ -549,22 +666,27 @@ def _through_shapes(ends: list[_End], shapes: list[Shape], stroke: np.ndarray, l
     if loose:
         pts = np.array([ends[i].point for i in loose], float)
         dirs = np.array([ends[i].direction for i in loose], float)
+        gaps = np.array([_outline_gap(ends[i], shapes, lw) for i in loose], float)
         for a, i in enumerate(loose):
             v = pts - pts[a]
             dist = np.hypot(v[:, 0], v[:, 1])
-            ok = (dist >= 2 * lw) & (dist <= 30 * lw)
+            ok = (dist >= 2 * lw) & (dist <= np.maximum(30 * lw, np.maximum(gaps, gaps[a])))
             ok[: a + 1] = False
             for b in np.nonzero(ok)[0]:
                 j = loose[b]
                 if ends[i].chain == ends[j].chain:
                     continue
+                if dist[b] > 30 * lw and (ends[i].shape != ends[j].shape or not _lines_meet(ends[i], ends[j], lw)):
+                    continue    # a long gap is only the cut of one container's outline crossed
                 u = v[b] / dist[b]
                 if min(float(np.dot(dirs[a], u)), float(np.dot(dirs[b], -u))) < 0.97 and \
-                        not _in_line(lines, ends[i], ends[j], lw):
+                        not _in_line(lines, ends[i], ends[j], lw) and not _lines_meet(ends[i], ends[j], lw):
                     continue
                 cover = stroke_cover(stroke, pts[a], pts[b], lw)
                 if cover >= 0.9:
-                    cands.append((-cover, float(dist[b]), i, j))
+                    # of two partners at about the same distance (connectors crossing an outline
+                    # side by side), the one better in line comes first
+                    cands.append((-cover, float(dist[b]) * (1 + 10 * max(0.0, 1 - _facing(ends[i], ends[j], lw))), i, j))
     cands.sort()
     for _, _, i, j in cands:
         if ends[i].through is None and ends[j].through is None:
@@ -615,6 +737,50 @@ def _in_line(lines: list | None, e1: _End, e2: _End, lw: int) -> bool:
         if abs(float(d[0] * u[1] - d[1] * u[0])) > 1.5 * lw:
             return False
     return True
+
+
+#: the longest gap cut out of a line crossing a container's outline at a shallow angle that is
+#: bridged, in line widths
+OUTLINE_GAP_MAX = 150
+
+
+def _outline_gap(e: _End, shapes: list[Shape], lw: int) -> float:
+    """How long a gap the cut of a container's outline leaves in a straight line crossing it where
+    ``e`` ends (0 for an end not at a container's outline, or not on a measured ``line``).
+
+    The outline's zone (about ``2 * lw + 6`` pixels across) is crossed at the angle between the
+    line and the nearer side of the container's box; the pieces' traced ends stop a few line
+    widths short of it.
+    """
+    if not e.at_container or e.line is None or e.shape is None:
+        return 0.0
+    x, y, w, h = shapes[e.shape].box
+    px, py = e.line[0]
+    u = e.line[1]
+    to_side = min(abs(px - x), abs(px - x - w))      # a left or right side: crossed at |u_x|
+    to_top = min(abs(py - y), abs(py - y - h))
+    sine = abs(float(u[0])) if to_side < to_top else abs(float(u[1]))
+    return float(min(OUTLINE_GAP_MAX * lw, (2 * lw + 6) / max(sine, 1e-3) + 6 * lw))
+
+
+def _lines_meet(e1: _End, e2: _End, lw: int) -> bool:
+    """Do two ends, at least one of them at a container's outline with its ``line`` measured
+    behind the hook there (:func:`_refit_outline_ends`), face each other along one line?"""
+    if e1.line is None and e2.line is None:
+        return False
+    return _facing(e1, e2, lw) >= 0.97
+
+
+def _facing(e1: _End, e2: _End, lw: int) -> float:
+    """How straight two ends face each other: the smaller cosine between each one's direction (its
+    ``line``'s where measured) and the way to the other (-1 for ends less than a line width apart)."""
+    (p1, d1), (p2, d2) = (e.line or (e.point, e.direction) for e in (e1, e2))
+    v = p2 - p1
+    dist = float(np.hypot(*v))
+    if dist < lw:
+        return -1.0
+    u = v / dist
+    return min(float(np.dot(d1, u)), float(np.dot(d2, -u)))
 
 
 def _hidden_cover(stroke: np.ndarray, shape: Shape, p1: np.ndarray, p2: np.ndarray, lw: int) -> float:
