@@ -200,3 +200,20 @@ def test_the_drawn_context_is_the_one_received(tiny, tmp_path, monkeypatch):
     assert (other["answerer"], other["question_id"], other["variant"]) == ("solver", rec["question_id"], rec["variant"])
     solver = data["contexts"][data["c"][i - 2]]
     assert "retrieved" not in solver and len(solver["map"]["e"]) == len(other["context"]["edges"]) > 0
+
+
+def test_columns_written_out_in_chunks_give_the_same_page_data(tiny, monkeypatch):
+    """The explorer's columns are written to files every few rows (a large run holds none of them whole):
+    the page's data is the same as with every row held, including fields first met after a chunk was written."""
+    from benchmark.report.html import packed
+
+    run_dir, records, card = tiny
+    changed = [dict(r, answer=dict(r["answer"], late_field=i)) if i >= 5 else r for i, r in enumerate(records)]
+    held = explorer.explorer_data(run_dir, changed, card, render=False)
+    monkeypatch.setattr(explorer, "COLUMN_CHUNK", 2)
+    spooled = explorer.explorer_data(run_dir, changed, card, render=False)
+    assert any(c._file is not None for c in spooled["columns"].values())   # written out, not held
+    assert list(spooled["columns"]["answer.late_field"]) == [None] * 5 + list(range(5, len(records)))
+    assert list(spooled["columns"]["sample_id"]) == [r["sample_id"] for r in records]
+    page = json.loads(gzip.decompress(base64.b64decode(packed(spooled))))
+    assert packed(spooled) == packed(held) and page["columns"]["srr"] == [r["metrics"]["srr"] for r in records]

@@ -95,34 +95,111 @@ def sample_fields(rec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-class _Columns:
-    """The samples' fields as one list per field, filled row by row: a field first met in a later
-    sample has ``None`` for the samples before it. Equal strings and floats are kept as one object
-    (a handful of variant names, classes and scores repeat over every sample), so the page's data
-    takes a few pointers per sample, not a mapping per sample.
+#: rows of the explorer's columns held in memory before they are written out
+COLUMN_CHUNK = 4096
 
-    >>> c = _Columns(); c.add({"a": 1, "b": "x"}); c.add({"b": "x", "c": 0.5}); c.data
-    {'a': [1, None], 'b': ['x', 'x'], 'c': [None, 0.5]}
+
+class _Columns:
+    """The samples' fields as one column per field, filled row by row: a field first met in a later
+    sample has ``None`` for the samples before it. Every ``chunk`` rows the columns are written to a
+    temporary file each (their JSON), so a run ten times as large holds no more of them in memory;
+    :meth:`columns` gives them as :class:`Column` values. Equal strings and floats of the rows held
+    are kept as one object (a handful of variant names, classes and scores repeat over every sample).
+
+    >>> c = _Columns(chunk=2); c.add({"a": 1, "b": "x"}); c.add({"b": "x", "c": 0.5}); c.add({"c": 1.5})
+    >>> {k: list(v) for k, v in c.columns().items()}
+    {'a': [1, None, None], 'b': ['x', 'x', None], 'c': [None, 0.5, 1.5]}
     """
 
-    def __init__(self) -> None:
-        self.data: dict[str, list[Any]] = {}
+    def __init__(self, chunk: int | None = None) -> None:
+        self.data: dict[str, list[Any]] = {}   # the rows not written yet, per field
         self.n = 0
         self._pool: dict[Any, Any] = {}
+        self._files: dict[str, Any] = {}
+        self._written = 0
+        self._chunk = chunk or COLUMN_CHUNK
 
     def add(self, fields: dict[str, Any]) -> None:
         pool, data = self._pool, self.data
         for key, value in fields.items():
             col = data.get(key)
             if col is None:
-                col = data[key] = [None] * self.n
+                col = data[key] = [None] * (self.n - self._written)
+                if self._written:
+                    self._file(key).write(json_bytes([None] * self._written)[1:-1])
             if type(value) is str or type(value) is float:
                 value = pool.setdefault(value, value)
             col.append(value)
         self.n += 1
         for col in data.values():
-            if len(col) < self.n:
+            if len(col) < self.n - self._written:
                 col.append(None)
+        if self.n - self._written >= self._chunk:
+            self._flush()
+
+    def _file(self, key: str) -> Any:
+        import tempfile
+
+        f = self._files.get(key)
+        if f is None:
+            f = self._files[key] = tempfile.TemporaryFile()
+        return f
+
+    def _flush(self) -> None:
+        for key, col in self.data.items():
+            f = self._file(key)
+            f.write((b"," if f.tell() else b"") + json_bytes(col)[1:-1])
+            col.clear()
+        self._written = self.n
+        self._pool.clear()
+
+    def columns(self) -> dict[str, "Column"]:
+        """Every field's column, in the order the fields were first met."""
+        return {key: Column(self._files.get(key), col) for key, col in self.data.items()}
+
+
+class Column:
+    """One field of the sample explorer: the values written to ``file`` (their JSON, without the
+    brackets), then the ``tail`` still in memory. Written into the page's data as a JSON list
+    (:meth:`json_pieces`) without being read whole; iterating reads it back (the tests look into it).
+    """
+
+    def __init__(self, file: Any, tail: list[Any]) -> None:
+        self._file, self._tail = file, tail
+
+    def json_pieces(self) -> Iterator[bytes]:
+        """The values as one compact JSON list, a block at a time."""
+        yield b"["
+        wrote = False
+        if self._file is not None:
+            self._file.flush()
+            self._file.seek(0)
+            for block in iter(lambda: self._file.read(1 << 20), b""):
+                wrote = True
+                yield block
+            self._file.seek(0, 2)
+        if self._tail:
+            yield (b"," if wrote else b"") + json_bytes(self._tail)[1:-1]
+        yield b"]"
+
+    def _values(self) -> list[Any]:
+        if self._file is None:
+            return list(self._tail)
+        return json.loads(b"".join(self.json_pieces()))
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._values())
+
+    def __len__(self) -> int:
+        return len(self._values())
+
+    def __getitem__(self, i: int) -> Any:
+        return self._values()[i]
+
+    def __eq__(self, other: object) -> bool:
+        return self._values() == (list(other) if isinstance(other, Column) else other)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def _records(run_dir: Path, records: list[Any] | None) -> Iterator[dict[str, Any]]:
@@ -243,10 +320,11 @@ def explorer_data(run_dir: Path, records: list[Any] | None, card: dict[str, Any]
         columns.add(sample_fields(rec))
         q_refs.append(q_index[qid])
         c_refs.append(cref)
+    fields = columns.columns()
     return {
-        "fields": list(columns.data),
-        "grid": [g for g in GRID if g in columns.data],
-        "columns": columns.data,
+        "fields": list(fields),
+        "grid": [g for g in GRID if g in fields],
+        "columns": fields,
         "q": q_refs,
         "c": c_refs,
         "questions": questions,
