@@ -381,6 +381,30 @@ class Spool:
         yield b"]"
 
 
+class SpooledText:
+    """A long text (a drawn diagram's SVG) kept in a temporary file shared with others, as its JSON
+    string: written into the page's data (:meth:`json_pieces`) without being held; ``str()`` reads it back.
+
+    >>> import tempfile; f = tempfile.TemporaryFile(); a, b = SpooledText(f, "<svg/>"), SpooledText(f, "é")
+    >>> str(a), str(b), b"".join(a.json_pieces())
+    ('<svg/>', 'é', b'"<svg/>"')
+    """
+
+    def __init__(self, file: Any, text: str) -> None:
+        data = json_bytes(text)
+        file.seek(0, 2)
+        self._file, self._at, self._size = file, file.tell(), len(data)
+        file.write(data)
+
+    def json_pieces(self) -> Iterator[bytes]:
+        self._file.seek(self._at)
+        yield self._file.read(self._size)
+        self._file.seek(0, 2)
+
+    def __str__(self) -> str:
+        return json.loads(b"".join(self.json_pieces()))
+
+
 def _diagrams(card: dict[str, Any], graphs: dict[str, Any], ids: Iterable[str],
               render: bool) -> tuple[dict[str, Any], dict[str, str]]:
     import os
@@ -390,8 +414,11 @@ def _diagrams(card: dict[str, Any], graphs: dict[str, Any], ids: Iterable[str],
     from benchmark.errors import DiagQAError
     from benchmark.report.diagrams import diagram_map, render_svg
 
+    import tempfile
+
     root = (card.get("dataset") or {}).get("root")
     out, missing = {}, {}
+    texts = tempfile.TemporaryFile()
     paths: dict[str, Path] = {}
     for did in sorted(ids):
         if not render:
@@ -410,8 +437,16 @@ def _diagrams(card: dict[str, Any], graphs: dict[str, Any], ids: Iterable[str],
             return did, None, str(exc)  # one diagram d2 cannot draw never loses the report
 
     # d2 runs as its own process: the diagrams not drawn yet are rendered one per core at a time
-    with ThreadPoolExecutor(max(1, min(os.cpu_count() or 1, len(paths)))) as pool:
-        for did, svg, err in pool.map(draw, sorted(paths)):
+    n = max(1, min(os.cpu_count() or 1, len(paths)))
+    ids = sorted(paths)
+
+    def drawn() -> Iterator[tuple[str, str | None, str | None]]:
+        # a few diagrams per core at a time: the pool's results wait in memory until they are read
+        for start in range(0, len(ids), 4 * n):
+            yield from pool.map(draw, ids[start:start + 4 * n])
+
+    with ThreadPoolExecutor(n) as pool:
+        for did, svg, err in drawn():
             if err is not None:
                 missing[did] = err
                 continue
@@ -419,4 +454,8 @@ def _diagrams(card: dict[str, Any], graphs: dict[str, Any], ids: Iterable[str],
                 out[did] = diagram_map(svg, graphs.get(did, {}))
             except (RuntimeError, OSError, DiagQAError) as exc:
                 missing[did] = str(exc)
+                continue
+            # the page needs the SVG, the maps only its classes: the text waits on disk (a run ten times
+            # as large draws ten times as many diagrams)
+            out[did]["svg"] = SpooledText(texts, svg)
     return out, missing
