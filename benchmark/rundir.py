@@ -19,7 +19,7 @@ import fcntl
 import os
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from benchmark.errors import DiagQAError, InputError
 
@@ -61,14 +61,16 @@ def run_dir_for(out_dir: Path | str, run_id: str) -> Path:
 
 # -- atomic files ----------------------------------------------------------------------------------
 
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """Write ``data`` to ``path`` through ``<path>.tmp-<pid>`` + rename (with fsync): all or nothing."""
+def write_atomic(path: Path, data: str | bytes | Iterable[str | bytes]) -> None:
+    """Write ``data`` (text, bytes, or pieces of either written one after another) to ``path`` through
+    ``<path>.tmp-<pid>`` + rename (with fsync): all or nothing."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    raw = data.encode("utf-8") if isinstance(data, str) else data
+    pieces = [data] if isinstance(data, (str, bytes)) else data
     try:
         with tmp.open("wb") as fh:
-            fh.write(raw)
+            for piece in pieces:
+                fh.write(piece.encode("utf-8") if isinstance(piece, str) else piece)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

@@ -387,8 +387,22 @@ class _Work:
 
     def gold(self, diagram_id: str) -> nx.MultiDiGraph:
         if diagram_id not in self.gold_graphs:
-            self.gold_graphs[diagram_id] = graph_from_json(graph_to_json(self.dataset.diagrams[diagram_id].graph))
+            self.gold_graphs[diagram_id] = self._gold(diagram_id)
         return self.gold_graphs[diagram_id]
+
+    def _gold(self, diagram_id: str) -> nx.MultiDiGraph:
+        # through its JSON form: the graph scored is the one graphs.json holds
+        return graph_from_json(graph_to_json(self.dataset.diagrams[diagram_id].graph))
+
+    def gold_json_pieces(self, diagram_ids: list[str]) -> Iterator[str]:
+        """graphs.json (``json.dumps`` of ``{diagram id: graph_to_json(gold graph)}``, keys sorted) a diagram
+        at a time: the gold graphs this process did not score with are made, written and let go."""
+        yield "{"
+        for i, did in enumerate(sorted(diagram_ids)):
+            g = self.gold_graphs.get(did) or self._gold(did)
+            yield (", " if i else "") + json.dumps(did, ensure_ascii=False) + ": " + \
+                json.dumps(graph_to_json(g), ensure_ascii=False, sort_keys=True)
+        yield "}"
 
 
 def reads_context(answerer: Any) -> bool:
@@ -1019,8 +1033,7 @@ def _execute_stages(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, prog
     runtime_down = tally.runtime_unavailable()
     for s in runtime_down:
         _say(f"unavailable during the run: {s['component']}: {s['reason']} ({s['samples']} samples)", quiet)
-    write_atomic(run_dir / GRAPHS, json.dumps({did: graph_to_json(work.gold(did)) for did in sorted(by_diagram)},
-                                              ensure_ascii=False, sort_keys=True))
+    write_atomic(run_dir / GRAPHS, work.gold_json_pieces(sorted(by_diagram)))
     failures = tally.failures(answerers)
     card.update(status="failed" if failures else "complete", failures=failures, skipped=skipped + runtime_down,
                 samples=tally.samples, sample_errors=tally.stage_errors,

@@ -326,6 +326,26 @@ def test_write_atomic_replaces_whole_files(tmp_path):
     write_atomic(target, "old\n")
     write_atomic(target, "new\n")
     assert target.read_text() == "new\n" and [p.name for p in tmp_path.iterdir()] == ["run.json"]
+    write_atomic(target, iter(["é", b"\n", "2"]))   # pieces, text or bytes, one after another
+    assert target.read_text(encoding="utf-8") == "é\n2" and [p.name for p in tmp_path.iterdir()] == ["run.json"]
+
+
+def test_gold_graphs_are_written_a_diagram_at_a_time():
+    """graphs.json is written diagram by diagram, as one json.dumps of them all wrote it, without keeping the
+    gold graphs of diagrams this process did not score with."""
+    from benchmark.dataset import load_dataset
+    from benchmark.records import graph_to_json
+    from benchmark.runner import _Work
+
+    ds, _ = load_dataset(Path(__file__).resolve().parents[1], strict=False)
+    ids = ["arch_ru_marketplace", "arch_api_gateway"]   # Cyrillic labels, written as they are
+    work = _Work(ds, {}, [], [], None, {})
+    scored = work.gold("arch_api_gateway")
+    text = "".join(work.gold_json_pieces(ids))
+    whole = {did: graph_to_json(ds.diagrams[did].graph) for did in ids}
+    assert text == json.dumps(whole, ensure_ascii=False, sort_keys=True) and "Уровни клиента" in text
+    assert list(work.gold_graphs) == ["arch_api_gateway"] and work.gold_graphs["arch_api_gateway"] is scored
+    assert "".join(work.gold_json_pieces([])) == json.dumps({})
 
 
 def test_doctests_of_the_run_directory_module():
