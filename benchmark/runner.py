@@ -1075,11 +1075,9 @@ def _card_text(card: dict[str, Any]) -> str:
 def write_report_atomic(run_dir: Path, rows: Any, card: dict[str, Any], **kw: Any) -> dict[str, Path]:
     """:func:`benchmark.report.write_report` into a scratch directory beside the run's files, then each
     file renamed into place: a reader never sees a half-written summary or report. A :class:`RowStore`
-    is turned into the samples frame first and emptied (its rows live on in the frame only)."""
+    becomes the report's samples frame and is emptied (its rows live on in the frame only, which the
+    report lets go once its tables are made)."""
     from benchmark.report import write_report
-
-    if isinstance(rows, RowStore):
-        rows = rows.to_frame()
 
     tmp = Path(tempfile.mkdtemp(prefix=".report-", dir=run_dir))
     try:

@@ -218,3 +218,29 @@ def test_columns_written_out_in_chunks_give_the_same_page_data(tiny, monkeypatch
     assert list(spooled["columns"]["sample_id"]) == [r["sample_id"] for r in records]
     page = json.loads(gzip.decompress(base64.b64decode(packed(spooled))))
     assert packed(spooled) == packed(held) and page["columns"]["srr"] == [r["metrics"]["srr"] for r in records]
+
+
+def test_the_samples_frame_is_let_go_before_the_explorer_reads_the_samples(tiny, tmp_path, monkeypatch):
+    """A report from the run's rows (as `diagqa run` and `diagqa report` make it) frees its samples frame once
+    the tables are made: the explorer, which reads samples.jsonl again, does not hold both."""
+    import gc
+
+    from benchmark.report.rows import RowStore, frame_row
+    from benchmark.runner import write_report_atomic
+
+    run_dir, records, card = tiny
+    alive = []
+    real = explorer.explorer_data
+
+    def counting(*args, **kwargs):
+        gc.collect()
+        alive.append([o.shape for o in gc.get_objects() if isinstance(o, pd.DataFrame) and len(o) == len(records)])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(explorer, "explorer_data", counting)
+    monkeypatch.setenv("DIAGQA_CACHE", str(tmp_path / "cache"))
+    rows = RowStore()
+    for rec in records:
+        rows.add(frame_row(rec))
+    write_report_atomic(run_dir, rows, dict(card))
+    assert alive == [[]] and len(rows) == 0

@@ -112,9 +112,10 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
     the paths of the first three.
 
     ``records`` are sample records, dicts of their shape, their rows as made by
-    :func:`benchmark.report.rows.frame_row`, or the samples frame made of such rows
-    (:meth:`benchmark.report.rows.RowStore.to_frame`); in the last two cases the decisions and the
-    interactive page read the samples one by one from ``samples.jsonl``. The run's own files (``samples.jsonl``, ``graphs.json``) are
+    :func:`benchmark.report.rows.frame_row` (a list, or a :class:`benchmark.report.rows.RowStore`, which
+    becomes the samples frame and is emptied), or the samples frame made of such rows; in the last
+    cases the decisions and the interactive page read the samples one by one from ``samples.jsonl``,
+    and the frame is let go once the tables are made. The run's own files (``samples.jsonl``, ``graphs.json``) are
     read from ``run_files`` (default ``run_dir``), so the report can be written elsewhere first and moved
     into place.
     """
@@ -157,6 +158,8 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
     title = f"diagqa report — {card.get('run_id', run_dir.name)}"
     (run_dir / "report.md").write_text(render_markdown(sections, title), encoding="utf-8")
     drawn = a.samples["guess_class"].isin(DRAWN)
-    explorer = explorer_data(run_files, whole, card, draw=set(a.samples.loc[drawn, "diagram_id"]))
+    draw = set(a.samples.loc[drawn, "diagram_id"])
+    del a, drawn, usage   # the samples frame and its tables: the explorer reads the samples one at a time
+    explorer = explorer_data(run_files, whole, card, draw=draw)
     (run_dir / "report.html").write_text(render_html(sections, title, figs, explorer), encoding="utf-8")
     return {"summary": run_dir / SUMMARY, "markdown": run_dir / "report.md", "html": run_dir / "report.html"}

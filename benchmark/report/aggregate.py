@@ -34,7 +34,7 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
-from benchmark.report.rows import FRAME_COLUMNS, frame_row
+from benchmark.report.rows import FRAME_COLUMNS, RowStore, frame_row
 
 GROUP = ["variant", "answerer"]
 CORRECT_CLASSES = ("grounded", "lucky_guess")
@@ -67,9 +67,12 @@ SRR_HIGH = 0.7
 def frame(records: Iterable[Any]) -> pd.DataFrame:
     """One row per sample (:data:`FRAME_COLUMNS`): ids, question facts, the metric columns (``None`` when
     unmeasured), error stage. ``records`` are sample records, dicts of their shape, or rows already
-    made by :func:`benchmark.report.rows.frame_row` (tuples); a frame already made is returned as it is."""
+    made by :func:`benchmark.report.rows.frame_row` (tuples); a frame already made is returned as it is,
+    and a :class:`benchmark.report.rows.RowStore` is made into one and emptied."""
     if isinstance(records, pd.DataFrame):
         return records
+    if isinstance(records, RowStore):
+        return records.to_frame()
     rows = [rec if isinstance(rec, tuple) else frame_row(rec) for rec in records]
     return pd.DataFrame(rows, columns=list(FRAME_COLUMNS), dtype=object)  # None stays None (unmeasured)
 
