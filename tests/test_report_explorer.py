@@ -234,7 +234,7 @@ def test_the_samples_frame_is_let_go_before_the_explorer_reads_the_samples(tiny,
 
     def counting(*args, **kwargs):
         gc.collect()
-        alive.append([o.shape for o in gc.get_objects() if isinstance(o, pd.DataFrame) and len(o) == len(records)])
+        alive.append([o.shape for o in gc.get_objects() if type(o) is pd.DataFrame and len(o) == len(records)])
         return real(*args, **kwargs)
 
     monkeypatch.setattr(explorer, "explorer_data", counting)
