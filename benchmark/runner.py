@@ -399,7 +399,7 @@ class _Work:
         at a time: the gold graphs this process did not score with are made, written and let go."""
         yield "{"
         for i, did in enumerate(sorted(diagram_ids)):
-            g = self.gold_graphs.get(did) or self._gold(did)
+            g = self.gold_graphs[did] if did in self.gold_graphs else self._gold(did)
             yield (", " if i else "") + json.dumps(did, ensure_ascii=False) + ": " + \
                 json.dumps(graph_to_json(g), ensure_ascii=False, sort_keys=True)
         yield "}"
@@ -1033,7 +1033,7 @@ def _execute_stages(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, prog
     runtime_down = tally.runtime_unavailable()
     for s in runtime_down:
         _say(f"unavailable during the run: {s['component']}: {s['reason']} ({s['samples']} samples)", quiet)
-    write_atomic(run_dir / GRAPHS, work.gold_json_pieces(sorted(by_diagram)))
+    write_atomic(run_dir / GRAPHS, work.gold_json_pieces(list(by_diagram)))
     failures = tally.failures(answerers)
     card.update(status="failed" if failures else "complete", failures=failures, skipped=skipped + runtime_down,
                 samples=tally.samples, sample_errors=tally.stage_errors,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -138,8 +139,6 @@ class _Columns:
             self._flush()
 
     def _file(self, key: str) -> Any:
-        import tempfile
-
         f = self._files.get(key)
         if f is None:
             f = self._files[key] = tempfile.TemporaryFile()
@@ -347,8 +346,6 @@ class Spool:
     """
 
     def __init__(self) -> None:
-        import tempfile
-
         self._file = tempfile.TemporaryFile()
         self._n = 0
 
@@ -385,7 +382,7 @@ class SpooledText:
     """A long text (a drawn diagram's SVG) kept in a temporary file shared with others, as its JSON
     string: written into the page's data (:meth:`json_pieces`) without being held; ``str()`` reads it back.
 
-    >>> import tempfile; f = tempfile.TemporaryFile(); a, b = SpooledText(f, "<svg/>"), SpooledText(f, "é")
+    >>> f = tempfile.TemporaryFile(); a, b = SpooledText(f, "<svg/>"), SpooledText(f, "é")
     >>> str(a), str(b), b"".join(a.json_pieces())
     ('<svg/>', 'é', b'"<svg/>"')
     """
@@ -413,8 +410,6 @@ def _diagrams(card: dict[str, Any], graphs: dict[str, Any], ids: Iterable[str],
 
     from benchmark.errors import DiagQAError
     from benchmark.report.diagrams import diagram_map, render_svg
-
-    import tempfile
 
     root = (card.get("dataset") or {}).get("root")
     out, missing = {}, {}
