@@ -330,6 +330,19 @@ def test_write_atomic_replaces_whole_files(tmp_path):
     assert target.read_text(encoding="utf-8") == "é\n2" and [p.name for p in tmp_path.iterdir()] == ["run.json"]
 
 
+def test_write_atomic_keeps_the_old_file_when_its_pieces_fail(tmp_path):
+    target = tmp_path / "graphs.json"
+    write_atomic(target, "old")
+
+    def pieces():
+        yield "{"
+        raise RuntimeError("a graph that cannot be written")
+
+    with pytest.raises(RuntimeError, match="cannot be written"):
+        write_atomic(target, pieces())
+    assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["graphs.json"]
+
+
 def test_gold_graphs_are_written_a_diagram_at_a_time():
     """graphs.json is written diagram by diagram, as one json.dumps of them all wrote it, without keeping the
     gold graphs of diagrams this process did not score with."""
@@ -419,5 +432,6 @@ def test_report_rows_become_the_frame_column_by_column():
     # the same frame as from the tuples: list-valued answers kept whole, None kept, every column of objects
     assert df.equals(frame(rows)) and all(t == object for t in df.dtypes) and df.at[2, "gold"] == ["A", "B"]
     assert len(store) == 0 and list(store) == [] and store.to_frame().shape == (0, len(FRAME_COLUMNS))
+    store.add(rows[0])
     with pytest.raises(ValueError, match="3 values among rows of 45"):
-        store.add(rows[0]) or store.add(("s", "q", "d"))
+        store.add(("s", "q", "d"))
