@@ -876,7 +876,30 @@ def resume(run_dir: Path | str, *, workers: int | None = None, progress: bool = 
 
 def _execute(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool, quiet: bool, report: bool,
              previous: dict[str, Any] | None = None) -> RunResult:
-    """The run itself, with ``run_dir`` locked; ``previous`` is the card of the run being resumed."""
+    """The run itself, with ``run_dir`` locked; ``previous`` is the card of the run being resumed.
+
+    The samples are made first; the report is made once everything they needed (the dataset, the
+    fitted finders and their rankings, the stages, a Ray cluster) is let go, from the report rows and
+    the run card alone, so a larger dataset does not raise the report's memory by its own size.
+    """
+    result, rows, t_start = _sample_run(spec, run_dir, started, progress=progress, quiet=quiet, report=report,
+                                        previous=previous)
+    card = result.card
+    if rows is not None:
+        t = time.perf_counter()
+        write_report_atomic(run_dir, rows, card)
+        card["wall_s"]["report"] = round(time.perf_counter() - t, 3)
+    card["wall_s"]["total"] = round(time.perf_counter() - t_start, 3)
+    write_atomic(run_dir / CARD, _card_text(card))
+    if not result.failures:
+        mark_latest(Path(spec.out_dir), str(spec.run_id))
+    return result
+
+
+def _sample_run(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool, quiet: bool, report: bool,
+                previous: dict[str, Any] | None) -> tuple[RunResult, RowStore | None, float]:
+    """Every sample of the run made and written: the result (its card not written yet with the report's
+    and the total time), the report rows (with ``report``) and the run's start on the performance clock."""
     from benchmark.plugins import load_all
 
     t_start = time.perf_counter()
@@ -911,7 +934,7 @@ def _execute(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: b
 def _execute_stages(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool, quiet: bool, report: bool,
                     previous: dict[str, Any] | None, t_start: float, t_loaded: float, dataset: Dataset,
                     questions: list[Question], problems: list[InputError], cluster: Any,
-                    ranked: dict[str, dict[str, dict[str, Any]]]) -> RunResult:
+                    ranked: dict[str, dict[str, dict[str, Any]]]) -> tuple[RunResult, RowStore | None, float]:
     from benchmark.records import loads_line
 
     if cluster is None:
@@ -1042,15 +1065,7 @@ def _execute_stages(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, prog
     if spec.executor != "local":
         card["executor"] = {"name": spec.executor, "address": spec.address, "actors": n_workers,
                             "peak_in_flight": dict(sorted(peak.items()))}
-    if rows is not None:
-        t = time.perf_counter()
-        write_report_atomic(run_dir, rows, card)
-        card["wall_s"]["report"] = round(time.perf_counter() - t, 3)
-    card["wall_s"]["total"] = round(time.perf_counter() - t_start, 3)
-    write_atomic(run_dir / CARD, _card_text(card))
-    if not failures:
-        mark_latest(Path(spec.out_dir), str(spec.run_id))
-    return RunResult(str(spec.run_id), run_dir, card, problems, skipped + runtime_down, failures)
+    return RunResult(str(spec.run_id), run_dir, card, problems, skipped + runtime_down, failures), rows, t_start
 
 
 def _priors_and_pairs(spec: RunSpec, dataset: Dataset, questions: list[Question]) -> dict[str, Any]:
