@@ -435,3 +435,58 @@ def test_report_rows_become_the_frame_column_by_column():
     store.add(rows[0])
     with pytest.raises(ValueError, match="3 values among rows of 45"):
         store.add(("s", "q", "d"))
+
+
+def test_report_rows_keep_each_value_as_it_was_given(monkeypatch):
+    """Values are shared by key, not by equality: True, 1 and 1.0 stay themselves, a NaN is kept as it
+    is, equal lists and dicts become one object (dict order kept), a column past 256 values widens,
+    and a column of mostly new values (timings) becomes a plain list."""
+    import math
+
+    from benchmark.report import rows as rowmod
+    from benchmark.runner import RowStore
+
+    monkeypatch.setattr(rowmod, "_PLAIN_AFTER", 16)
+    nan = float("nan")
+    values = [True, 1, 1.0, 0, False, None, "1", nan, ["a", 1], ["a", 1], {"x": 1, "y": 2}, {"y": 2, "x": 1}]
+    store = RowStore()
+    expect = []
+    for i in range(600):
+        row = (f"s{i}", values[i % len(values)], f"q{(i // 2) % 300}", i / 7, [i % 2, {"k": None}])
+        store.add(row)
+        expect.append(row)
+    assert len(store) == 600
+    got = list(store)
+    for g, e in zip(got, expect):
+        assert [type(x) for x in g] == [type(x) for x in e]
+        assert all(x == y or (x != x and y != y) for x, y in zip(g, e))
+    assert [list(got[i][1]) for i in (10, 11)] == [["x", "y"], ["y", "x"]]   # equal dicts, each its own order
+    assert got[8][1] is got[9][1] and got[8][1] is got[20][1]                    # equal lists: one object
+    assert got[0][4] is got[2][4] and got[0][4] is not got[1][4]
+    assert math.isnan(got[7][1]) and store[-1] == expect[-1] and store[599][2] == "q299"
+    assert store._codes[2].typecode == "H" and store._codes[1].typecode == "B"  # q0..q299: two bytes a row
+    assert store._plain[3] is not None                                           # i / 7: a new value every row
+    with pytest.raises(IndexError):
+        store[600]
+
+
+def test_report_rows_of_repeated_values_take_a_few_bytes_each():
+    """A run's rows mostly repeat a few values per column: kept as one-byte codes, not a pointer per value."""
+    import tracemalloc
+
+    from benchmark.report.rows import FRAME_COLUMNS
+    from benchmark.runner import RowStore
+
+    rows = [tuple([f"s{i}"] + [f"v{j}-{i % 5}" if j % 2 else (i % 3) / 4 for j in range(1, len(FRAME_COLUMNS))])
+            for i in range(20_000)]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        store = RowStore()
+        for row in rows:
+            store.add(row)
+        per_row = (tracemalloc.get_traced_memory()[0] - before) / len(rows)
+    finally:
+        tracemalloc.stop()
+    assert per_row < 100, per_row   # a pointer per value would be 8 bytes x 45 columns
+    assert list(store) == rows

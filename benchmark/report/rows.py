@@ -11,6 +11,7 @@ lucky guesses); elsewhere ``context_text`` is ``None``.
 from __future__ import annotations
 
 import re
+from array import array
 from typing import Any, Iterator
 
 #: the per-sample columns the tables read from ``metrics`` (see benchmark.metrics.sample); ``error`` is the
@@ -78,39 +79,122 @@ def frame_row(rec: Any, metrics: Any = _SAME, error: Any = _SAME) -> tuple[Any, 
             timings.get("answer_s"))
 
 
-class RowStore:
-    """The report rows of a run, kept while it goes: one list per column, not a tuple (or a record) per sample.
+_UNSHARED: Any = object()   # the key of a value that is not shared (see :func:`_key`)
+_SCALARS = (int, float, bool, type(None))
 
-    Values repeat from row to row (variant and answerer names, a question's text under every variant,
-    a handful of distinct scores): :meth:`add` keeps one object per distinct string or float, so the
-    rows of a run ten times as large take far less than ten times the memory of its records.
+
+def _key(v: Any) -> Any:
+    """What identifies ``v`` among a column's values, so that equal values share one object: a string is
+    its own key, other values are keyed with their type (``True``, ``1`` and ``1.0`` are equal in Python
+    but are different answers), lists and dicts by their items in order; :data:`_UNSHARED` for a value
+    that is not shared (a NaN, which equals nothing; any other kind of object).
+
+    >>> _key("a"), _key(True) == _key(1), _key([1, "a"]) == _key([1, "a"]), _key({"n": 1}) == _key({"n": 1.0})
+    ('a', False, True, False)
+    """
+    t = type(v)
+    if t is str:
+        return v
+    if t in _SCALARS:
+        return _UNSHARED if v != v else (t, v)  # v != v: NaN
+    if t is list or t is dict:
+        items = [(k, _key(x)) for k, x in v.items()] if t is dict else [_key(x) for x in v]
+        if any(x is _UNSHARED or (type(x) is tuple and x[1] is _UNSHARED) for x in items):
+            return _UNSHARED
+        return (t, tuple(items))
+    return _UNSHARED
+
+
+_WIDER = {"B": "H", "H": "I", "I": "Q"}
+_DTYPES = {"B": "uint8", "H": "uint16", "I": "uint32", "Q": "uint64"}
+#: a column is coded while at most this share of its rows hold a value not seen before in it (measured from
+#: :data:`_PLAIN_AFTER` rows on): past it (timings, unique to their row) it keeps a list of its values
+_PLAIN_SHARE, _PLAIN_AFTER = 0.5, 4096
+
+
+class RowStore:
+    """The report rows of a run, kept while it goes: one compact column per frame column, not a tuple (or
+    a record) per sample.
+
+    Values repeat from row to row (variant and answerer names, a question's text and gold answer under
+    every variant, a handful of distinct scores): each column keeps its distinct values once and, per
+    row, the number of its value in the narrowest array that holds it (one byte for a column of up to
+    256 values), so a run ten times as large holds far less than ten times the memory of its records.
+    The sample id, unique to its row, and any column whose values are mostly new (timings) are kept as
+    plain lists. Equal values of one column become one object in the frame: the frame's values are read,
+    never changed in place.
     :meth:`to_frame` moves the columns into the samples frame one at a time and empties the store, so
-    the rows are never held twice while the report is made (a tuple per row, turned into a frame, would
-    be, and the memory of many small tuples is seldom given back to the system once freed).
+    the rows are never held twice while the report is made.
     """
 
     def __init__(self) -> None:
-        self._cols: list[list[Any]] = []
-        self._pool: dict[Any, Any] = {}
+        self._n = 0
+        self._width = 0
+        self._plain: list[list[Any] | None] = []      # per column: its values row by row, or None while coded
+        self._codes: list[array | None] = []          # per coded column: the number of each row's value
+        self._values: list[list[Any]] = []            # per coded column: its distinct values by number
+        self._index: list[dict[Any, int]] = []        # per coded column: a value's key -> its number
 
     def add(self, row: tuple[Any, ...]) -> None:
-        cols, pool = self._cols, self._pool
-        if not cols:
-            cols.extend([] for _ in row)
-        elif len(row) != len(cols):
-            raise ValueError(f"a report row of {len(row)} values among rows of {len(cols)}")
-        cols[0].append(row[0])  # the first column is the sample id, unique to its row: nothing to share
-        for col, v in zip(cols[1:], row[1:]):
-            col.append(pool.setdefault(v, v) if type(v) is str or type(v) is float else v)
+        if not self._width:
+            self._width = len(row)
+            self._plain = [[]] + [None] * (len(row) - 1)   # the first column is the sample id, unique to its row
+            self._codes = [None] + [array("B") for _ in row[1:]]
+            self._values = [[] for _ in row]
+            self._index = [{} for _ in row]
+        elif len(row) != self._width:
+            raise ValueError(f"a report row of {len(row)} values among rows of {self._width}")
+        self._n += 1
+        plain, codes, values, index = self._plain, self._codes, self._values, self._index
+        for j, v in enumerate(row):
+            col = plain[j]
+            if col is not None:
+                col.append(v)
+                continue
+            key = _key(v)
+            code = index[j].get(key) if key is not _UNSHARED else None
+            if code is None:
+                vals = values[j]
+                code = len(vals)
+                vals.append(v)
+                if key is not _UNSHARED:
+                    index[j][key] = code
+                if code >= _PLAIN_AFTER and code > _PLAIN_SHARE * self._n:
+                    self._to_plain(j)
+                    continue
+            try:
+                codes[j].append(code)  # type: ignore[union-attr]
+            except OverflowError:      # more values than the array's item counts: one size wider
+                wider = array(_WIDER[codes[j].typecode], codes[j])  # type: ignore[union-attr]
+                wider.append(code)
+                codes[j] = wider
+
+    def _to_plain(self, j: int) -> None:
+        """Column ``j`` (whose last value was just added) as a plain list of its values."""
+        vals, codes = self._values[j], self._codes[j]
+        assert codes is not None
+        col = [vals[c] for c in codes]
+        col.append(vals[-1])
+        self._plain[j], self._codes[j], self._values[j], self._index[j] = col, None, [], {}
+
+    def _column(self, j: int) -> Iterator[Any]:
+        col = self._plain[j]
+        if col is not None:
+            return iter(col)
+        vals = self._values[j]
+        return (vals[c] for c in self._codes[j])  # type: ignore[union-attr]
 
     def __len__(self) -> int:
-        return len(self._cols[0]) if self._cols else 0
+        return self._n
 
     def __getitem__(self, i: int) -> tuple[Any, ...]:
-        return tuple(col[i] for col in self._cols)
+        if not -self._n <= i < self._n:
+            raise IndexError("report row index out of range")
+        return tuple(col[i] if col is not None else self._values[j][self._codes[j][i]]  # type: ignore[index]
+                     for j, col in enumerate(self._plain))
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
-        return zip(*self._cols) if self._cols else iter(())
+        return zip(*(self._column(j) for j in range(self._width))) if self._width else iter(())
 
     def to_frame(self) -> Any:
         """The samples frame (as :func:`benchmark.report.aggregate.frame` makes it, :data:`FRAME_COLUMNS`,
@@ -118,17 +202,20 @@ class RowStore:
         import numpy as np
         import pandas as pd
 
-        cols, n = self._cols, len(self)
-        if not cols:
-            cols.extend([] for _ in FRAME_COLUMNS)
-        if len(cols) != len(FRAME_COLUMNS):
-            raise ValueError(f"report rows of {len(cols)} values, the samples frame has {len(FRAME_COLUMNS)} columns")
-        block = np.empty((len(cols), n), dtype=object)
-        for j in range(len(cols)):
-            # fromiter keeps each value as one object (a list-valued answer is not unpacked)
-            block[j] = np.fromiter(cols[j], dtype=object, count=n)
-            cols[j] = []
-        self._cols, self._pool = [], {}
+        n, width = self._n, self._width or len(FRAME_COLUMNS)
+        if width != len(FRAME_COLUMNS):
+            raise ValueError(f"report rows of {width} values, the samples frame has {len(FRAME_COLUMNS)} columns")
+        block = np.empty((width, n), dtype=object)
+        for j in range(self._width):
+            col, codes = self._plain[j], self._codes[j]
+            if col is not None:
+                # fromiter keeps each value as one object (a list-valued answer is not unpacked)
+                block[j] = np.fromiter(col, dtype=object, count=n)
+            elif n:
+                vals = np.fromiter(self._values[j], dtype=object, count=len(self._values[j]))
+                block[j] = vals[np.frombuffer(codes, dtype=_DTYPES[codes.typecode])]  # type: ignore[union-attr]
+            self._plain[j], self._codes[j], self._values[j], self._index[j] = [], None, [], {}
+        self.__init__()  # type: ignore[misc]
         return pd.DataFrame(block.T, columns=list(FRAME_COLUMNS), dtype=object, copy=False)
 
 
