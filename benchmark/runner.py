@@ -25,6 +25,7 @@ import gc
 import json
 import multiprocessing
 import os
+import pickle
 import platform
 import shutil
 import sys
@@ -657,6 +658,13 @@ def _init_worker(dataset: Dataset, questions: dict[str, list[Question]], variant
     _WORKER_ROWS = rows
 
 
+def _init_worker_from(path: str) -> None:
+    """Worker set-up from the file the parent pickled :func:`_init_worker`'s arguments into."""
+    with open(path, "rb") as fh:
+        args = pickle.load(fh)
+    _init_worker(*args)
+
+
 def _worker_run(diagram_id: str) -> list[Emitted]:
     assert _WORKER is not None
     return _emit(run_diagram(_WORKER, diagram_id), _WORKER_ROWS)
@@ -678,16 +686,21 @@ def _iter_emitted(spec: RunSpec, work: _Work, order: list[str], n_workers: int, 
                 yield _emit(recs, rows)
         return
     ctx = multiprocessing.get_context("forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn")
-    pool = ctx.Pool(n_workers, initializer=_init_worker, initargs=init)
-    try:
-        yield from pool.imap(_worker_run, order, chunksize=1)
-    finally:
-        pool.terminate()
-        pool.join()
-        # the pool's queues hold named semaphores and sit in reference cycles: free them now, not at some
-        # later collection (an interrupted command exits before one, and the semaphores would be reported leaked)
-        del pool
-        gc.collect()
+    # the set-up is pickled once, into a file each worker reads, not once per worker into the parent's memory
+    with tempfile.NamedTemporaryFile(prefix="diagqa-work-", suffix=".pickle") as setup:
+        pickle.dump(init, setup, protocol=pickle.HIGHEST_PROTOCOL)
+        setup.flush()
+        del init
+        pool = ctx.Pool(n_workers, initializer=_init_worker_from, initargs=(setup.name,))
+        try:
+            yield from pool.imap(_worker_run, order, chunksize=1)
+        finally:
+            pool.terminate()
+            pool.join()
+            # the pool's queues hold named semaphores and sit in reference cycles: free them now, not at some
+            # later collection (an interrupted command exits before one, and the semaphores would be reported leaked)
+            del pool
+            gc.collect()
 
 
 # -- the run ---------------------------------------------------------------------------------------
