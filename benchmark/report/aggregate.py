@@ -77,8 +77,11 @@ def frame(records: Iterable[Any]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(FRAME_COLUMNS), dtype=object)  # None stays None (unmeasured)
 
 
-def scored(df: pd.DataFrame) -> pd.DataFrame:
-    """The samples that have metrics (no stage error before scoring)."""
+def scored(df: pd.DataFrame, columns: Iterable[str] | None = None) -> pd.DataFrame:
+    """The samples that have metrics (no stage error before scoring); with ``columns``, only those (and
+    the two the test reads), selected before the rows so the frame's other columns are not copied."""
+    if columns is not None:
+        df = df[list(dict.fromkeys([*columns, "guess_class", "correct"]))]
     return df[df["guess_class"].notna() | df["correct"].notna()]
 
 
@@ -270,7 +273,7 @@ def _objects(df: pd.DataFrame) -> pd.DataFrame:
 def guess_tables(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Per answerer, the 2x2 table of counts: rows correct / wrong, columns sufficient / insufficient."""
     out = {}
-    s = scored(df)
+    s = scored(df, ["answerer"])
     for answerer, g in s.groupby("answerer", sort=False):
         counts = g["guess_class"].value_counts()
         c = {k: int(counts.get(k, 0)) for k in GUESS_CLASSES}
@@ -321,10 +324,10 @@ def twin_consistency(df: pd.DataFrame) -> pd.DataFrame:
 
     A pair where either answer is missing is counted in ``unmeasured``.
     """
-    s = scored(df)
+    cols = ("twin_question", "answer_value", "answer_raw", "correct", "found_diagram", "diagram_id")
+    s = scored(df, [*GROUP, "question_id", *cols])
     rows = []
     for (variant, answerer), g in s.groupby(GROUP, sort=False):
-        cols = ("twin_question", "answer_value", "answer_raw", "correct", "found_diagram", "diagram_id")
         by_q = {q: dict(zip(cols, vals)) for q, *vals in zip(g["question_id"], *(g[c] for c in cols))}
         pairs = sorted({tuple(sorted((q, r["twin_question"]))) for q, r in by_q.items()
                         if r["twin_question"] and r["twin_question"] in by_q})
@@ -512,7 +515,7 @@ def source_comparison(summary: pd.DataFrame) -> pd.DataFrame:
 def blind_floor(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000, answerer: str = "blind") -> dict[str, Any] | None:
     """Accuracy of the ``blind`` answerer over every question (one sample per question), with its CI
     and per question type: the share of the dataset a guesser gets right with no context."""
-    s = scored(df)
+    s = scored(df, ["answerer", "question_id", "qtype", "counter_prior"])
     b = s[s["answerer"] == answerer]
     if not len(b):
         return None
