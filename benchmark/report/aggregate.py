@@ -478,7 +478,8 @@ def finding(df: pd.DataFrame) -> pd.DataFrame:
     (0.3333333333333333, 0.6666666666666666, 0.444, 1)
     """
     rows = []
-    for variant, g in df[df["finder"] != "oracle"].groupby("variant", sort=False):
+    read = [c for c in ("variant", "question_id", "finder_rank", "twin_of", "found_diagram") if c in df]
+    for variant, g in df.loc[df["finder"] != "oracle", read].groupby("variant", sort=False):
         per_q = g.groupby("question_id", sort=False).first()
         ranks = [None if r is None or (isinstance(r, float) and math.isnan(r)) else int(r) for r in per_q["finder_rank"]]
         twins = per_q[per_q["twin_of"].notna()] if "twin_of" in per_q else per_q.iloc[0:0]

@@ -48,7 +48,9 @@ def usage_table(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     if not len(df):
         return pd.DataFrame(columns=["variant", "answerer", *USAGE_COLUMNS])
-    for (variant, answerer), g in df.groupby(["variant", "answerer"], sort=False):
+    # the columns read, selected first: grouping a frame copies every column it has
+    read = ["variant", "answerer", "answer_usage", "answer_error_kind", "evidence_recall", "evidence_precision"]
+    for (variant, answerer), g in df[read].groupby(["variant", "answerer"], sort=False):
         usages = [u for u in g["answer_usage"] if isinstance(u, dict)]
         kinds = [str(k) for k in g["answer_error_kind"] if isinstance(k, str)]
         by_kind = {k: kinds.count(k) for k in sorted(set(kinds))}
