@@ -578,6 +578,7 @@ def run_card_summary(res: PriorsResult) -> dict[str, Any]:
     return {
         "questions": len(res.questions),
         "baselines": list(res.baselines),
+        "groups": list(res.table),   # the table's order (run.json is written with sorted keys)
         "accuracy": {g: {b: c.accuracy for b, c in cells.items()} for g, cells in res.table.items()},
         "n": {g: (next(iter(cells.values())).n if cells else 0) for g, cells in res.table.items()},
         "floor": {"baseline": res.floor, "accuracy": res.accuracy_of(res.floor)},

@@ -70,6 +70,17 @@ def test_report_command_rewrites_reports(finished, capsys):
     assert (finished.run_dir / "report.html").exists()
 
 
+def test_report_command_writes_the_runs_own_report_again(finished):
+    """Made again from the run's files, the report is the one the run wrote: run.json keeps its keys
+    sorted, so nothing the report lists may take its order from a mapping in the card."""
+    d = finished.run_dir
+    groups = json.loads((d / "run.json").read_text())["priors"]["groups"]
+    assert groups != sorted(groups)   # the order the table keeps is not the sorted one
+    before = {n: (d / n).read_bytes() for n in ("report.md", "summary.csv", "decisions.jsonl")}
+    assert main(["report", str(d)]) == 0
+    assert {n: (d / n).read_bytes() for n in before} == before
+
+
 def test_parallel_rescore_equals_serial(finished):
     from benchmark.rescore import load_run, rescore_records
 

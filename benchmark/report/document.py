@@ -402,8 +402,10 @@ def floor_section(a: Analysis) -> Section:
             f"answer kind gets it wrong (yes/no and node answers only; computed when the dataset loads).")
         baselines = list(p["baselines"])
         sec.blocks.append(Table("Prior baselines: accuracy per question group", ["questions", "n"] + baselines,
-                                [[g, fmt(p["n"].get(g))] + [fmt(cells.get(b)) for b in baselines]
-                                 for g, cells in p["accuracy"].items()],
+                                [[g, fmt(p["n"].get(g))] + [fmt(p["accuracy"][g].get(b)) for b in baselines]
+                                 # in the recorded order: a report made again from run.json (written with
+                                 # sorted keys) lists the groups as the run's own report did
+                                 for g in p.get("groups") or p["accuracy"]],
                                 align=["l"] + ["r"] * (len(baselines) + 1)))
     else:
         sec.blocks.append("This run recorded no prior baselines (an older run card): the floor below is the `blind` "
