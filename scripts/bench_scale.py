@@ -12,7 +12,7 @@ own, the median over ``--repeats`` runs of:
 
 Wall time is ``time.perf_counter`` and CPU time user + system seconds (workers included; unlike
 wall time it does not grow when other programs share the machine); peak memory is the process's maximum resident set size
-(``resource.getrusage``), workers included (the largest of the process and any one child). Ratios against
+(``resource.getrusage``), workers included (the largest of the process and any one child; `main/child MB` gives the two apart). Ratios against
 1x (of CPU time) are printed side by side: linear growth shows as ratios close to the scale factor. One
 run that is not measured goes first (``--no-warmup`` leaves it out): it fills the caches every run reads,
 so the first scale does not pay alone for drawing the drill-down's diagrams or embedding texts.
@@ -125,9 +125,14 @@ def _cpu_s() -> float:
 
 
 def _peak_mb() -> float:
+    return max(_own_and_children_mb())
+
+
+def _own_and_children_mb() -> tuple[float, float]:
+    """Peak RSS of this process, and the largest of its finished children's (workers, d2), in MB."""
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return round(max(own, kids) / 1024, 1)
+    return round(own / 1024, 1), round(kids / 1024, 1)
 
 
 def _tree_pss_mb(root: int) -> float:
@@ -219,6 +224,7 @@ def child(args: argparse.Namespace) -> None:
             out = {"wall_s": time.perf_counter() - t_score, "cpu_s": _cpu_s() - c_score}
         out.update(read_s=t_read - t, samples=len(records))
     out["peak_mb"] = _peak_mb()
+    out["main_mb"], out["child_mb"] = _own_and_children_mb()
     print(json.dumps(out))
 
 
@@ -304,6 +310,8 @@ def main() -> None:
                              "cpu_s": statistics.median(g["cpu_s"] for g in got),
                              "peak_mb": statistics.median(g["peak_mb"] for g in got),
                              "all_peak_mb": [g["peak_mb"] for g in got],
+                             "main_mb": statistics.median(g["main_mb"] for g in got),
+                             "child_mb": statistics.median(g["child_mb"] for g in got),
                              "samples": got[0]["samples"], "all_wall_s": [round(g["wall_s"], 3) for g in got]}
                 if "samples_mb" in got[0]:
                     row[key].update(samples_mb=got[0]["samples_mb"], output_mb=got[0]["output_mb"],
@@ -330,7 +338,8 @@ def main() -> None:
                  (f"{kind} cpu s", lambda r, k=kind: f"{r[k]['cpu_s']:.2f}"),
                  (f"{kind} ×", lambda r, k=kind: ratio(r, k)),
                  (f"{kind} MB", lambda r, k=kind: f"{r[k]['peak_mb']:.0f}"),
-                 (f"{kind} MB ×", lambda r, k=kind: ratio(r, k, "peak_mb"))]
+                 (f"{kind} MB ×", lambda r, k=kind: ratio(r, k, "peak_mb")),
+                 (f"{kind} main/child MB", lambda r, k=kind: f"{r[k]['main_mb']:.0f}/{r[k]['child_mb']:.0f}")]
         if kind == "score":
             cols.append(("µs/sample scored", lambda r: f"{1e6 * r['score']['wall_s'] / max(1, r['score']['samples']):.0f}"))
         if "samples_mb" in base[kind]:
