@@ -122,7 +122,8 @@ def outcomes_table(summary: pd.DataFrame) -> Table:
 def unmeasured_section(df: pd.DataFrame) -> list[Any]:
     """Why values are unmeasured: answerer errors by kind (and the first few listed), precision's reasons."""
     blocks: list[Any] = []
-    s = agg.scored(df)
+    s = agg.scored(df, ["variant", "answerer", "question_id", "error", "answer_error", "precision", "precision_reason",
+                        "faithfulness"])
     errs = s[s["guess_class"] == "error"]
     if len(errs):
         counts = errs.groupby(["answerer", "error"], sort=True).size().reset_index(name="n")
