@@ -244,3 +244,22 @@ def test_the_samples_frame_is_let_go_before_the_explorer_reads_the_samples(tiny,
         rows.add(frame_row(rec))
     write_report_atomic(run_dir, rows, dict(card))
     assert alive == [[]] and len(rows) == 0
+
+
+def test_graphs_json_is_read_a_diagram_at_a_time_as_json_reads_it(tmp_path):
+    """iter_graphs yields graphs.json's pairs in order, equal to json.loads of the file, whatever the
+    spacing, braces inside labels included; malformed files raise as json.loads does."""
+    from benchmark.report.explorer import _graphs, iter_graphs, node_labels
+
+    f = tmp_path / "graphs.json"
+    graphs = {"b": {"nodes": [{"id": "x", "label": "a } or {"}], "links": []}, "a": {"nodes": [{"id": "y"}]}, "c": {}}
+    for text in (json.dumps(graphs), json.dumps(graphs, indent=2), "{ }", '{"a":{}}\n'):
+        f.write_text(text, encoding="utf-8")
+        assert list(iter_graphs(f)) == list(json.loads(text).items())
+    f.write_text(json.dumps(graphs), encoding="utf-8")
+    assert _graphs(tmp_path, {"a", "zz"}) == {"a": graphs["a"]} and _graphs(tmp_path) == graphs
+    assert node_labels(tmp_path) == {"b": {"x": "a } or {"}, "a": {"y": "y"}, "c": {}}
+    for bad in ("", "{", '{"a" {}}', '{"a": {},}', '{"a": {}} x', "[]", '{"a": {}'):
+        f.write_text(bad, encoding="utf-8")
+        with pytest.raises(json.JSONDecodeError):
+            list(iter_graphs(f))

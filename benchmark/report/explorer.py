@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -217,17 +218,64 @@ def _records(run_dir: Path, records: list[Any] | None) -> Iterator[dict[str, Any
         yield rec if isinstance(rec, dict) else vars(rec)
 
 
-def _graphs(run_dir: Path) -> dict[str, Any]:
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def iter_graphs(path: Path) -> Iterator[tuple[str, Any]]:
+    """The ``(diagram id, graph)`` pairs of a ``graphs.json`` (one JSON object), read one at a time, so
+    the graphs of every diagram are never held at once (a run ten times as large has ten times as many).
+    Malformed JSON raises :class:`json.JSONDecodeError`, as :func:`json.loads` would.
+
+    >>> import tempfile; f = Path(tempfile.mkdtemp()) / "g.json"; _ = f.write_text('{"a": {"nodes": []}, "b" :{}}')
+    >>> list(iter_graphs(f))
+    [('a', {'nodes': []}), ('b', {})]
+    """
+    text = path.read_text(encoding="utf-8")
+    decode = json.JSONDecoder().raw_decode
+
+    def expect(chars: str, i: int) -> int:
+        i = _SPACE.match(text, i).end()
+        if text[i:i + 1] not in tuple(chars):
+            raise json.JSONDecodeError(f"expected {' or '.join(map(repr, chars))}", text, i)
+        return i
+
+    i = expect("{", 0) + 1
+    j = _SPACE.match(text, i).end()
+    if text[j:j + 1] == "}":   # no diagram
+        i = j
+    else:
+        while True:
+            i = expect('"', i)
+            key, i = decode(text, i)
+            value, i = decode(text, _SPACE.match(text, expect(":", i) + 1).end())
+            yield key, value
+            i = expect(",}", i)
+            if text[i] == "}":
+                break
+            i += 1
+    if _SPACE.match(text, i + 1).end() != len(text):
+        raise json.JSONDecodeError("extra data", text, i + 1)
+
+
+def _graphs(run_dir: Path, only: Iterable[str] | None = None) -> dict[str, Any]:
+    """The run's gold graphs by diagram id (of the diagrams in ``only`` when given); empty without graphs.json."""
     from benchmark.runner import GRAPHS
 
     path = run_dir / GRAPHS
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    if not path.exists():
+        return {}
+    keep = None if only is None else set(only)
+    return {did: g for did, g in iter_graphs(path) if keep is None or did in keep}
 
 
 def node_labels(run_dir: Path) -> dict[str, dict[str, str]]:
     """Per diagram of the run (its ``graphs.json``), node id -> label; empty when the run has no graphs."""
-    return {did: {n["id"]: n.get("label") or n["id"] for n in g.get("nodes", [])}
-            for did, g in _graphs(Path(run_dir)).items()}
+    from benchmark.runner import GRAPHS
+
+    path = Path(run_dir) / GRAPHS
+    if not path.exists():
+        return {}
+    return {did: {n["id"]: n.get("label") or n["id"] for n in g.get("nodes", [])} for did, g in iter_graphs(path)}
 
 
 def _as_sets(sub: dict[str, Any] | None) -> tuple[frozenset[str], frozenset[str]]:
@@ -268,11 +316,11 @@ def explorer_data(run_dir: Path, records: list[Any] | None, card: dict[str, Any]
     them. The contexts are a :class:`Spool`, kept on disk.
     """
     run_dir = Path(run_dir)
-    graphs = _graphs(run_dir)
-    labels = {did: {n["id"]: n.get("label") or n["id"] for n in g.get("nodes", [])} for did, g in graphs.items()}
+    labels = node_labels(run_dir)
     if draw is None:
         draw = {rec["diagram_id"] for rec in _records(run_dir, records)
                 if (rec.get("metrics") or {}).get("guess_class") in DRAWN}
+    graphs = _graphs(run_dir, draw)   # only the drawn diagrams' graphs are mapped onto their drawings
     # the diagrams first, so each question's and context's map is made as it is met and the contexts
     # (one per distinct context text and subgraph: ten times as many in a run ten times as large) go
     # to a spool file, not into memory
