@@ -493,26 +493,31 @@ def test_report_rows_of_repeated_values_take_a_few_bytes_each():
 
 
 def test_the_report_is_made_once_the_dataset_and_stages_are_let_go(tmp_path, monkeypatch):
-    """The report reads only its rows and the card: when it starts, the parsed dataset, its questions
-    and the answerers of the samples are no longer held (a dataset ten times as large must not add
-    its own size to the report's memory)."""
+    """The report reads only its rows and the card: when it starts, the run's parsed dataset and its
+    questions are no longer held (a dataset ten times as large must not add its own size to the
+    report's memory)."""
     import gc
+    import weakref
 
     from benchmark import runner
-    from benchmark.dataset import Dataset
-    from benchmark.questions import Question
 
-    alive = {}
-    real = runner.write_report_atomic
+    refs = []
+    real_prepare, real_report = runner.prepare_dataset, runner.write_report_atomic
+
+    def prepare(*a, **k):
+        dataset, questions, problems = real_prepare(*a, **k)
+        refs.extend(weakref.ref(x) for x in (dataset, *questions))
+        return dataset, questions, problems
+
+    held = []
 
     def report(run_dir, rows, card, **kw):
         gc.collect()
-        objs = gc.get_objects()
-        alive.update(datasets=sum(type(o) is Dataset for o in objs), questions=sum(type(o) is Question for o in objs))
-        del objs
-        return real(run_dir, rows, card, **kw)
+        held.append(sum(r() is not None for r in refs))
+        return real_report(run_dir, rows, card, **kw)
 
+    monkeypatch.setattr(runner, "prepare_dataset", prepare)
     monkeypatch.setattr(runner, "write_report_atomic", report)
     done = run(tiny_spec(tmp_path), progress=False, quiet=True)
-    assert alive == {"datasets": 0, "questions": 0}
+    assert len(refs) > 1 and held == [0]
     assert (done.run_dir / "report.html").exists() and done.card["wall_s"]["report"] > 0
