@@ -42,7 +42,7 @@ READS = ("question_id", "diagram_id", "variant", "answerer", "correct", "guess_c
 def _scored(df: pd.DataFrame) -> pd.DataFrame:
     """The scored samples (:func:`scored`) with only the columns the comparisons read: the samples
     frame has some forty, and every selection and group of it would copy them all."""
-    return scored(df[[c for c in READS if c in df.columns]])
+    return scored(df, [c for c in READS if c in df.columns])
 
 
 def _per_question(g: pd.DataFrame) -> dict[str, dict[str, Any]]:

@@ -257,25 +257,27 @@ def iter_graphs(path: Path) -> Iterator[tuple[str, Any]]:
         raise json.JSONDecodeError("extra data", text, i + 1)
 
 
-def _graphs(run_dir: Path, only: Iterable[str] | None = None) -> dict[str, Any]:
-    """The run's gold graphs by diagram id (of the diagrams in ``only`` when given); empty without graphs.json."""
+def _run_graphs(run_dir: Path) -> Iterator[tuple[str, Any]]:
+    """The run's gold graphs (its ``graphs.json``) one at a time; none when the run has no graphs."""
     from benchmark.runner import GRAPHS
 
-    path = run_dir / GRAPHS
-    if not path.exists():
-        return {}
+    path = Path(run_dir) / GRAPHS
+    return iter_graphs(path) if path.exists() else iter(())
+
+
+def _graphs(run_dir: Path, only: Iterable[str] | None = None) -> dict[str, Any]:
+    """The run's gold graphs by diagram id (of the diagrams in ``only`` when given); empty without graphs.json."""
     keep = None if only is None else set(only)
-    return {did: g for did, g in iter_graphs(path) if keep is None or did in keep}
+    return {did: g for did, g in _run_graphs(run_dir) if keep is None or did in keep}
+
+
+def _labels(graph: dict[str, Any]) -> dict[str, str]:
+    return {n["id"]: n.get("label") or n["id"] for n in graph.get("nodes", [])}
 
 
 def node_labels(run_dir: Path) -> dict[str, dict[str, str]]:
     """Per diagram of the run (its ``graphs.json``), node id -> label; empty when the run has no graphs."""
-    from benchmark.runner import GRAPHS
-
-    path = Path(run_dir) / GRAPHS
-    if not path.exists():
-        return {}
-    return {did: {n["id"]: n.get("label") or n["id"] for n in g.get("nodes", [])} for did, g in iter_graphs(path)}
+    return {did: _labels(g) for did, g in _run_graphs(run_dir)}
 
 
 def _as_sets(sub: dict[str, Any] | None) -> tuple[frozenset[str], frozenset[str]]:
@@ -316,11 +318,16 @@ def explorer_data(run_dir: Path, records: list[Any] | None, card: dict[str, Any]
     them. The contexts are a :class:`Spool`, kept on disk.
     """
     run_dir = Path(run_dir)
-    labels = node_labels(run_dir)
     if draw is None:
         draw = {rec["diagram_id"] for rec in _records(run_dir, records)
                 if (rec.get("metrics") or {}).get("guess_class") in DRAWN}
-    graphs = _graphs(run_dir, draw)   # only the drawn diagrams' graphs are mapped onto their drawings
+    # one pass over graphs.json: every diagram's labels, and the graphs of the drawn diagrams only (mapped
+    # onto their drawings)
+    labels, graphs = {}, {}
+    for did, g in _run_graphs(run_dir):
+        labels[did] = _labels(g)
+        if did in draw:
+            graphs[did] = g
     # the diagrams first, so each question's and context's map is made as it is met and the contexts
     # (one per distinct context text and subgraph: ten times as many in a run ten times as large) go
     # to a spool file, not into memory
