@@ -4,11 +4,12 @@ Each finder is made, fitted and asked to rank every question in a task of its ow
 the same time, while the driver makes the other stages); only the rankings come back.
 
 Each actor is set up as a worker process of the local pool is (:func:`benchmark.runner._init_worker`:
-the parsed dataset, the finders' rankings and the stage options, sent once through the object store)
-and works one diagram at a time -- getting its graphs (the D2 parse, or extraction from the image),
-selecting every context and asking every answerer -- returning the finished samples as the lines
-``samples.jsonl`` gets. Results come back in the order the local executor writes them, so the two
-executors write the same samples, byte for byte apart from timings.
+its stages made once from the stage options) and works one diagram at a time, each sent as its task
+(:meth:`benchmark.runner._Work.task`: the diagram and those its finders returned, its questions and their
+rankings) -- getting its graphs (the D2 parse, or extraction from the image), selecting every context and
+asking every answerer -- returning the finished samples as the lines ``samples.jsonl`` gets. Tasks are made
+as actors are free, a few ahead of the results awaited; results come back in the order the local executor
+writes them, so the two executors write the same samples, byte for byte apart from timings.
 
 Without an address an in-process cluster is started for the run (``ray.init(num_cpus=workers)``)
 and shut down after it; ``address`` (``auto``, ``ray://host:port``) joins an existing cluster, whose
@@ -126,23 +127,58 @@ def _worker_class(ray: Any) -> Any:
                 if name in work.stages.answerers:
                     work.stages.answerers[name] = _Limited(work.stages.answerers[name], handle)
 
-        def run(self, diagram_id: str) -> list:
+        def run(self, task: tuple) -> list:
             from benchmark import runner
 
-            return runner._worker_run(diagram_id)
+            return runner._worker_run(task)
 
     return DiagramWorker
 
 
-def iter_ray(init: tuple, order: list[str], n_workers: int, address: str | None, answerers: list[str],
+def in_order(ray: Any, actors: list[Any], tasks: Iterator[Any], ahead: int) -> Iterator[Any]:
+    """``actor.run(task)`` of each task, in the order of ``tasks``, each run on whichever actor is free.
+
+    A task is taken from ``tasks`` only when an actor is free for it and fewer than ``ahead`` results
+    wait to be yielded before it, so a slow task holds back at most ``ahead`` finished ones and
+    ``tasks`` is never read to its end up front.
+    """
+    free = list(actors)
+    running: dict[Any, tuple[int, Any]] = {}   # result reference -> (task index, its actor)
+    finished: dict[int, Any] = {}
+    taken = given = 0
+    more = True
+    while True:
+        while more and free and taken - given < ahead:
+            task = next(tasks, _END)
+            if task is _END:
+                more = False
+                break
+            actor = free.pop(0)
+            running[actor.run.remote(task)] = (taken, actor)
+            taken += 1
+        if given in finished:
+            yield finished.pop(given)
+            given += 1
+            continue
+        if not running:
+            return
+        ready, _ = ray.wait(list(running), num_returns=1)
+        index, actor = running.pop(ready[0])
+        free.append(actor)
+        finished[index] = ray.get(ready[0])
+
+
+_END = object()
+
+
+def iter_ray(init: tuple, tasks: Iterator[Any], n_workers: int, address: str | None, answerers: list[str],
              options: dict[str, dict[str, Any]], peak: dict[str, int] | None = None) -> Iterator[list]:
-    """The emitted samples of each diagram of ``order``, in that order, worked on by ``n_workers`` actors.
+    """The emitted samples of each task (one diagram's work), in order, worked on by ``n_workers`` actors.
 
     ``init`` is what :func:`benchmark.runner._init_worker` takes. ``peak``, when given, receives the most
     requests each limited answerer had in flight at once (``{"llm": 1}``).
     """
     ray = _ray()
-    from ray.util import ActorPool
 
     started = _connect(ray, address, n_workers)
     actors: list[Any] = []
@@ -152,11 +188,9 @@ def iter_ray(init: tuple, order: list[str], n_workers: int, address: str | None,
         for name, option in LIMITED.items():
             if name in answerers:
                 slots[name] = Slots.remote(max(1, int((options.get(name) or {}).get(option) or 1)))
-        init_ref = ray.put(init)  # the dataset and rankings go into the object store once, not once per actor
         Worker = _worker_class(ray)
-        actors = [Worker.remote(init_ref, slots) for _ in range(max(1, n_workers))]
-        pool = ActorPool(actors)
-        yield from pool.map(lambda actor, did: actor.run.remote(did), order)
+        actors = [Worker.remote(init, slots) for _ in range(max(1, n_workers))]
+        yield from in_order(ray, actors, iter(tasks), ahead=2 * len(actors))
         if peak is not None:
             peak.update({name: ray.get(h.peak.remote()) for name, h in slots.items()})
     finally:

@@ -25,7 +25,6 @@ import gc
 import json
 import multiprocessing
 import os
-import pickle
 import platform
 import shutil
 import sys
@@ -395,6 +394,21 @@ class _Work:
         # through its JSON form: the graph scored is the one graphs.json holds
         return graph_from_json(graph_to_json(self.dataset.diagrams[diagram_id].graph))
 
+    def task(self, diagram_id: str) -> "_Task":
+        """What a worker needs for one diagram: the diagram and those its finders returned for its questions
+        (nothing else of the dataset), its questions, their finders' results and its samples already done."""
+        qs = self.questions.get(diagram_id, [])
+        found = {f: {q.id: per[q.id] for q in qs} for f, per in self.found.items()}
+        read = {diagram_id} | {r["diagram"] for per in found.values() for r in per.values() if r["diagram"] is not None}
+        done = frozenset(s for s in (sample_id(q.id, v.name, a) for q in qs for v in self.variants
+                                     for a in self.answerers) if s in self.done) if self.done else frozenset()
+        return _Task(diagram_id, self.dataset.root, {d: self.dataset.diagrams[d] for d in sorted(read)}, qs, found, done)
+
+    def for_task(self, task: "_Task") -> "_Work":
+        """This work's stages set to ``task``, with graph caches of its own (let go with it)."""
+        return replace(self, dataset=Dataset(task.root, task.diagrams), questions={task.diagram_id: task.questions},
+                       found=task.found, done=task.done, gold_graphs={}, _graphs={})
+
     def gold_json_pieces(self, diagram_ids: list[str]) -> Iterator[str]:
         """graphs.json (``json.dumps`` of ``{diagram id: graph_to_json(gold graph)}``, keys sorted) a diagram
         at a time: the gold graphs this process did not score with are made, written and let go."""
@@ -404,6 +418,17 @@ class _Work:
             yield (", " if i else "") + json.dumps(did, ensure_ascii=False) + ": " + \
                 json.dumps(graph_to_json(g), ensure_ascii=False, sort_keys=True)
         yield "}"
+
+
+class _Task(NamedTuple):
+    """One diagram's work as a worker receives it (see :meth:`_Work.task`)."""
+
+    diagram_id: str
+    root: Path
+    diagrams: dict[str, Diagram]                  # the diagram and those its finders returned
+    questions: list[Question]
+    found: dict[str, dict[str, dict[str, Any]]]   # finder -> question id -> {diagram, rank, error, time}
+    done: frozenset[str]
 
 
 def reads_context(answerer: Any) -> bool:
@@ -639,9 +664,9 @@ _WORKER: _Work | None = None
 _WORKER_ROWS = True
 
 
-def _init_worker(dataset: Dataset, questions: dict[str, list[Question]], variants: list[str], answerers: list[str],
-                 options: dict, found: dict, done: frozenset[str], rows: bool) -> None:
-    """Worker set-up: the parent's parsed dataset arrives pickled (nothing is parsed twice); stages are made here.
+def _init_worker(variants: list[str], answerers: list[str], options: dict, rows: bool) -> None:
+    """Worker set-up: the stages are made here, once; each diagram's data then comes with its task
+    (:meth:`_Work.task`), so a worker holds one diagram's data at a time, never the whole dataset.
 
     Ctrl-C is the parent's to handle: a worker ignores SIGINT and is ended by the pool, so an
     interrupted run prints one line, not a traceback per worker.
@@ -654,53 +679,48 @@ def _init_worker(dataset: Dataset, questions: dict[str, list[Question]], variant
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     load_all()
     vs = [Variant.parse(v) for v in variants]
-    _WORKER = _Work(dataset, questions, vs, answerers, _Stages.create(vs, answerers, options), found, done=done)
+    _WORKER = _Work(Dataset(Path("."), {}), {}, vs, answerers, _Stages.create(vs, answerers, options), {})
     _WORKER_ROWS = rows
 
 
-def _init_worker_from(path: str) -> None:
-    """Worker set-up from the file the parent pickled :func:`_init_worker`'s arguments into."""
-    with open(path, "rb") as fh:
-        args = pickle.load(fh)
-    _init_worker(*args)
-
-
-def _worker_run(diagram_id: str) -> list[Emitted]:
+def _worker_run(task: _Task) -> list[Emitted]:
     assert _WORKER is not None
-    return _emit(run_diagram(_WORKER, diagram_id), _WORKER_ROWS)
+    return _emit(run_diagram(_WORKER.for_task(task), task.diagram_id), _WORKER_ROWS)
 
 
 def _iter_emitted(spec: RunSpec, work: _Work, order: list[str], n_workers: int, rows: bool,
                   peak: dict[str, int] | None = None) -> Iterator[list[Emitted]]:
-    """Batches of finished samples: one per question with one process, one per diagram with a pool or on Ray."""
-    init = (work.dataset, work.questions, [v.name for v in work.variants], work.answerers, spec.options, work.found,
-            work.done, rows)
+    """Batches of finished samples: one per question with one process, one per diagram with a pool or on Ray.
+
+    Each diagram is worked on with its own task (:meth:`_Work.task`), made as it is handed out: its graphs
+    and scoring caches are let go when it is done, and a worker process or actor holds no more of the dataset
+    than the diagrams of its current task.
+    """
+    tasks = (work.task(did) for did in order)
     if spec.executor == "ray":
         from benchmark.cluster import iter_ray
 
-        yield from iter_ray(init, order, n_workers, spec.address, work.answerers, spec.options, peak)
+        init = ([v.name for v in work.variants], work.answerers, spec.options, rows)
+        yield from iter_ray(init, tasks, n_workers, spec.address, work.answerers, spec.options, peak)
         return
     if n_workers <= 1:
-        for did in order:
-            for recs in iter_diagram(work, did):
+        for task in tasks:
+            for recs in iter_diagram(work.for_task(task), task.diagram_id):
                 yield _emit(recs, rows)
         return
     ctx = multiprocessing.get_context("forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn")
-    # the set-up is pickled once, into a file each worker reads, not once per worker into the parent's memory
-    with tempfile.NamedTemporaryFile(prefix="diagqa-work-", suffix=".pickle") as setup:
-        pickle.dump(init, setup, protocol=pickle.HIGHEST_PROTOCOL)
-        setup.flush()
-        del init
-        pool = ctx.Pool(n_workers, initializer=_init_worker_from, initargs=(setup.name,))
-        try:
-            yield from pool.imap(_worker_run, order, chunksize=1)
-        finally:
-            pool.terminate()
-            pool.join()
-            # the pool's queues hold named semaphores and sit in reference cycles: free them now, not at some
-            # later collection (an interrupted command exits before one, and the semaphores would be reported leaked)
-            del pool
-            gc.collect()
+    pool = ctx.Pool(n_workers, initializer=_init_worker,
+                    initargs=([v.name for v in work.variants], work.answerers, spec.options, rows))
+    try:
+        # imap hands tasks to the workers through a pipe as they are taken: a task or two is made ahead
+        yield from pool.imap(_worker_run, tasks, chunksize=1)
+    finally:
+        pool.terminate()
+        pool.join()
+        # the pool's queues hold named semaphores and sit in reference cycles: free them now, not at some
+        # later collection (an interrupted command exits before one, and the semaphores would be reported leaked)
+        del pool
+        gc.collect()
 
 
 # -- the run ---------------------------------------------------------------------------------------

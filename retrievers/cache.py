@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import weakref
+from collections import OrderedDict
 from typing import Callable, Generic, TypeVar
 
 import networkx as nx
@@ -53,20 +54,40 @@ def graph_key(g: nx.MultiDiGraph) -> str:
 
 
 class PerGraph(Generic[T]):
-    """A thread-safe map (diagram id, graph fingerprint) -> index."""
+    """A thread-safe map (diagram id, graph fingerprint) -> index, keeping the ``size`` used last.
 
-    def __init__(self) -> None:
-        self._items: dict[tuple[str, str], T] = {}
+    An index is built again if it is asked for after being let go, so a worker that goes through
+    many diagrams holds the indexes of the few it works on, not of every diagram it has seen.
+
+    >>> from benchmark.graph import build_graph
+    >>> g = build_graph({"nodes": [{"id": "a"}], "edges": []})
+    >>> cache, built = PerGraph(size=2), []
+    >>> for d in ["d1", "d2", "d1", "d3", "d1", "d2"]:
+    ...     _ = cache.get(d, g, lambda: built.append(d))
+    >>> built, len(cache)
+    (['d1', 'd2', 'd3', 'd2'], 2)
+    """
+
+    def __init__(self, size: int = 64) -> None:
+        if size < 1:
+            raise ValueError(f"PerGraph keeps at least one index, not {size}")
+        self.size = size
+        self._items: OrderedDict[tuple[str, str], T] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, diagram_id: str, g: nx.MultiDiGraph, build: Callable[[], T]) -> T:
         key = (diagram_id, graph_key(g))
         with self._lock:
             if key in self._items:
+                self._items.move_to_end(key)
                 return self._items[key]
         value = build()
         with self._lock:
-            return self._items.setdefault(key, value)
+            value = self._items.setdefault(key, value)
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+            return value
 
     def __len__(self) -> int:
         return len(self._items)

@@ -437,3 +437,45 @@ def test_a_context_from_the_wrong_diagram_never_counts_as_gold(tmp_path):
     summary = (result.run_dir / "summary.csv").read_bytes()
     rescore(result.run_dir)
     assert (result.run_dir / "summary.csv").read_bytes() == summary
+
+
+def test_a_worker_gets_one_diagrams_task_with_only_the_diagrams_it_reads(tmp_path, monkeypatch):
+    """Each diagram goes to a worker as its own task: the diagram and those its finders returned for its
+    questions, never the whole dataset; a worker keeps nothing of a task once it is done, and the samples
+    are those of a run that works on the whole dataset in one process."""
+    from benchmark import runner
+
+    names = ["algo_login_lockout_a", "algo_login_lockout_b", "arch_auth_cache_a", "arch_auth_cache_b"]
+    data = copy_bundled(tmp_path / "data", names)
+    tasks: list = []
+    make_task = runner._Work.task
+    monkeypatch.setattr(runner._Work, "task", lambda self, did: tasks.append(make_task(self, did)) or tasks[-1])
+    spec = tiny_spec(tmp_path, data_dir=data, variants=("test-twin+d2+khop1", "oracle+d2+none"),
+                     answerers=("solver", "blind"), limit=None)
+    one = run(spec, progress=False, quiet=True)
+    twin = {n: n[:-1] + ("b" if n.endswith("a") else "a") for n in names}
+    assert [t.diagram_id for t in tasks] == names
+    for t in tasks:
+        assert sorted(t.diagrams) == sorted({t.diagram_id, twin[t.diagram_id]})
+        assert {q.diagram for q in t.questions} == {t.diagram_id}
+        assert set(t.found) == {"oracle", "test-twin"}
+        assert all(set(per) == {q.id for q in t.questions} for per in t.found.values())
+        found = {r.found_diagram for r in one.records if r.diagram_id == t.diagram_id}
+        assert found == set(t.diagrams)
+
+    # a worker's own set-up holds no diagram, before and after working on a task
+    import signal
+
+    handler = signal.getsignal(signal.SIGINT)
+    runner._init_worker(list(spec.variants), list(spec.answerers), {}, True)
+    try:
+        assert runner._WORKER.dataset.diagrams == {} and runner._WORKER.questions == {}
+        lines = [line for t in tasks for line, _, _ in runner._worker_run(t)]
+        assert runner._WORKER.dataset.diagrams == {} and runner._WORKER._graphs == {}
+        assert runner._WORKER.gold_graphs == {} and runner._WORKER.found == {}
+    finally:
+        runner._WORKER = None
+        signal.signal(signal.SIGINT, handler)
+    worked = (tmp_path / "worked.jsonl")
+    worked.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    assert samples_without_timings(worked) == samples_without_timings(one.run_dir / "samples.jsonl")
