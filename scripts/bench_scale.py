@@ -12,7 +12,8 @@ own, the median over ``--repeats`` runs of:
 
 Wall time is ``time.perf_counter`` and CPU time user + system seconds (workers included; unlike
 wall time it does not grow when other programs share the machine); peak memory is the process's maximum resident set size
-(``resource.getrusage``), workers included (the largest of the process and any one child; `main/child MB` gives the two apart). Ratios against
+(``resource.getrusage``), workers included (the largest of the process and any one child, each child's
+``VmHWM`` read from ``/proc`` while it runs; `main/child MB` gives the two apart). Ratios against
 1x (of CPU time) are printed side by side: linear growth shows as ratios close to the scale factor. One
 run that is not measured goes first (``--no-warmup`` leaves it out): it fills the caches every run reads,
 so the first scale does not pay alone for drawing the drill-down's diagrams or embedding texts.
@@ -124,20 +125,19 @@ def _cpu_s() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def _peak_mb() -> float:
-    return max(_own_and_children_mb())
+def _own_mb() -> float:
+    """Peak RSS of this process, in MB."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
-def _own_and_children_mb() -> tuple[float, float]:
-    """Peak RSS of this process, and the largest of its finished children's (workers, d2), in MB."""
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return round(own / 1024, 1), round(kids / 1024, 1)
+def _tree(root: int) -> tuple[float, float]:
+    """The sum of the proportional set sizes of ``root`` and all its descendants, and the largest peak RSS
+    (``VmHWM``) of any descendant, in MB (0 where unreadable).
 
-
-def _tree_pss_mb(root: int) -> float:
-    """Sum of the proportional set sizes of ``root`` and all its descendants, in MB (0 where unreadable)."""
-    todo, seen, total = [root], set(), 0
+    A child's peak is read from ``/proc`` while it runs: ``getrusage(RUSAGE_CHILDREN)`` would also count, for a
+    program started by ``fork`` and ``exec``, the parent's pages it held for an instant between the two.
+    """
+    todo, seen, total, child = [root], set(), 0, 0
     while todo:
         pid = todo.pop()
         if pid in seen:
@@ -148,27 +148,34 @@ def _tree_pss_mb(root: int) -> float:
                 if line.startswith("Pss:"):
                     total += int(line.split()[1])
                     break
+            if pid != root:
+                for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                    if line.startswith("VmHWM:"):
+                        child = max(child, int(line.split()[1]))
+                        break
             for task in Path(f"/proc/{pid}/task").iterdir():
                 todo += [int(c) for c in (task / "children").read_text().split()]
         except (OSError, ValueError):
             continue
-    return total / 1024
+    return total / 1024, child / 1024
 
 
 class TreeSampler:
-    """The peak of :func:`_tree_pss_mb` of this process's tree, sampled in a thread while a run goes."""
+    """The peak of this process's tree (:func:`_tree`: the sum of its PSS, and the largest child's peak RSS),
+    sampled in a thread while a run goes."""
 
     def __init__(self, every_s: float = 0.2) -> None:
         import os
         import threading
 
-        self.peak, self._every, self._pid = 0.0, every_s, os.getpid()
+        self.peak, self.child, self._every, self._pid = 0.0, 0.0, every_s, os.getpid()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
     def _loop(self) -> None:
         while not self._stop.is_set():
-            self.peak = max(self.peak, _tree_pss_mb(self._pid))
+            pss, child = _tree(self._pid)
+            self.peak, self.child = max(self.peak, pss), max(self.child, child)
             self._stop.wait(self._every)
 
     def __enter__(self) -> "TreeSampler":
@@ -189,6 +196,14 @@ def child(args: argparse.Namespace) -> None:
     from benchmark.plugins import load_all
 
     load_all()
+    with TreeSampler() as tree:
+        out = _measure_child(args, tree)
+    out["main_mb"], out["child_mb"] = _own_mb(), round(tree.child, 1)
+    out["peak_mb"] = max(out["main_mb"], out["child_mb"])
+    print(json.dumps(out))
+
+
+def _measure_child(args: argparse.Namespace, tree: "TreeSampler") -> dict:
     if args.child in ("run", "full"):
         from benchmark.runner import run
         from benchmark.spec import RunSpec
@@ -197,8 +212,7 @@ def child(args: argparse.Namespace) -> None:
                        out_dir=Path(args.out), run_id=args.run_id, workers=args.workers,
                        **({"executor": args.executor} if args.executor != "local" else {}))
         t, c = time.perf_counter(), _cpu_s()
-        with TreeSampler() as tree:
-            result = run(spec, progress=False, quiet=True, report=args.child == "full")
+        result = run(spec, progress=False, quiet=True, report=args.child == "full")
         wall = time.perf_counter() - t
         run_dir = Path(args.out) / args.run_id
         out = {"wall_s": wall, "cpu_s": _cpu_s() - c, "samples": result.card["samples"],
@@ -223,9 +237,7 @@ def child(args: argparse.Namespace) -> None:
         else:
             out = {"wall_s": time.perf_counter() - t_score, "cpu_s": _cpu_s() - c_score}
         out.update(read_s=t_read - t, samples=len(records))
-    out["peak_mb"] = _peak_mb()
-    out["main_mb"], out["child_mb"] = _own_and_children_mb()
-    print(json.dumps(out))
+    return out
 
 
 def measure(kind: str, data: Path, out: Path, run_id: str, args: argparse.Namespace, keep: bool = True,
