@@ -4,8 +4,9 @@
 question and left out), resolves every stage by name (an unavailable one is reported in one line,
 recorded in the run card and left out), ranks diagrams once per finder, then works diagram by
 diagram -- in a pool of processes when ``spec.workers > 1``, or on the actors of a Ray cluster with
-``spec.executor == "ray"`` (:mod:`benchmark.cluster`) -- getting each graph once, selecting
-each context once per variant and asking every answerer about it. Each sample is scored from the
+``spec.executor == "ray"`` (:mod:`benchmark.cluster`), each diagram handed out as a task that holds it
+and the diagrams its finders returned, never the whole dataset -- getting each of the task's graphs
+once, selecting each context once per variant and asking every answerer about it. Each sample is scored from the
 JSON forms that go to disk, so a re-score (:mod:`benchmark.rescore`) gets the same numbers. A stage
 that raises is recorded in that sample's ``error`` and the run goes on.
 
