@@ -1,7 +1,8 @@
 """The Ray executor: a run's finders fitted and its diagrams worked on by a Ray cluster (``diagqa run --executor ray``).
 
 Each finder is made, fitted and asked to rank every question in a task of its own (the finders fit at
-the same time, while the driver makes the other stages); only the rankings come back.
+the same time, while the driver makes the other stages); only the rankings come back, and the worker
+process that ran the task exits after it (:data:`FIT_TASK`), letting go of the dataset it received.
 
 Each actor is set up as a worker process of the local pool is (:func:`benchmark.runner._init_worker`:
 its stages made once from the stage options) and works one diagram at a time, each sent as its task
@@ -28,6 +29,10 @@ from typing import Any, Iterator
 
 #: answerers whose calls go through the cluster-wide slots, with the option that sizes them
 LIMITED = {"llm": "concurrency"}
+
+#: how a finder's fit runs: one CPU, in a worker process that exits once the fit is done (``max_calls=1``):
+#: a fit receives the whole dataset, and a worker left idle after it would keep that memory for the whole run
+FIT_TASK = {"num_cpus": 1, "max_calls": 1}
 
 
 def _ray() -> Any:
@@ -245,7 +250,7 @@ class Session:
         """Submit one task per finder (make, fit, rank every question); returns a function that waits for them
         and gives ``{name: result of _fit_and_rank}``."""
         ray = self.ray
-        task = ray.remote(num_cpus=1)(_fit_and_rank)
+        task = ray.remote(**FIT_TASK)(_fit_and_rank)
         data, qs = ray.put(self._dataset), ray.put(self._questions)
         futures = {n: task.remote(n, self._options, data, qs) for n in names}
         return lambda: {n: ray.get(f) for n, f in futures.items()}

@@ -142,3 +142,31 @@ def test_a_local_run_cut_short_is_finished_on_ray(tmp_path, cluster):
     ref = tmp_path / "whole.jsonl"
     ref.write_text("".join(whole), encoding="utf-8")
     assert samples_without_timings(path) == samples_without_timings(ref)
+
+
+def test_the_process_that_fits_a_finder_exits_after_the_fit(cluster):
+    """A finder's fit receives the whole dataset: the worker process that ran it must not stay idle (holding that
+    memory) for the rest of the run. A task run as the fits are (:data:`benchmark.cluster.FIT_TASK`) leaves
+    no process behind, where a plain task's worker stays."""
+    import os
+    import time
+
+    from benchmark.cluster import FIT_TASK
+
+    def gone(pid: int, wait_s: float) -> bool:
+        end = time.monotonic() + wait_s
+        while time.monotonic() < end:
+            if not os.path.exists(f"/proc/{pid}"):
+                return True
+            time.sleep(0.1)
+        return not os.path.exists(f"/proc/{pid}")
+
+    def pid() -> int:  # defined here, it travels by value (this test module is not importable on the workers)
+        import os
+
+        return os.getpid()
+
+    fitted = ray.get(ray.remote(**FIT_TASK)(pid).remote())
+    assert fitted != os.getpid() and gone(fitted, 20.0)
+    kept = ray.get(ray.remote(num_cpus=1)(pid).remote())
+    assert kept != fitted and not gone(kept, 1.0)  # the check above can fail: a plain task's worker stays
