@@ -140,6 +140,9 @@ def _worker_class(ray: Any) -> Any:
     return DiagramWorker
 
 
+_END = object()   # no task left
+
+
 def in_order(ray: Any, actors: list[Any], tasks: Iterator[Any], ahead: int) -> Iterator[Any]:
     """``actor.run(task)`` of each task, in the order of ``tasks``, each run on whichever actor is free.
 
@@ -171,9 +174,6 @@ def in_order(ray: Any, actors: list[Any], tasks: Iterator[Any], ahead: int) -> I
         index, actor = running.pop(ready[0])
         free.append(actor)
         finished[index] = ray.get(ready[0])
-
-
-_END = object()
 
 
 def iter_ray(init: tuple, tasks: Iterator[Any], n_workers: int, address: str | None, answerers: list[str],

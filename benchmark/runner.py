@@ -401,8 +401,8 @@ class _Work:
         qs = self.questions.get(diagram_id, [])
         found = {f: {q.id: per[q.id] for q in qs} for f, per in self.found.items()}
         read = {diagram_id} | {r["diagram"] for per in found.values() for r in per.values() if r["diagram"] is not None}
-        done = frozenset(s for s in (sample_id(q.id, v.name, a) for q in qs for v in self.variants
-                                     for a in self.answerers) if s in self.done) if self.done else frozenset()
+        ids = (sample_id(q.id, v.name, a) for q in qs for v in self.variants for a in self.answerers)
+        done = frozenset(s for s in ids if s in self.done) if self.done else frozenset()
         return _Task(diagram_id, self.dataset.root, {d: self.dataset.diagrams[d] for d in sorted(read)}, qs, found, done)
 
     def for_task(self, task: "_Task") -> "_Work":
@@ -698,10 +698,10 @@ def _iter_emitted(spec: RunSpec, work: _Work, order: list[str], n_workers: int, 
     than the diagrams of its current task.
     """
     tasks = (work.task(did) for did in order)
+    init = ([v.name for v in work.variants], work.answerers, spec.options, rows)   # what _init_worker takes
     if spec.executor == "ray":
         from benchmark.cluster import iter_ray
 
-        init = ([v.name for v in work.variants], work.answerers, spec.options, rows)
         yield from iter_ray(init, tasks, n_workers, spec.address, work.answerers, spec.options, peak)
         return
     if n_workers <= 1:
@@ -710,8 +710,7 @@ def _iter_emitted(spec: RunSpec, work: _Work, order: list[str], n_workers: int, 
                 yield _emit(recs, rows)
         return
     ctx = multiprocessing.get_context("forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn")
-    pool = ctx.Pool(n_workers, initializer=_init_worker,
-                    initargs=([v.name for v in work.variants], work.answerers, spec.options, rows))
+    pool = ctx.Pool(n_workers, initializer=_init_worker, initargs=init)
     try:
         # imap hands tasks to the workers through a pipe as they are taken: a task or two is made ahead
         yield from pool.imap(_worker_run, tasks, chunksize=1)
