@@ -120,3 +120,27 @@ def test_dashes_of_a_grey_connector_read_as_text_are_no_label(tmp_path):
                                       "a: Deploy Service\nb: Secrets Vault\nc: Audit Log\n"
                                       "a -> b\na -> b {class: data}\nb -> c\nb -> c {class: data}\n")
     assert ("deploy-service", "->", "secrets-vault", "") in edges(g)
+
+
+def test_a_container_takes_one_title_and_leaves_the_labels_near_its_top_to_the_edges():
+    """Graphviz and PlantUML draw a cluster's title inside its top edge; an edge label just below it
+    (a connector entering the cluster) is no part of the title."""
+    import numpy as np
+
+    from benchmark.extract.labels import Block, assign_node_labels
+    from benchmark.extract.ocr import Word
+    from benchmark.extract.shapes import Shape
+
+    def box(i, x, y, w, h):
+        cnt = np.array([[[x, y]], [[x + w, y]], [[x + w, y + h]], [[x, y + h]]], np.int32)
+        return Shape(i, "rectangle", cnt, (x, y, w, h), float(w * h), (255, 255, 255))
+
+    shapes = [box(0, 100, 100, 400, 300), box(1, 200, 250, 150, 60)]
+    shapes[0].children, shapes[1].parent = [1], 0
+    title = Block([[Word("Warehouse", 250, 105, 90, 16, 95, 0)]])
+    near = Block([[Word("order", 380, 128, 50, 16, 95, 0)]])      # an edge label, two lines lower
+    inside = Block([[Word("Pick", 240, 270, 40, 16, 95, 0), Word("items", 285, 270, 45, 16, 95, 0)]])
+    used: set[int] = set()
+    labels = assign_node_labels([near, title, inside], shapes, {}, used)
+    assert labels == {0: "Warehouse", 1: "Pick items"}
+    assert used == {1, 2}

@@ -59,6 +59,52 @@ def test_a_graph_drawn_by_another_tool_is_read_by_structure(style, source, tmp_p
     assert graph["warnings"] == []
 
 
+CONTAINERS = """direction: down
+web: Web shop {
+  cart: Shopping cart
+  pay: Checkout
+  cart -> pay
+}
+ops: Warehouse {
+  pick: Pick items
+  tag: Print label
+}
+mail: Email customer
+web.pay -> ops.pick
+web.pay -> ops.tag
+ops.pick -> mail: packed
+"""
+
+
+@pytest.mark.parametrize("style", ["graphviz", "plantuml", "mermaid", "dark"])
+def test_containers_drawn_by_another_tool_are_read_with_the_connectors_across_them(style, tmp_path):
+    """A container is a box drawn around its shapes (a Graphviz cluster, a PlantUML package, a Mermaid
+    subgraph): the connectors that leave it cut the paper inside it apart, but not its outline, so it is
+    found by its outline; and its outline does not cut those connectors in two."""
+    if not _available(style):
+        pytest.skip(f"{TOOLS[style]} is not installed (scripts/setup.sh installs it)")
+    from benchmark.d2 import parse_file
+    from benchmark.extract.align import align
+    from benchmark.extract.evaluate import score_diagram
+    from benchmark.extract.pipeline import extract
+
+    d2 = tmp_path / "shop.d2"
+    d2.write_text(CONTAINERS, encoding="utf-8")
+    png = tmp_path / f"shop-{style}.png"
+    render_file(d2, png, style=style)
+    graph = extract(png)
+    ref = parse_file(d2)
+    s = score_diagram("shop", graph, ref)
+    assert s.node_f1 == 1.0, graph["nodes"]
+    to_ref = align(graph, ref)
+    parent = {to_ref[n["id"]]: to_ref.get(n["parent"]) for n in graph["nodes"] if n["id"] in to_ref}
+    assert parent == {"web": None, "web.cart": "web", "web.pay": "web", "ops": None, "ops.pick": "ops",
+                      "ops.tag": "ops", "mail": None}
+    edges = {(to_ref.get(e["src"]), to_ref.get(e["dst"]), e["arrow"]) for e in graph["edges"]}
+    assert edges == {("web.cart", "web.pay", "->"), ("web.pay", "ops.pick", "->"), ("web.pay", "ops.tag", "->"),
+                     ("ops.pick", "mail", "->")}, graph["edges"]
+
+
 def test_d2_default_render_is_still_read_by_its_colours(source, tmp_path):
     from benchmark.extract.pipeline import extract
 
@@ -122,3 +168,16 @@ def test_mermaid_draws_within_the_pixel_limit(tmp_path, monkeypatch):
     draw(graph, "mermaid", tmp_path / "small.png")
     w2, h2 = struct.unpack(">II", (tmp_path / "small.png").read_bytes()[16:24])
     assert w2 * h2 <= limit and w2 * h2 > limit // 2
+
+
+@pytest.mark.skipif(not _available("graphviz"), reason="graphviz is not installed")
+def test_a_region_fenced_in_by_connectors_under_a_shape_is_no_container(tmp_path):
+    """Graphviz draws the two connectors back to `Developer` around the whole pipeline below it: the region
+    between them is a convex box right under `Developer`, whose label is that shape's own, not a title."""
+    from benchmark.extract.pipeline import extract
+
+    png = tmp_path / "hotfix.png"
+    render_file(Path(__file__).resolve().parent.parent / "diagrams" / "cicd_hotfix_a.d2", png, style="graphviz")
+    graph = extract(png)
+    assert [n for n in graph["nodes"] if n["parent"] or not n["label"]] == []
+    assert "Developer" in [n["label"] for n in graph["nodes"]]

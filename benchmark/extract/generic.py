@@ -160,6 +160,18 @@ def find_regions(ink: np.ndarray, lw: int, min_side: int,
     return merge_split_regions(out, k)
 
 
+def _close(m: np.ndarray, k: int) -> np.ndarray:
+    """``m`` closed by a k x k square, with the paper beyond its frame taken as empty (OpenCV's default
+    border lets a closing grow what reaches the frame out to it).
+
+    >>> m = np.zeros((9, 9), np.uint8); m[4, 2:5] = 1; m[4, 6] = 1
+    >>> _close(m, 3)[4].tolist(), int(_close(m, 3).sum())
+    ([0, 0, 1, 1, 1, 1, 1, 0, 0], 5)
+    """
+    return cv2.morphologyEx(m, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (k, k)),
+                            borderType=cv2.BORDER_CONSTANT, borderValue=0)
+
+
 def solidity(cnt: np.ndarray) -> float:
     """Area of a contour over the area of its convex hull."""
     return float(cv2.contourArea(cnt)) / max(float(cv2.contourArea(cv2.convexHull(cnt))), 1.0)
@@ -187,7 +199,7 @@ def merge_split_regions(regions: list, gap0: int) -> list:
                 m = np.zeros((y1 - y0, x1 - x0), np.uint8)
                 m[ay - y0:ay - y0 + ah, ax - x0:ax - x0 + aw] |= a[3]
                 m[by - y0:by - y0 + bh, bx - x0:bx - x0 + bw] |= b[3]
-                m = cv2.morphologyEx(m, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (2 * gap + 1,) * 2))
+                m = _close(m, 2 * gap + 1)
                 n, lab = cv2.connectedComponents(m, connectivity=8)
                 if n != 2:
                     continue
@@ -236,13 +248,13 @@ def extract_any(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] | N
         lum = cv2.resize(lum, half, interpolation=cv2.INTER_AREA)
         th = max(1, th // 2)
     small: list = []
-    regions = find_regions(lines, lw, max(2 * th, 6 * lw), small)
+    regions, drawn = with_boxes(find_regions(lines, lw, max(2 * th, 6 * lw), small), find_boxes(lines, lw, th), lw)
     clock.lap("shapes")
     words = [Word(w.text, w.x, w.y, w.w, w.h, w.conf, 0.0).scaled(1 / factor)
              for w in strip_line_stubs(read_words(r_text, lang=lang), full_lines)]
     clock.lap("ocr")
     blocks = group_blocks(group_lines(words))
-    shapes, figures = _shapes_with_text(regions, blocks, lw, small, lines)
+    shapes, figures = _shapes_with_text(regions, blocks, lw, small, lines, drawn)
     outside: dict[int, list[tuple[int, int, int, int]]] = {}
     used: set[int] = set()
     # a figure's label is its own, whatever shape lies next to it
@@ -257,9 +269,27 @@ def extract_any(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] | N
         if bi not in used:
             edge_blocks.append(Block(b.lines, grey=True))
     r_lines = Raster(rgb=rgb, lum=lum, stroke=lines, ink=text.astype(bool), line_width=lw)
-    edges = [e for e in find_edges(r_lines, shapes, edge_blocks, outside) if not _hugs_its_shape(e, shapes)]
+    edges = [e for e in _leaf_edges(r_lines, shapes, edge_blocks, outside) if not _hugs_its_shape(e, shapes)]
     clock.lap("connectors")
     return with_coverage(to_parse_json(shapes, labels, edges), count_words(words))
+
+
+def _leaf_edges(r: Raster, shapes: list[Shape], blocks: list[Block],
+                outside: dict[int, list[tuple[int, int, int, int]]]) -> list:
+    """The connectors between the shapes that hold no other (:func:`.connectors.find_edges` on those
+    alone), with the indices of ``shapes``. A container's outline stays in the line layer, where the
+    connectors that cross it are traced through it; cut out as a shape's outline, it would cut each of
+    them in two."""
+    import dataclasses
+
+    leaves = [s for s in shapes if not s.is_container]
+    if len(leaves) == len(shapes):
+        return find_edges(r, shapes, blocks, outside)
+    own = [dataclasses.replace(s, index=i, parent=None, children=[]) for i, s in enumerate(leaves)]
+    edges = find_edges(r, own, blocks, {i: outside[s.index] for i, s in enumerate(leaves) if s.index in outside})
+    for e in edges:
+        e.a, e.b = leaves[e.a].index, leaves[e.b].index
+    return edges
 
 
 def _pockets(leaves: list[Shape], masks: list[np.ndarray], gap: int) -> set[int]:
@@ -309,10 +339,13 @@ def _hugs_its_shape(e: Any, shapes: list[Shape]) -> bool:
                  & (pts[:, 1] <= y + h + m)).all())
 
 
-def _titled(s: Shape, blocks: list[Block], own: list[int]) -> bool:
-    """Does a text block sit at the top of the region (inside, in its top fifth) or just above it?"""
+def _titled(s: Shape, blocks: list[Block | None], own: list[int]) -> bool:
+    """Does a text block sit at the top of the region (inside, in its top fifth) or just above it?
+    (``None`` in ``blocks``: a block that cannot be a title.)"""
     sx, sy, sw, sh = s.box
     for bi, b in enumerate(blocks):
+        if b is None:
+            continue
         x, y, w, h = b.box
         if not (sx <= x + w / 2 <= sx + sw):
             continue
@@ -336,10 +369,14 @@ def _centred(s: Shape, blocks: list[Block]) -> bool:
 
 
 def _shapes_with_text(regions: list, blocks: list[Block], lw: int, small: list | None = None,
-                      lines: np.ndarray | None = None) -> tuple[list[Shape], dict[int, int]]:
+                      lines: np.ndarray | None = None,
+                      drawn: set[tuple[int, int, int, int]] | None = None) -> tuple[list[Shape], dict[int, int]]:
     """Shapes from regions: nested, and kept when they hold a text block or another kept shape;
     and figures (:func:`_figures`) among the empty regions and ``small`` ones, with the index of
-    the block under each (by the returned shapes' indices)."""
+    the block under each (by the returned shapes' indices). A region whose box is in ``drawn`` (the
+    inside of a drawn rectangle, :func:`with_boxes`) holding centred text is a shape however little
+    of it the text fills (a grid layout stretches its boxes)."""
+    drawn = drawn or set()
     n_big = len(regions)
     regions = sorted(regions, key=lambda f: (f[1][1], f[1][0], -f[2])) + sorted(
         small or [], key=lambda f: (f[1][1], f[1][0], -f[2]))
@@ -354,14 +391,17 @@ def _shapes_with_text(regions: list, blocks: list[Block], lw: int, small: list |
             # a container: a box with its label at its top or just above it (a region fenced in by
             # connectors around shapes is seldom convex and never labelled so)
             extent = s.area / max(1.0, float(s.box[2] * s.box[3]))
+            # (a kept shape's own label is no title, though it lie right above the region)
+            free = [b if bi in own or not any(shapes[k].contains(*centres[bi]) for k in keep) else None
+                    for bi, b in enumerate(blocks)]
             if solidity(s.contour) >= CONTAINER_SOLIDITY_MIN and extent >= CONTAINER_EXTENT_MIN \
-                    and _titled(s, blocks, own):
+                    and _titled(s, free, own):
                 keep.add(s.index)
             continue
         if not own or solidity(s.contour) < LEAF_SOLIDITY_MIN:
             continue               # an empty pocket, or a region fenced in by connectors
         text_area = sum(blocks[bi].box[2] * blocks[bi].box[3] for bi in own)
-        if s.area <= LEAF_AREA_PER_TEXT * text_area and _centred(s, [blocks[bi] for bi in own]):
+        if (s.area <= LEAF_AREA_PER_TEXT * text_area or s.box in drawn) and _centred(s, [blocks[bi] for bi in own]):
             keep.add(s.index)
     keep -= _pockets([s for s in shapes if s.index in keep and not any(c in keep for c in s.children)],
                      [r[3] for r in regions], 3 * lw + 4)
@@ -498,10 +538,115 @@ def _union(regions: list, gap: int) -> tuple[np.ndarray, tuple[int, int, int, in
     m = np.zeros((y1 - y0, x1 - x0), np.uint8)
     for _, (x, y, w, h), _, filled in regions:
         m[y - y0:y - y0 + h, x - x0:x - x0 + w] |= filled
-    m = cv2.morphologyEx(m, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (2 * gap + 1,) * 2))
+    m = _close(m, 2 * gap + 1)
     contours, _ = cv2.findContours(m, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     cnt = max(contours, key=cv2.contourArea)
     bx, by, bw, bh = cv2.boundingRect(cnt)
     filled = np.zeros((bh, bw), np.uint8)
     cv2.drawContours(filled, [cnt - np.array([[bx, by]])], -1, 1, thickness=cv2.FILLED)
     return cnt + np.array([[x0, y0]], dtype=np.int32), (bx + x0, by + y0, bw, bh), float(filled.sum()), filled
+
+
+#: a box's sides are straight lines at least this many letter heights long
+BOX_SIDE_MIN = 3
+
+
+def find_boxes(lines: np.ndarray, lw: int, th: int) -> list[tuple[int, int, int, int]]:
+    """Axis-aligned rectangles drawn in the line layer, as (x0, y0, x1, y1) of their outline:
+    every tool draws a container (a Graphviz cluster, a PlantUML package, a Mermaid subgraph)
+    so. Found from straight runs of ink: two vertical runs that start on one horizontal run (the
+    top; a connector running on along it may make it longer), and a horizontal run along the
+    lower end of the shorter one (a connector may run on from the other). Unlike the
+    paper inside a box, its outline is not cut by the connectors that run through it.
+
+    >>> m = np.zeros((120, 200), bool); m[10:12, 20:181] = m[100:102, 20:181] = True
+    >>> m[10:102, 20:22] = m[10:102, 179:181] = True; m[50:52, 0:200] = True   # a box, a line across
+    >>> find_boxes(m, 2, 12)
+    [(20, 10, 180, 101)]
+    """
+    if th <= 0:
+        return []
+    side = max(BOX_SIDE_MIN * th, 8 * lw) | 1    # odd: an opening by an even kernel shifts the runs
+    u8 = lines.view(np.uint8) if lines.dtype == np.bool_ else (lines > 0).astype(np.uint8)
+    gap = 2 * lw + 3          # (odd) dashed outlines: close the gaps between dashes along the line first
+    hrun = cv2.morphologyEx(cv2.morphologyEx(u8, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (gap, 1))),
+                            cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (side, 1)))
+    vrun = cv2.morphologyEx(cv2.morphologyEx(u8, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (1, gap))),
+                            cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (1, side)))
+    thin = 3 * lw + 2
+
+    def runs(mask: np.ndarray, horizontal: bool) -> np.ndarray:
+        n, _, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+        x, y, w, h = (stats[1:, i] for i in range(4))
+        ok = (h <= thin) if horizontal else (w <= thin)
+        return np.stack([x, y, x + w - 1, y + h - 1], axis=1)[ok] if n > 1 else np.zeros((0, 4), int)
+
+    hs, vs = runs(hrun, True), runs(vrun, False)
+    if not len(hs) or not len(vs):
+        return []
+    tol = 2 * lw + 3
+    out = []
+    for hx0, hy0, hx1, hy1 in hs:
+        # vertical runs starting on this run (at a corner, or a letter height lower and further
+        # out for a rounded one): the sides of boxes whose top it is
+        dy = vs[:, 1] - hy0
+        on = (dy >= -tol) & (dy <= tol + th) & (vs[:, 0] >= hx0 - tol - th) & (vs[:, 2] <= hx1 + tol + th)
+        sides = vs[on][np.argsort(vs[on][:, 0], kind="stable")]
+        for i, (lx0, ly0, lx1, ly1) in enumerate(sides):
+            for rx0, ry0, rx1, ry1 in sides[i + 1:]:
+                if rx1 - lx0 < side:
+                    continue
+                x0, y0, x1 = int(lx0), int(hy0), int(rx1)
+                # the bottom at the end of the shorter side (a line may run on from the other)
+                y1 = int(min(ly1, ry1) + (max(0, ly0 - hy0) if ly1 == min(ly1, ry1) else max(0, ry0 - hy0)))
+                if y1 - y0 < side:
+                    continue
+                bottom = hrun[max(0, y1 - tol):y1 + tol + 1, x0 + th:x1 - th + 1].any(axis=0)
+                if bottom.size and bottom.mean() >= 0.9:
+                    out.append((x0, y0, x1, y1))
+                    break   # the nearest right side that closes the box
+    return sorted(set(out))
+
+
+def with_boxes(regions: list, boxes: list[tuple[int, int, int, int]],
+               lw: int) -> tuple[list, set[tuple[int, int, int, int]]]:
+    """``regions`` (:func:`find_regions`) with the inside of every box of ``boxes`` (:func:`find_boxes`)
+    as one region, in place of the pieces the connectors running through it cut it into. A box whose
+    inside is a region already (in one piece, a box itself) adds nothing; a piece is a region within the box that
+    reaches its outline (a shape inside has an outline of its own between it and the box's).
+    Returns the regions and the boxes (x, y, w, h) of those that are the inside of a drawn box.
+
+    >>> sq = lambda x, y, w, h: (np.array([[[x, y]], [[x + w - 1, y]], [[x + w - 1, y + h - 1]], [[x, y + h - 1]]],
+    ...                                  np.int32), (x, y, w, h), float(w * h), np.ones((h, w), np.uint8))
+    >>> cut = [sq(22, 12, 80, 88), sq(104, 12, 75, 88), sq(40, 40, 30, 20)]   # two halves, a shape inside
+    >>> regions, drawn = with_boxes(cut, [(20, 10, 180, 101)], 2)
+    >>> [r[1] for r in regions], drawn
+    ([(40, 40, 30, 20), (22, 12, 157, 88)], {(22, 12, 157, 88)})
+    """
+    tol = 2 * lw + 3
+    out = list(regions)
+    drawn: set[tuple[int, int, int, int]] = set()
+    for x0, y0, x1, y1 in boxes:
+        ix0, iy0, ix1, iy1 = x0 + lw, y0 + lw, x1 - lw, y1 - lw
+        if ix1 - ix0 < 2 * tol or iy1 - iy0 < 2 * tol:
+            continue
+        same = [r[1] for r in out if abs(r[1][0] - ix0) <= tol and abs(r[1][1] - iy0) <= tol
+                and abs(r[1][0] + r[1][2] - 1 - ix1) <= tol and abs(r[1][1] + r[1][3] - 1 - iy1) <= tol
+                and solidity(r[0]) >= CONTAINER_SOLIDITY_MIN]
+        if same:
+            drawn.add(same[0])
+            continue
+
+        def piece(box: tuple[int, int, int, int]) -> bool:
+            bx, by, bw, bh = box
+            if bx < ix0 - tol or by < iy0 - tol or bx + bw - 1 > ix1 + tol or by + bh - 1 > iy1 + tol:
+                return False
+            edge = lw + 2
+            return bx <= ix0 + edge or by <= iy0 + edge or bx + bw - 1 >= ix1 - edge or by + bh - 1 >= iy1 - edge
+
+        out = [r for r in out if not piece(r[1])]
+        w, h = ix1 - ix0 + 1, iy1 - iy0 + 1
+        cnt = np.array([[[ix0, iy0]], [[ix1, iy0]], [[ix1, iy1]], [[ix0, iy1]]], np.int32)
+        out.append((cnt, (ix0, iy0, w, h), float(w * h), np.ones((h, w), np.uint8)))
+        drawn.add((ix0, iy0, w, h))
+    return out, drawn

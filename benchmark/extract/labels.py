@@ -293,10 +293,12 @@ def assign_node_labels(blocks: list[Block], shapes: list[Shape],
 
     Boxes of labels drawn outside their shape (below a person, above a container) are added to
     ``outside`` when given: connectors may end at them. ``used`` collects the indices of the
-    blocks that became node labels.
+    blocks that became node labels. A container takes one block, the one nearest the place of its
+    title (above it or at its top); other blocks there are edge labels.
     """
     by_shape: dict[int, list[Block]] = {}
     leaves = [s for s in shapes if not s.is_container]
+    titles: dict[int, tuple[float, int]] = {}   # container -> (score, block) of the block nearest its title's place
     for bi, b in enumerate(blocks):
         if b.grey:
             continue
@@ -308,13 +310,29 @@ def assign_node_labels(blocks: list[Block], shapes: list[Shape],
             if used is not None:
                 used.add(bi)
             continue
-        owner = _outside_owner(b, shapes)
-        if owner is not None:
-            by_shape.setdefault(owner.index, []).append(b)
-            if used is not None:
-                used.add(bi)
-            if outside is not None and not owner.contains(cx, cy):
-                outside.setdefault(owner.index, []).append(b.box)
+        found = _outside_owner(b, shapes)
+        if found is None:
+            continue
+        score, owner = found
+        if owner.is_container:
+            # a container has one title: of the blocks at its top, the nearest; the others (edge
+            # labels near its outline) are left for the edges
+            if owner.index not in titles or score < titles[owner.index][0]:
+                titles[owner.index] = (score, bi)
+            continue
+        by_shape.setdefault(owner.index, []).append(b)
+        if used is not None:
+            used.add(bi)
+        if outside is not None and not owner.contains(cx, cy):
+            outside.setdefault(owner.index, []).append(b.box)
+    by_index = {s.index: s for s in shapes}
+    for idx, (_, bi) in titles.items():
+        b = blocks[bi]
+        by_shape.setdefault(idx, []).append(b)
+        if used is not None:
+            used.add(bi)
+        if outside is not None and not by_index[idx].contains(*b.centre):
+            outside.setdefault(idx, []).append(b.box)
     labels: dict[int, str] = {}
     for idx, bs in by_shape.items():
         bs.sort(key=lambda b: (b.box[1], b.box[0]))
@@ -322,8 +340,9 @@ def assign_node_labels(blocks: list[Block], shapes: list[Shape],
     return labels
 
 
-def _outside_owner(b: Block, shapes: list[Shape]) -> Shape | None:
-    """The person (label below it) or container (label above or at its top) a block belongs to."""
+def _outside_owner(b: Block, shapes: list[Shape]) -> tuple[float, Shape] | None:
+    """The person (label below it) or container (label above or at its top) a block belongs to, with
+    how far the block lies from where that label goes (in pixels)."""
     x, y, w, h = b.box
     cx = x + w / 2
     lh = b.line_height
@@ -352,7 +371,7 @@ def _outside_owner(b: Block, shapes: list[Shape]) -> Shape | None:
             continue
         if best is None or score < best[0]:
             best = (score, s)
-    return best[1] if best else None
+    return best
 
 
 def slug(text: str) -> str:
