@@ -384,25 +384,27 @@ def _shapes_with_text(regions: list, blocks: list[Block], lw: int, small: list |
     _nest(shapes)
     centres = [b.centre for b in blocks]
     keep: set[int] = set()
+    held = [False] * len(blocks)   # whether a kept shape holds the block
     for s in sorted(shapes[:n_big], key=lambda s: s.area):
-        own = [bi for bi, x in enumerate(centres) if s.contains(*x) and not any(
-            shapes[c].contains(*x) for c in s.children if c in keep)]
+        inside = [bi for bi, x in enumerate(centres) if s.contains(*x)]
+        own = [bi for bi in inside if not any(shapes[c].contains(*centres[bi]) for c in s.children if c in keep)]
         if any(c in keep for c in s.children):
             # a container: a box with its label at its top or just above it (a region fenced in by
             # connectors around shapes is seldom convex and never labelled so)
             extent = s.area / max(1.0, float(s.box[2] * s.box[3]))
             # (a kept shape's own label is no title, though it lie right above the region)
-            free = [b if bi in own or not any(shapes[k].contains(*centres[bi]) for k in keep) else None
-                    for bi, b in enumerate(blocks)]
-            if solidity(s.contour) >= CONTAINER_SOLIDITY_MIN and extent >= CONTAINER_EXTENT_MIN \
-                    and _titled(s, free, own):
-                keep.add(s.index)
-            continue
-        if not own or solidity(s.contour) < LEAF_SOLIDITY_MIN:
+            free = [b if bi in own or not held[bi] else None for bi, b in enumerate(blocks)]
+            if not (solidity(s.contour) >= CONTAINER_SOLIDITY_MIN and extent >= CONTAINER_EXTENT_MIN
+                    and _titled(s, free, own)):
+                continue
+        elif not own or solidity(s.contour) < LEAF_SOLIDITY_MIN:
             continue               # an empty pocket, or a region fenced in by connectors
-        text_area = sum(blocks[bi].box[2] * blocks[bi].box[3] for bi in own)
-        if (s.area <= LEAF_AREA_PER_TEXT * text_area or s.box in drawn) and _centred(s, [blocks[bi] for bi in own]):
-            keep.add(s.index)
+        elif not ((s.area <= LEAF_AREA_PER_TEXT * sum(blocks[bi].box[2] * blocks[bi].box[3] for bi in own)
+                   or s.box in drawn) and _centred(s, [blocks[bi] for bi in own])):
+            continue
+        keep.add(s.index)
+        for bi in inside:
+            held[bi] = True
     keep -= _pockets([s for s in shapes if s.index in keep and not any(c in keep for c in s.children)],
                      [r[3] for r in regions], 3 * lw + 4)
     figure_of = _figures(shapes, keep, blocks, centres, lines, lw)
