@@ -208,6 +208,9 @@ def read_images(spec: RunSpec, dataset: Dataset, questions: list[Question], prog
         return 0
     from tqdm import tqdm
 
+    # the largest images first: each worker takes the next image as it frees up, so a large one
+    # left for last would keep one worker busy while the others idle
+    jobs.sort(key=lambda job: -_pixels(job[0]))
     n = max(1, min(spec.workers or os.cpu_count() or 1, len(jobs)))
     with tqdm(total=len(jobs), desc="reading diagram images (cached after)", unit="image", file=sys.stderr,
               disable=not progress) as bar:
@@ -218,10 +221,31 @@ def read_images(spec: RunSpec, dataset: Dataset, questions: list[Question], prog
         else:
             from concurrent.futures import ProcessPoolExecutor
 
-            with ProcessPoolExecutor(n) as pool:
+            # one tesseract thread per worker process: n processes already keep n cores busy, and
+            # tesseract's own threads on top of them only contend (the run's main process, which
+            # embeds texts with torch meanwhile, keeps its threads)
+            with ProcessPoolExecutor(n, initializer=_one_ocr_thread) as pool:
                 for _ in pool.map(_read_image, jobs):
                     bar.update(1)
     return len(jobs)
+
+
+def _pixels(path: str) -> int:
+    """Width x height from a PNG's header (0 when it cannot be read: it is read last, and its stage reports it)."""
+    from benchmark.extract.image import png_size
+
+    try:
+        with open(path, "rb") as fh:
+            size = png_size(fh.read(32))
+    except OSError:
+        return 0
+    return size[0] * size[1] if size else 0
+
+
+def _one_ocr_thread() -> None:
+    import os
+
+    os.environ.setdefault("OMP_THREAD_LIMIT", "1")
 
 
 def _read_image(job: tuple[str, str, str | None, bool]) -> None:
@@ -684,6 +708,18 @@ def _init_worker(variants: list[str], answerers: list[str], options: dict, rows:
     _WORKER_ROWS = rows
 
 
+def _init_pool_worker(threads: int, *init: Any) -> None:
+    """:func:`_init_worker` in a process of the local pool, whose math libraries (torch embedding texts,
+    tesseract) get ``threads`` threads: the pool's processes share the cores, and each library's
+    default of one thread per core would have them contend (a value the user set is kept). Ray sets the
+    same for its actors."""
+    if "OMP_NUM_THREADS" not in os.environ:
+        os.environ["OMP_NUM_THREADS"] = str(threads)
+        if "torch" in sys.modules:   # already imported: it read the variable then
+            sys.modules["torch"].set_num_threads(threads)
+    _init_worker(*init)
+
+
 def _worker_run(task: _Task) -> list[Emitted]:
     assert _WORKER is not None
     return _emit(run_diagram(_WORKER.for_task(task), task.diagram_id), _WORKER_ROWS)
@@ -710,7 +746,8 @@ def _iter_emitted(spec: RunSpec, work: _Work, order: list[str], n_workers: int, 
                 yield _emit(recs, rows)
         return
     ctx = multiprocessing.get_context("forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn")
-    pool = ctx.Pool(n_workers, initializer=_init_worker, initargs=init)
+    threads = max(1, (os.cpu_count() or 1) // n_workers)
+    pool = ctx.Pool(n_workers, initializer=_init_pool_worker, initargs=(threads, *init))
     try:
         # imap hands tasks to the workers through a pipe as they are taken: a task or two is made ahead
         yield from pool.imap(_worker_run, tasks, chunksize=1)

@@ -134,3 +134,49 @@ def test_the_image_pass_leaves_an_unreadable_image_to_its_stage(tmp_path, tesser
     assert bad and all(r["error"] and f"{NAMES[0]}.png" in r["error"]["message"] for r in bad)
     assert good and not any(r["error"] for r in good)
     assert tesseract_log() == 1   # the readable image, once
+
+
+def test_the_image_pass_reads_the_largest_images_first_with_one_tesseract_thread_per_process(tmp_path, monkeypatch):
+    """Each worker takes the next image as it frees up: the largest go first, so none is left to run alone
+    at the end. The pool's processes run tesseract on one thread each (they already keep the cores busy);
+    the run's own process keeps its threads (torch embeds texts there meanwhile)."""
+    import benchmark.runner as runner
+    from benchmark.extract.image import png_size
+    from benchmark.plugins import load_all
+    from benchmark.runner import RunSpec, prepare_dataset, read_images
+
+    load_all()   # the stages (the ``ocr`` source) are registered, as a run does first
+
+    real = shutil.which("tesseract")
+    log = tmp_path / "tesseract.log"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "tesseract"
+    # the thread limit each invocation ran under
+    wrapper.write_text(f'#!/bin/sh\ncase "$1" in --*) ;; *) echo "${{OMP_THREAD_LIMIT:-unset}}" >> "{log}" ;; esac\n'
+                       f'exec "{real}" "$@"\n')
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("OMP_THREAD_LIMIT", raising=False)
+    names = ["biz_expense_claim", "biz_refund_b", "algo_lru_cache"]
+    data = copy_bundled(tmp_path / "data", names)
+    ds, qs, _ = prepare_dataset(data, None)
+    size = {n: png_size((data / "diagrams" / f"{n}.png").read_bytes()[:32]) for n in names}
+    pixels = {n: w * h for n, (w, h, _) in size.items()}
+    assert len(set(pixels.values())) == len(names)
+
+    def spec(workers: int) -> RunSpec:
+        monkeypatch.setenv("DIAGQA_CACHE", str(tmp_path / f"cache{workers}"))
+        return RunSpec(data_dir=data, variants=("oracle+ocr+path",), answerers=("solver",),
+                       out_dir=tmp_path / "results", run_id="x", workers=workers)
+
+    read: list[str] = []
+    monkeypatch.setattr(runner, "_read_image", lambda job: read.append(Path(job[0]).stem))
+    assert read_images(spec(1), ds, qs) == len(names)
+    assert read == sorted(names, key=lambda n: -pixels[n])
+    monkeypatch.undo()   # the real pass, in a pool of two processes
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("OMP_THREAD_LIMIT", raising=False)
+    assert read_images(spec(2), ds, qs) == len(names)
+    assert log.read_text().split() == ["1"] * len(names)
+    assert "OMP_THREAD_LIMIT" not in os.environ   # the run's own process is left as it was

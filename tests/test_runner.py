@@ -479,3 +479,24 @@ def test_a_worker_gets_one_diagrams_task_with_only_the_diagrams_it_reads(tmp_pat
     worked = (tmp_path / "worked.jsonl")
     worked.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     assert samples_without_timings(worked) == samples_without_timings(one.run_dir / "samples.jsonl")
+
+
+def test_a_pool_worker_gives_its_math_libraries_its_share_of_the_cores():
+    """The local pool's processes share the cores: torch (embedding texts for the dense stages) gets the
+    worker's share, not one thread per core in every worker; a value the user set is kept."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import os, benchmark.runner as r\n"
+            "r._init_pool_worker(1, ['oracle+d2+full'], ['blind'], {}, False)\n"
+            "import torch\n"
+            "print(os.environ['OMP_NUM_THREADS'], torch.get_num_threads())\n")
+    pytest.importorskip("torch")
+    root = Path(__file__).resolve().parent.parent
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OMP_THREAD_LIMIT")}
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["1", "1"]
+    env["OMP_NUM_THREADS"] = "2"
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["2", "2"]
