@@ -12,11 +12,14 @@ PlantUML, Mermaid, d2's dark theme) draw in other colours, so this path looks at
 3. Shapes: regions of paper closed off by ink (closed a little first, so that dashed and dotted
    outlines close too) that do not reach the page border. A region that holds text, or other
    regions, is a shape; thin rings (double outlines) and empty pockets (a cylinder's cap, the
-   lens between two connectors) are not. Kinds come from :func:`.shapes.classify`.
-4. Text blocks inside a shape (or at a container's top or above it) label it; the other blocks
-   are edge labels.
-5. Connectors: the ink that is neither text nor outline, traced and joined by :mod:`.connectors`
-   (filled arrowheads of any shape are what an opening wider than a line keeps).
+   lens between two connectors) are not. Boxes are also found by their outlines
+   (:func:`find_boxes`): the connectors leaving a container cut its paper apart, not its outline.
+   Kinds come from :func:`.shapes.classify`.
+4. Text blocks inside a shape (or, one block, at a container's top or above it) label it; the other
+   blocks are edge labels.
+5. Connectors: the ink that is neither text nor a leaf shape's outline, traced and joined by
+   :mod:`.connectors` (filled arrowheads of any shape are what an opening wider than a line keeps);
+   containers' outlines stay in the line layer, so the connectors crossing them are traced through.
 """
 from __future__ import annotations
 
@@ -393,7 +396,8 @@ def _shapes_with_text(regions: list, blocks: list[Block], lw: int, small: list |
             # connectors around shapes is seldom convex and never labelled so)
             extent = s.area / max(1.0, float(s.box[2] * s.box[3]))
             # (a kept shape's own label is no title, though it lie right above the region)
-            free = [b if bi in own or not held[bi] else None for bi, b in enumerate(blocks)]
+            mine = set(own)
+            free = [b if bi in mine or not held[bi] else None for bi, b in enumerate(blocks)]
             if not (solidity(s.contour) >= CONTAINER_SOLIDITY_MIN and extent >= CONTAINER_EXTENT_MIN
                     and _titled(s, free, own)):
                 continue
