@@ -243,8 +243,6 @@ def _pixels(path: str) -> int:
 
 
 def _one_ocr_thread() -> None:
-    import os
-
     os.environ.setdefault("OMP_THREAD_LIMIT", "1")
 
 

@@ -575,10 +575,14 @@ def find_boxes(lines: np.ndarray, lw: int, th: int) -> list[tuple[int, int, int,
     side = max(BOX_SIDE_MIN * th, 8 * lw) | 1    # odd: an opening by an even kernel shifts the runs
     u8 = lines.view(np.uint8) if lines.dtype == np.bool_ else (lines > 0).astype(np.uint8)
     gap = 2 * lw + 3          # (odd) dashed outlines: close the gaps between dashes along the line first
-    hrun = cv2.morphologyEx(cv2.morphologyEx(u8, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (gap, 1))),
-                            cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (side, 1)))
-    vrun = cv2.morphologyEx(cv2.morphologyEx(u8, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (1, gap))),
-                            cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (1, side)))
+
+    def along(horizontal: bool) -> np.ndarray:
+        """The straight runs of ink at least ``side`` long in one direction."""
+        shape = (lambda n: (n, 1)) if horizontal else (lambda n: (1, n))
+        closed = cv2.morphologyEx(u8, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, shape(gap)))
+        return cv2.morphologyEx(closed, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, shape(side)))
+
+    hrun, vrun = along(True), along(False)
     thin = 3 * lw + 2
 
     def runs(mask: np.ndarray, horizontal: bool) -> np.ndarray:
@@ -603,8 +607,10 @@ def find_boxes(lines: np.ndarray, lw: int, th: int) -> list[tuple[int, int, int,
                 if rx1 - lx0 < side:
                     continue
                 x0, y0, x1 = int(lx0), int(hy0), int(rx1)
-                # the bottom at the end of the shorter side (a line may run on from the other)
-                y1 = int(min(ly1, ry1) + (max(0, ly0 - hy0) if ly1 == min(ly1, ry1) else max(0, ry0 - hy0)))
+                # the bottom at the end of the shorter side (a line may run on from the other), as far
+                # below it as that side starts below the top (a rounded corner)
+                top, end = (ly0, ly1) if ly1 <= ry1 else (ry0, ry1)
+                y1 = int(end + max(0, top - hy0))
                 if y1 - y0 < side:
                     continue
                 bottom = hrun[max(0, y1 - tol):y1 + tol + 1, x0 + th:x1 - th + 1].any(axis=0)
@@ -636,11 +642,11 @@ def with_boxes(regions: list, boxes: list[tuple[int, int, int, int]],
         ix0, iy0, ix1, iy1 = x0 + lw, y0 + lw, x1 - lw, y1 - lw
         if ix1 - ix0 < 2 * tol or iy1 - iy0 < 2 * tol:
             continue
-        same = [r[1] for r in out if abs(r[1][0] - ix0) <= tol and abs(r[1][1] - iy0) <= tol
-                and abs(r[1][0] + r[1][2] - 1 - ix1) <= tol and abs(r[1][1] + r[1][3] - 1 - iy1) <= tol
-                and solidity(r[0]) >= CONTAINER_SOLIDITY_MIN]
-        if same:
-            drawn.add(same[0])
+        same = next((r[1] for r in out if abs(r[1][0] - ix0) <= tol and abs(r[1][1] - iy0) <= tol
+                     and abs(r[1][0] + r[1][2] - 1 - ix1) <= tol and abs(r[1][1] + r[1][3] - 1 - iy1) <= tol
+                     and solidity(r[0]) >= CONTAINER_SOLIDITY_MIN), None)
+        if same is not None:
+            drawn.add(same)
             continue
 
         def piece(box: tuple[int, int, int, int]) -> bool:

@@ -298,41 +298,36 @@ def assign_node_labels(blocks: list[Block], shapes: list[Shape],
     """
     by_shape: dict[int, list[Block]] = {}
     leaves = [s for s in shapes if not s.is_container]
-    titles: dict[int, tuple[float, int]] = {}   # container -> (score, block) of the block nearest its title's place
+    titles: dict[int, tuple[float, int, Shape]] = {}   # container -> the block nearest its title's place
+
+    def take(owner: Shape, bi: int) -> None:
+        b = blocks[bi]
+        by_shape.setdefault(owner.index, []).append(b)
+        if used is not None:
+            used.add(bi)
+        if outside is not None and not owner.contains(*b.centre):
+            outside.setdefault(owner.index, []).append(b.box)
+
     for bi, b in enumerate(blocks):
         if b.grey:
             continue
         cx, cy = b.centre
         inside = [s for s in leaves if s.contains(cx, cy)]
         if inside:
-            owner = min(inside, key=lambda s: s.area)
-            by_shape.setdefault(owner.index, []).append(b)
-            if used is not None:
-                used.add(bi)
+            take(min(inside, key=lambda s: s.area), bi)
             continue
         found = _outside_owner(b, shapes)
         if found is None:
             continue
         score, owner = found
-        if owner.is_container:
+        if not owner.is_container:
+            take(owner, bi)
+        elif owner.index not in titles or score < titles[owner.index][0]:
             # a container has one title: of the blocks at its top, the nearest; the others (edge
             # labels near its outline) are left for the edges
-            if owner.index not in titles or score < titles[owner.index][0]:
-                titles[owner.index] = (score, bi)
-            continue
-        by_shape.setdefault(owner.index, []).append(b)
-        if used is not None:
-            used.add(bi)
-        if outside is not None and not owner.contains(cx, cy):
-            outside.setdefault(owner.index, []).append(b.box)
-    by_index = {s.index: s for s in shapes}
-    for idx, (_, bi) in titles.items():
-        b = blocks[bi]
-        by_shape.setdefault(idx, []).append(b)
-        if used is not None:
-            used.add(bi)
-        if outside is not None and not by_index[idx].contains(*b.centre):
-            outside.setdefault(idx, []).append(b.box)
+            titles[owner.index] = (score, bi, owner)
+    for _, bi, owner in titles.values():
+        take(owner, bi)
     labels: dict[int, str] = {}
     for idx, bs in by_shape.items():
         bs.sort(key=lambda b: (b.box[1], b.box[0]))
