@@ -29,6 +29,7 @@ from benchmark.extract.labels import Block
 from benchmark.extract.raster import Raster
 from benchmark.extract.shapes import Shape
 from benchmark.extract.skeleton import Chain, thin, trace
+from benchmark.extract.straight import cells_of, is_grid, straight_lines
 
 
 @dataclass
@@ -325,7 +326,8 @@ def _core_off_outline(mask: np.ndarray, outline: np.ndarray, core: np.ndarray, k
 
 def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
                label_boxes: dict[int, list[tuple[int, int, int, int]]] | None = None,
-               d2_heads: bool = False, dashed: np.ndarray | None = None) -> list[RawEdge]:
+               d2_heads: bool = False, dashed: np.ndarray | None = None,
+               cells: list[int | None] | None = None) -> list[RawEdge]:
     """Edges between shapes, with arrowheads and (grey) labels.
 
     ``label_boxes`` are node labels drawn outside their shape; a connector may end at one. With
@@ -333,6 +335,10 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     outline is no head (:func:`arrowheads`); other tools draw heads small enough to lie there.
     ``dashed`` marks the gaps bridged between dashes (:func:`.strokes.drawn_strokes`): a dashed
     line can pass under a shape, hidden by its fill (:func:`_through_shapes`).
+
+    A grid layout's straight connectors (:mod:`.straight`) replace the traced edges between its
+    cells when the drawing is one; ``cells`` are the container cell of each shape
+    (:func:`.straight.cells_of`, the default).
     """
     label_boxes = label_boxes or {}
     lw = r.line_width
@@ -354,7 +360,8 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     ends = _make_ends(chains, blobs, lw, unclaimed)
     _attach(ends, shapes, lw, label_boxes)
     _refit_outline_ends(ends, chains, lw)
-    _through_shapes(ends, shapes, r.stroke, lw, _dashed_chains(chains, dashed, lw), chains)
+    gaps = label_gaps(edge_blocks, r.shape, lw)
+    _through_shapes(ends, shapes, r.stroke, lw, _dashed_chains(chains, dashed, lw), chains, gaps)
     _mark_label_boxes(ends, edge_blocks, lw)
     _heads_across_labels(unclaimed, ends, edge_blocks, lw)
     groups = _join(ends, chains, lw)
@@ -374,6 +381,7 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
         pts = np.concatenate([chains[i].points for i in members], axis=0)
         route = _route([chains[i] for i in members], entries, e1.point, e2.point, lw)
         edges.append(RawEdge(e1.shape, e2.shape, e1.arrow, e2.arrow, pts, route=route, crossed=crossed))
+    edges = _grid_edges(edges, r.stroke, shapes, blobs, gaps, lw, cells)
     _label_edges(edges, edge_blocks, lw)
     kept = drop_repeats(edges)
     if len(kept) < len(edges):      # the labels the repeats held go to the edges left
@@ -381,6 +389,35 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
             e.label, e.label_block = "", None
         _label_edges(kept, edge_blocks, lw)
     return kept
+
+
+def _grid_edges(edges: list[RawEdge], stroke: np.ndarray, shapes: list[Shape], blobs: list[np.ndarray],
+                gaps: np.ndarray, lw: int, cells: list[int | None] | None) -> list[RawEdge]:
+    """``edges`` with a grid layout's straight connectors (:func:`.straight.straight_lines`) in place
+    of the traced edges between its cells, when the drawing is a grid (:func:`.straight.is_grid`).
+    Traced edges within one container's cell stay (the container's own layout routed them), but
+    for those that run along a straight line (``ALONG_LINE_MIN`` of their points within a line's
+    width of it, ambiguous lines included): the pieces of a connector crossing the cell."""
+    cells = cells if cells is not None else cells_of(shapes)
+    lines = straight_lines(stroke, shapes, blobs, gaps, lw, cells)
+    if not is_grid(lines):
+        return edges
+    along = np.zeros(stroke.shape, np.uint8)
+    for ln in lines:
+        p, q = ln.points[0].astype(int), ln.points[-1].astype(int)
+        cv2.line(along, (int(p[0]), int(p[1])), (int(q[0]), int(q[1])), 1, 2 * lw + 1)
+
+    def own(e: RawEdge) -> bool:
+        pts = e.points.astype(int)
+        return float(along[pts[:, 1], pts[:, 0]].mean()) < ALONG_LINE_MIN
+
+    inside = [e for e in edges if cells[e.a] is not None and cells[e.a] == cells[e.b] and own(e)]
+    return inside + [RawEdge(ln.a, ln.b, ln.head_a, ln.head_b, ln.points, route=ln.points)
+                     for ln in lines if not ln.ambiguous]
+
+
+#: share of a traced edge's points lying along a grid's straight lines that makes it a piece of one
+ALONG_LINE_MIN = 0.8
 
 
 def _flow_key(e: RawEdge) -> tuple:
@@ -621,7 +658,8 @@ def _dashed_chains(chains: list[Chain], dashed: np.ndarray | None, lw: int) -> s
 
 
 def _through_shapes(ends: list[_End], shapes: list[Shape], stroke: np.ndarray, lw: int,
-                    dashed: set[int] = frozenset(), chains: list[Chain] | None = None) -> None:
+                    dashed: set[int] = frozenset(), chains: list[Chain] | None = None,
+                    gaps: np.ndarray | None = None) -> None:
     """Lines drawn straight across a shape (grid layouts draw connectors over the shapes between
     their ends): two arrowless ends at the same leaf shape, facing each other from opposite sides,
     with the stroke running on between them over the shape, are one connector passing through. A
@@ -634,12 +672,28 @@ def _through_shapes(ends: list[_End], shapes: list[Shape], stroke: np.ndarray, l
 
     Facing is read from the ends' own directions, or, for two straight pieces (``chains``), from
     the pieces as wholes: both lie along one line (:func:`_in_line`). A short piece between two
-    neighbouring shapes bends at its traced ends, where it meets the outlines."""
+    neighbouring shapes bends at its traced ends, where it meets the outlines.
+
+    ``gaps`` (:func:`label_gaps`) are the boxes of edge labels, which d2 blanks out of every
+    connector passing under them: a line that runs on across another edge's label is still
+    covered there, when it is drawn along at least half of its way."""
     lines = [straight_line(c.points, lw) for c in chains] if chains is not None else None
+    stroke_or_gap = stroke | gaps if gaps is not None and gaps.any() else None
+
+    def cover_of(p1: np.ndarray, p2: np.ndarray) -> float:
+        cover = stroke_cover(stroke, p1, p2, lw)
+        if stroke_or_gap is not None and 0.5 <= cover < 0.9:
+            cover = stroke_cover(stroke_or_gap, p1, p2, lw)
+        return cover
+
     by_shape: dict[int, list[int]] = {}
+    leaves = [s for s in shapes if not s.is_container]
     for i, e in enumerate(ends):
-        if e.shape is not None and not e.arrow and not e.at_container:
-            by_shape.setdefault(e.shape, []).append(i)
+        if e.arrow or e.at_container:
+            continue
+        si = e.shape if e.shape is not None else _near_leaf(e, leaves, NEAR_LEAF * lw)
+        if si is not None:
+            by_shape.setdefault(si, []).append(i)
     cands = []
     for si, idx in by_shape.items():
         for a in range(len(idx)):
@@ -655,7 +709,7 @@ def _through_shapes(ends: list[_End], shapes: list[Shape], stroke: np.ndarray, l
                 if min(float(np.dot(e1.direction, u)), float(np.dot(e2.direction, -u))) < 0.97 and \
                         not _in_line(lines, e1, e2, lw):
                     continue
-                cover = stroke_cover(stroke, e1.point, e2.point, lw)
+                cover = cover_of(e1.point, e2.point)
                 if cover < 0.9 and e1.chain in dashed and e2.chain in dashed:
                     cover = _hidden_cover(stroke, shapes[si], e1.point, e2.point, lw)
                 if cover >= 0.9:
@@ -682,7 +736,7 @@ def _through_shapes(ends: list[_End], shapes: list[Shape], stroke: np.ndarray, l
                 if min(float(np.dot(dirs[a], u)), float(np.dot(dirs[b], -u))) < 0.97 and \
                         not _in_line(lines, ends[i], ends[j], lw) and not _lines_meet(ends[i], ends[j], lw):
                     continue
-                cover = stroke_cover(stroke, pts[a], pts[b], lw)
+                cover = cover_of(pts[a], pts[b])
                 if cover >= 0.9:
                     # of two partners at about the same distance (connectors crossing an outline
                     # side by side), the one better in line comes first
@@ -691,6 +745,38 @@ def _through_shapes(ends: list[_End], shapes: list[Shape], stroke: np.ndarray, l
     for _, _, i, j in cands:
         if ends[i].through is None and ends[j].through is None:
             ends[i].through, ends[j].through = j, i
+
+
+def label_gaps(blocks: list[Block], shape_hw: tuple[int, int], lw: int) -> np.ndarray:
+    """The boxes of edge labels, widened by a line's width and half a text line (the margin d2
+    blanks out of a connector around its label), as a boolean mask of the image's size.
+
+    >>> from benchmark.extract.ocr import Word
+    >>> b = Block([[Word("ok", 10, 10, 20, 8, 90.0, 0.5)]])
+    >>> m = label_gaps([b], (40, 60), 2); bool(m[14, 20]), bool(m[30, 50])
+    (True, False)
+    """
+    h, w = shape_hw
+    mask = np.zeros((h, w), bool)
+    for b in blocks:
+        x, y, bw, bh = b.box
+        pad = lw + int(b.line_height) // 2
+        mask[max(0, y - pad):max(0, y + bh + pad), max(0, x - pad):max(0, x + bw + pad)] = True
+    return mask
+
+
+#: a loose end this many line widths or fewer from a leaf shape's outline may be one side of a
+#: line drawn through that shape (where other connectors crossing near the outline stopped its
+#: trace short of it; the stroke must still run on to the other side)
+NEAR_LEAF = 8
+
+
+def _near_leaf(e: _End, leaves: list[Shape], reach: float) -> int | None:
+    """The index of the leaf shape nearest a loose end, when its outline is within ``reach``."""
+    x, y = float(e.point[0]), float(e.point[1])
+    near = [(d, s.index) for s in leaves
+            if _box_distance(x, y, s.box) <= reach and (d := s.border_distance(x, y)) <= reach]
+    return min(near)[1] if near else None
 
 
 def straight_line(points: np.ndarray, lw: int) -> tuple[np.ndarray, np.ndarray] | None:

@@ -33,6 +33,7 @@ from benchmark.extract.labels import Block, assign_node_labels, group_blocks, gr
 from benchmark.extract.ocr import LANG, Word, read_words
 from benchmark.extract.raster import Raster, stroke_width
 from benchmark.extract.shapes import Shape, _nest, classify
+from benchmark.extract.straight import cells_of
 
 #: ink is at least this much darker than the paper or fill around it
 INK_CONTRAST = 45
@@ -289,7 +290,9 @@ def _leaf_edges(r: Raster, shapes: list[Shape], blocks: list[Block],
     if len(leaves) == len(shapes):
         return find_edges(r, shapes, blocks, outside)
     own = [dataclasses.replace(s, index=i, parent=None, children=[]) for i, s in enumerate(leaves)]
-    edges = find_edges(r, own, blocks, {i: outside[s.index] for i, s in enumerate(leaves) if s.index in outside})
+    cells = cells_of(shapes)
+    edges = find_edges(r, own, blocks, {i: outside[s.index] for i, s in enumerate(leaves) if s.index in outside},
+                       cells=[cells[s.index] for s in leaves])
     for e in edges:
         e.a, e.b = leaves[e.a].index, leaves[e.b].index
     return edges

@@ -1,0 +1,137 @@
+"""Connectors drawn over the shapes in their way, as d2's grid layouts draw them: straight lines
+between the centres of shapes in different cells (:mod:`benchmark.extract.straight`; drawn by the
+real d2 binary and read back with real tesseract), and a traced line joined across a shape
+(:func:`benchmark.extract.connectors._through_shapes`)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchmark.extract.ocr import tesseract_available
+from tests.test_extract_d2_defects import edges, read_back
+
+needs_tesseract = pytest.mark.skipif(not tesseract_available(), reason="tesseract is not installed")
+
+#: four rows of two wide cells: a connector between cells that are not neighbours crosses the
+#: corners of the shapes between them
+CELLS = ("grid-rows: 4\ngrid-gap: 40\n"
+         "a: Order Intake {width: 300; height: 100}\nb: Stock Check {width: 300; height: 100}\n"
+         "c: Packing Station {width: 300; height: 100}\nd: Label Printer {width: 300; height: 100}\n"
+         "e: Courier Pickup {width: 300; height: 100}\nf: Returns Desk {width: 300; height: 100}\n"
+         "g: Invoice Service {width: 300; height: 100}\n")
+
+
+@needs_tesseract
+def test_connectors_across_a_grid_are_read_from_shape_to_shape_over_the_shapes_between(tmp_path):
+    # each crossing connector runs over the corners of two or three shapes; read piece by piece,
+    # three of the four became edges to the shapes they cross. The edge inside the container's
+    # cell (Tax Rules -> Ledger, laid out by the container's own layout) is traced as before.
+    d2 = CELLS + ("h: Billing {\n  x: Tax Rules\n  y: Ledger\n  x -> y: post\n}\n"
+                  "a -> f: ship\nb -> g\nc -> h.y: bill\na -> c\n")
+    g = read_back(tmp_path, "grid", d2)
+    assert edges(g) == {("order-intake", "->", "returns-desk", "ship"), ("stock-check", "->", "invoice-service", ""),
+                        ("packing-station", "->", "billing.ledger", "bill"),
+                        ("order-intake", "->", "packing-station", ""), ("billing.tax-rules", "->", "billing.ledger", "post")}
+
+
+@needs_tesseract
+def test_a_connector_along_a_column_through_the_centres_of_other_shapes_is_left_out(tmp_path):
+    # Invoice Service -> Order Intake runs up the first column through the centres of the two
+    # shapes between them: it could as well be several connectors end to end, so it is not read
+    # as any edge (neither whole nor as edges to the shapes it passes through)
+    d2 = CELLS + "h: Audit Log {width: 300; height: 100}\na -> f: ship\nb -> g\nc -> h: bill\ng -> a\n"
+    g = read_back(tmp_path, "column", d2)
+    assert edges(g) == {("order-intake", "->", "returns-desk", "ship"), ("stock-check", "->", "invoice-service", ""),
+                        ("packing-station", "->", "audit-log", "bill")}
+
+
+def test_straight_lines_between_drawn_boxes():
+    # three boxes in a row and one below: a line from the first to the third over the middle
+    # box's centre is ambiguous, and its pieces to the middle box are no lines (the stroke runs on
+    # through it); a line from the first box's centre to the one below, with a head, is read
+    import cv2
+
+    from benchmark.extract.shapes import Shape
+    from benchmark.extract.straight import is_grid, straight_lines
+
+    canvas = np.zeros((300, 400), np.uint8)
+    boxes = [(10, 10, 80, 40), (160, 10, 80, 40), (310, 10, 80, 40), (160, 200, 80, 40)]
+    shapes = []
+    for i, (x, y, w, h) in enumerate(boxes):
+        contour = np.array([[[x, y]], [[x + w, y]], [[x + w, y + h]], [[x, y + h]]], np.int32)
+        shapes.append(Shape(index=i, kind="rectangle", contour=contour, box=(x, y, w, h), area=float(w * h),
+                            fill=(245, 246, 252)))
+        cv2.rectangle(canvas, (x, y), (x + w, y + h), 1, 2)
+    cv2.line(canvas, (90, 30), (310, 30), 1, 2)                     # over box 1's centre
+    a, b = np.array(shapes[0].centre), np.array(shapes[3].centre)
+    u = (b - a) / np.hypot(*(b - a))
+    # from where the centres' line leaves box 0 to where it meets box 3's top
+    start, tip = a + u * (50 - a[1]) / u[1], a + u * (200 - a[1]) / u[1]
+    cv2.line(canvas, tuple(int(v) for v in start), tuple(int(v) for v in tip), 1, 2)
+    back, side = tip - 14 * u, 6 * np.array([-u[1], u[0]])
+    cv2.fillPoly(canvas, [np.round([tip, back + side, back - side]).astype(np.int32)], 1)
+    stroke = canvas > 0
+    lines = straight_lines(stroke, shapes, [], np.zeros_like(stroke), 2)
+    assert {(ln.a, ln.b, ln.head_a, ln.head_b) for ln in lines if not ln.ambiguous} == {(0, 3, False, True)}
+    assert {(ln.a, ln.b, tuple(ln.over)) for ln in lines if ln.ambiguous} == {(0, 2, (1,))}
+    assert not is_grid(lines)          # the one line read passes over no other shape
+    # without its head the same line is read as undirected
+    plain = np.zeros((300, 400), np.uint8)
+    for x, y, w, h in boxes:
+        cv2.rectangle(plain, (x, y), (x + w, y + h), 1, 2)
+    cv2.line(plain, tuple(int(v) for v in start), tuple(int(v) for v in tip), 1, 2)
+    lines = straight_lines(plain > 0, shapes, [], np.zeros_like(stroke), 2)
+    assert {(ln.a, ln.b, ln.head_a, ln.head_b, ln.ambiguous) for ln in lines} == {(0, 3, False, False, False)}
+
+
+def test_a_grid_keeps_the_traced_edges_of_a_container_cell_but_the_pieces_of_lines_crossing_it(monkeypatch):
+    # the straight lines replace the traced edges between cells; of the traced edges within the
+    # container's cell, the one lying along a line (a crossing connector's piece, here along the
+    # ambiguous one) goes, the other stays
+    import benchmark.extract.connectors as C
+    from benchmark.extract.straight import Line
+
+    def seg(p, q, n=50):
+        t = np.linspace(0.0, 1.0, n)[:, None]
+        return np.array(p, float) + t * (np.array(q, float) - np.array(p, float))
+
+    lines = [Line(0, 1, False, True, seg((10, 10), (190, 10)), {5}), Line(0, 2, False, True, seg((10, 20), (10, 190)), {6}),
+             Line(1, 2, True, False, seg((190, 20), (20, 190)), {7}),
+             Line(3, 4, False, False, seg((60, 100), (160, 100)), {8}, ambiguous=True)]
+    monkeypatch.setattr(C, "straight_lines", lambda *a, **k: lines)
+    cells = [None, None, None, 9, 9]              # shapes 3 and 4 lie in one container's cell
+    traced = [C.RawEdge(0, 1, False, False, seg((10, 12), (120, 12))),      # between cells: replaced
+              C.RawEdge(3, 4, False, True, seg((62, 101), (158, 101))),     # along the ambiguous line
+              C.RawEdge(3, 4, True, False, seg((60, 140), (160, 170)))]     # the cell's own
+    got = C._grid_edges(traced, np.zeros((200, 200), bool), [], [], np.zeros((200, 200), bool), 2, cells)
+    assert [(e.a, e.b, e.head_a, e.head_b) for e in got] == [(3, 4, True, False), (0, 1, False, True), (0, 2, False, True),
+                                                            (1, 2, True, False)]
+
+
+def test_a_line_through_a_shape_under_another_edges_label_and_stopping_short_of_the_far_outline_is_one():
+    # a connector drawn over a shape: its stroke is blanked under another edge's label on the way
+    # (d2 blanks a label's box out of every connector under it), and its traced piece beyond the
+    # shape stopped 7 line widths short of the outline (connectors crossing there)
+    from benchmark.extract.connectors import _End, _through_shapes, label_gaps
+    from benchmark.extract.labels import Block
+    from benchmark.extract.ocr import Word
+    from benchmark.extract.shapes import Shape
+
+    box = (100, 40, 100, 40)
+    contour = np.array([[[100, 40]], [[200, 40]], [[200, 80]], [[100, 80]]], np.int32)
+    shape = Shape(index=0, kind="rectangle", contour=contour, box=box, area=4000.0, fill=(245, 246, 252))
+    stroke = np.zeros((120, 320), bool)
+    stroke[59:62, 20:300] = True
+    stroke[50:70, 138:162] = False                         # the label's box, blanked
+    label = Block([[Word("ok", 142, 54, 16, 12, 90.0, 120.0)]], grey=True)
+
+    def ends():
+        return [_End(0, 1, np.array([98.0, 60.0]), np.array([1.0, 0.0]), shape=0),
+                _End(1, 0, np.array([214.0, 60.0]), np.array([-1.0, 0.0]))]
+
+    joined = ends()
+    _through_shapes(joined, [shape], stroke, 2, gaps=label_gaps([label], stroke.shape, 2))
+    assert (joined[0].through, joined[1].through) == (1, 0)
+    apart = ends()                                         # the label's box not known: a gap too long
+    _through_shapes(apart, [shape], stroke, 2)
+    assert (apart[0].through, apart[1].through) == (None, None)
