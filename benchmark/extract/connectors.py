@@ -17,6 +17,9 @@
    shapes become edges. Unlabelled repeats of an edge between the same two shapes are dropped.
    Labels go to the edges whose middle lies nearest them, among those passing through or beside
    their box (d2 centres a label on its connector and blanks its box out of every connector).
+5. A grid layout (:mod:`.straight`) draws straight lines from shape centre to shape centre over the
+   shapes between: when the drawing is one, those lines replace the traced edges between its
+   cells, and traced edges within a container's cell that lie along them are dropped.
 """
 from __future__ import annotations
 
@@ -407,11 +410,11 @@ def _grid_edges(edges: list[RawEdge], stroke: np.ndarray, shapes: list[Shape], b
         p, q = ln.points[0].astype(int), ln.points[-1].astype(int)
         cv2.line(along, (int(p[0]), int(p[1])), (int(q[0]), int(q[1])), 1, 2 * lw + 1)
 
-    def own(e: RawEdge) -> bool:
+    def off_the_lines(e: RawEdge) -> bool:
         pts = e.points.astype(int)
         return float(along[pts[:, 1], pts[:, 0]].mean()) < ALONG_LINE_MIN
 
-    inside = [e for e in edges if cells[e.a] is not None and cells[e.a] == cells[e.b] and own(e)]
+    inside = [e for e in edges if cells[e.a] is not None and cells[e.a] == cells[e.b] and off_the_lines(e)]
     return inside + [RawEdge(ln.a, ln.b, ln.head_a, ln.head_b, ln.points, route=ln.points)
                      for ln in lines if not ln.ambiguous]
 
