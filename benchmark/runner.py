@@ -710,7 +710,17 @@ def _init_pool_worker(threads: int, *init: Any) -> None:
     """:func:`_init_worker` in a process of the local pool, whose math libraries (torch embedding texts,
     tesseract) get ``threads`` threads: the pool's processes share the cores, and each library's
     default of one thread per core would have them contend (a value the user set is kept). Ray sets the
-    same for its actors."""
+    same for its actors.
+
+    tqdm's bars (sentence-transformers makes one, hidden, for every batch of texts it embeds) share one
+    lock across processes, a named semaphore made the first time a bar is; the pool is terminated at the
+    end, so a worker's semaphore was never freed and a cold run ended with "There appear to be 1 leaked
+    semaphore objects". A worker's bars are never shown: it takes a lock of its own process instead."""
+    import threading
+
+    from tqdm import tqdm
+
+    tqdm.set_lock(threading.RLock())
     if "OMP_NUM_THREADS" not in os.environ:
         os.environ["OMP_NUM_THREADS"] = str(threads)
         if "torch" in sys.modules:   # already imported: it read the variable then

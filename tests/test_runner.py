@@ -500,3 +500,41 @@ def test_a_pool_worker_gives_its_math_libraries_its_share_of_the_cores():
     env["OMP_NUM_THREADS"] = "2"
     out = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["2", "2"]
+
+
+def test_a_pool_worker_ended_by_the_pool_leaves_no_semaphore_behind():
+    """A pool worker that embedded texts (sentence-transformers makes a hidden tqdm bar per batch) and is
+    then terminated with the pool: its tqdm lock must not be a named semaphore that the run's resource
+    tracker reports leaked when the run exits (it was, after every cold run). In a worker the libraries
+    embedding texts load (joblib's loky) make the default start method one whose semaphores are named."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import multiprocessing as mp, sys, time\n"
+            "from multiprocessing import resource_tracker\n"
+            "import benchmark.runner as r\n"
+            "def work(init, conn):\n"
+            "    mp.set_start_method('spawn', force=True)\n"
+            "    if init:\n"
+            "        r._init_pool_worker(1, ['oracle+d2+full'], ['blind'], {}, False)\n"
+            "    from tqdm import trange\n"
+            "    for _ in trange(2, disable=True):\n"
+            "        pass\n"
+            "    conn.send('ready')\n"
+            "    time.sleep(60)\n"
+            "if __name__ == '__main__':\n"
+            "    resource_tracker.ensure_running()\n"
+            "    ctx = mp.get_context('fork')\n"
+            "    here, there = ctx.Pipe()\n"
+            "    p = ctx.Process(target=work, args=(sys.argv[1] == '1', there))\n"
+            "    p.start(); here.recv(); p.terminate(); p.join()\n")
+    root = Path(__file__).resolve().parent.parent
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OMP_THREAD_LIMIT")}
+
+    def stderr(init: str) -> str:
+        return subprocess.run([sys.executable, "-c", code, init], cwd=root, env=env, capture_output=True,
+                              text=True, check=True, timeout=120).stderr
+
+    assert "leaked semaphore" in stderr("0")       # a worker without it: the symptom this guards against
+    assert "leaked semaphore" not in stderr("1")
