@@ -56,20 +56,15 @@ class Line:
 def cells_of(shapes: list[Shape]) -> list[int | None]:
     """For each shape, the outermost container holding it (its cell, when the drawing is a grid),
     or None for a shape at the top level (a cell of its own)."""
-    out: list[int | None] = []
-    for s in shapes:
-        i = s.index
-        while shapes[i].parent is not None:
-            i = shapes[i].parent
-        out.append(None if i == s.index else i)
-    return out
+    return [up[-1] if up else None for up in (_ancestors(shapes, s.index) for s in shapes)]
 
 
-def _ancestors(shapes: list[Shape], i: int) -> set[int]:
-    out = set()
+def _ancestors(shapes: list[Shape], i: int) -> list[int]:
+    """The containers holding shape ``i``, the nearest first."""
+    out = []
     while shapes[i].parent is not None:
         i = shapes[i].parent
-        out.add(i)
+        out.append(i)
     return out
 
 
@@ -112,12 +107,13 @@ def straight_lines(stroke: np.ndarray, shapes: list[Shape], blobs: list[np.ndarr
     thick = cv2.dilate(stroke.view(np.uint8), np.ones((2 * r + 1, 2 * r + 1), np.uint8)) > 0
     thick_gap = thick | gaps
     heads = np.array([b.mean(axis=0) for b in blobs]) if blobs else np.zeros((0, 2))
+    holders = [set(_ancestors(shapes, s.index)) for s in shapes]
     lines = []
     for i, A in enumerate(shapes):
         for B in shapes[i + 1:]:
             if cells[A.index] is not None and cells[A.index] == cells[B.index]:
                 continue              # one container's cell: routed by the container's own layout
-            if A.index in _ancestors(shapes, B.index) or B.index in _ancestors(shapes, A.index):
+            if A.index in holders[B.index] or B.index in holders[A.index]:
                 continue
             line = _try(A, B, shapes, insides, stroke, thick, thick_gap, heads, lw)
             if line is not None:
@@ -133,17 +129,18 @@ def _try(A: Shape, B: Shape, shapes: list[Shape], insides: _Insides, stroke: np.
     length = float(np.hypot(*v))
     if length < 10 * lw:
         return None
+
+    def along(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return (np.clip(np.round(ca[0] + t * v[0]).astype(int), 0, w - 1),
+                np.clip(np.round(ca[1] + t * v[1]).astype(int), 0, h - 1))
+
     # a quick look first: the middle of the line, where outside both shapes, must be mostly stroke
-    t = np.linspace(0.3, 0.7, 9)
-    xs = np.clip(np.round(ca[0] + t * v[0]).astype(int), 0, w - 1)
-    ys = np.clip(np.round(ca[1] + t * v[1]).astype(int), 0, h - 1)
+    xs, ys = along(np.linspace(0.3, 0.7, 9))
     between = ~(insides.of(A, xs, ys) | insides.of(B, xs, ys))
     if between.any() and float(thick_gap[ys[between], xs[between]].mean()) < 0.5:
         return None
     n = int(length)
-    t = np.linspace(0.0, 1.0, n)
-    xs = np.clip(np.round(ca[0] + t * v[0]).astype(int), 0, w - 1)
-    ys = np.clip(np.round(ca[1] + t * v[1]).astype(int), 0, h - 1)
+    xs, ys = along(np.linspace(0.0, 1.0, n))
     in_a, in_b = np.nonzero(insides.of(A, xs, ys))[0], np.nonzero(insides.of(B, xs, ys))[0]
     if len(in_a) == 0 or len(in_b) == 0:
         return None
