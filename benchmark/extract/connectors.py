@@ -23,6 +23,7 @@
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import cv2
@@ -369,12 +370,13 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     _heads_across_labels(unclaimed, ends, edge_blocks, lw)
     groups = _join(ends, chains, lw)
     edges = []
+    rects = outline_rects(shapes)
     for members, entries, (e1, e2), crossed in groups:
         for e in (e1, e2):
             if e.shape is None:
-                _attach_one(e, shapes, lw, 6 * lw, label_boxes)
+                _attach_one(e, shapes, lw, 6 * lw, label_boxes, rects)
             if e.shape is None:
-                _follow(e, r.stroke, blob_mask, shapes, lw, label_boxes)
+                _follow(e, r.stroke, blob_mask, shapes, lw, label_boxes, rects)
             elif e.at_container:
                 _through_outline(e, shapes, lw)
         if e1.shape is None or e2.shape is None:
@@ -520,7 +522,12 @@ def _pointing_end(blob: np.ndarray, ends: list[_End], reach: float, aim: float, 
     corner right beside a head arriving there) aims past the middle even when it is nearer."""
     best = None
     centre = blob.mean(axis=0)
+    x0, y0 = blob.min(axis=0)
+    x1, y1 = blob.max(axis=0)
     for e in ends:
+        # no pixel of the blob is nearer than its bounding box
+        if _box_distance(float(e.point[0]), float(e.point[1]), (x0, y0, x1 - x0, y1 - y0)) > reach:
+            continue
         diff = blob - e.point
         dist = np.hypot(*diff.T)
         k = int(np.argmin(dist))
@@ -552,14 +559,26 @@ def _box_distance(x: float, y: float, box: tuple[int, int, int, int]) -> float:
     return float(np.hypot(dx, dy))
 
 
+def outline_rects(shapes: list[Shape]) -> list[tuple[int, int, int, int]]:
+    """The bounding rectangle of each shape's outline (no point of the outline lies outside it)."""
+    return [cv2.boundingRect(s.contour) for s in shapes]
+
+
 def _attach_one(e: _End, shapes: list[Shape], lw: int, tol: float,
-                label_boxes: dict[int, list[tuple[int, int, int, int]]]) -> None:
+                label_boxes: dict[int, list[tuple[int, int, int, int]]],
+                rects: list[tuple[int, int, int, int]] | None = None) -> None:
+    """Attach the end to the nearest shape within ``tol`` of it (its outline, its inside, or
+    one of its labels drawn outside it). ``rects`` (:func:`outline_rects`) only spare measuring
+    the outlines that are too far away anyway."""
     best = None
     x, y = float(e.point[0]), float(e.point[1])
-    for s in shapes:
-        d = s.border_distance(x, y)
-        if not s.is_container and s.contains(x, y):
-            d = 0.0
+    for s, rect in zip(shapes, rects or outline_rects(shapes)):
+        if _box_distance(x, y, rect) > tol:
+            d = math.inf  # outside the outline's rectangle, so outside the shape, and further than tol
+        else:
+            d = s.border_distance(x, y)
+            if not s.is_container and s.contains(x, y):
+                d = 0.0
         for box in label_boxes.get(s.index, ()):
             d = min(d, _box_distance(x, y, box) + lw)
         if d <= tol and (best is None or d < best[0] or (d == best[0] and s.area < best[1].area)):
@@ -570,7 +589,8 @@ def _attach_one(e: _End, shapes: list[Shape], lw: int, tol: float,
 
 
 def _follow(e: _End, stroke: np.ndarray, blob_mask: np.ndarray, shapes: list[Shape], lw: int,
-            label_boxes: dict[int, list[tuple[int, int, int, int]]]) -> None:
+            label_boxes: dict[int, list[tuple[int, int, int, int]]],
+            rects: list[tuple[int, int, int, int]] | None = None) -> None:
     """A loose end where several connectors merged (a fan out of one side of a shape): walk on
     along its direction while there is stroke, and attach where the walk reaches a shape (an
     arrowhead met on the way points there)."""
@@ -594,7 +614,7 @@ def _follow(e: _End, stroke: np.ndarray, blob_mask: np.ndarray, shapes: list[Sha
             met_head = True
         if step % lw == 0:
             probe = _End(e.chain, e.which, p.copy(), d)
-            _attach_one(probe, shapes, lw, 2 * lw + 2, label_boxes)
+            _attach_one(probe, shapes, lw, 2 * lw + 2, label_boxes, rects)
             if probe.shape is not None:
                 e.point, e.shape, e.at_container = p, probe.shape, probe.at_container
                 e.arrow = e.arrow or met_head
@@ -615,8 +635,9 @@ def _through_outline(e: _End, shapes: list[Shape], lw: int) -> None:
 
 def _attach(ends: list[_End], shapes: list[Shape], lw: int,
             label_boxes: dict[int, list[tuple[int, int, int, int]]]) -> None:
+    rects = outline_rects(shapes)
     for e in ends:
-        _attach_one(e, shapes, lw, 4 * lw + 4, label_boxes)
+        _attach_one(e, shapes, lw, 4 * lw + 4, label_boxes, rects)
 
 
 def _refit_outline_ends(ends: list[_End], chains: list[Chain], lw: int) -> None:
