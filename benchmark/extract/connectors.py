@@ -23,7 +23,6 @@
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import cv2
@@ -370,13 +369,13 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     _heads_across_labels(unclaimed, ends, edge_blocks, lw)
     groups = _join(ends, chains, lw)
     edges = []
-    rects = outline_rects(shapes)
+    outlines = _Outlines(shapes, label_boxes)
     for members, entries, (e1, e2), crossed in groups:
         for e in (e1, e2):
             if e.shape is None:
-                _attach_one(e, shapes, lw, 6 * lw, label_boxes, rects)
+                _attach_one(e, shapes, lw, 6 * lw, label_boxes, outlines)
             if e.shape is None:
-                _follow(e, r.stroke, blob_mask, shapes, lw, label_boxes, rects)
+                _follow(e, r.stroke, blob_mask, shapes, lw, label_boxes, outlines)
             elif e.at_container:
                 _through_outline(e, shapes, lw)
         if e1.shape is None or e2.shape is None:
@@ -522,12 +521,13 @@ def _pointing_end(blob: np.ndarray, ends: list[_End], reach: float, aim: float, 
     corner right beside a head arriving there) aims past the middle even when it is nearer."""
     best = None
     centre = blob.mean(axis=0)
-    x0, y0 = blob.min(axis=0)
-    x1, y1 = blob.max(axis=0)
-    for e in ends:
-        # no pixel of the blob is nearer than its bounding box
-        if _box_distance(float(e.point[0]), float(e.point[1]), (x0, y0, x1 - x0, y1 - y0)) > reach:
-            continue
+    if not ends:
+        return None
+    # no pixel of the blob is nearer to an end than the blob's bounding box is
+    near = _within(np.array([e.point for e in ends], float), np.concatenate([blob.min(axis=0), blob.max(axis=0)]),
+                   reach)
+    for i in np.flatnonzero(near):
+        e = ends[i]
         diff = blob - e.point
         dist = np.hypot(*diff.T)
         k = int(np.argmin(dist))
@@ -559,26 +559,53 @@ def _box_distance(x: float, y: float, box: tuple[int, int, int, int]) -> float:
     return float(np.hypot(dx, dy))
 
 
-def outline_rects(shapes: list[Shape]) -> list[tuple[int, int, int, int]]:
-    """The bounding rectangle of each shape's outline (no point of the outline lies outside it)."""
-    return [cv2.boundingRect(s.contour) for s in shapes]
+def _within(points: np.ndarray, rects: np.ndarray, reach: float) -> np.ndarray:
+    """Which points (N x 2) lie within ``reach`` of a rectangle (``x0, y0, x1, y1``; one for all
+    points, or one per point), with a pixel to spare for rounding: a cheap test that passes every
+    point whose exact distance to something inside the rectangle is at most ``reach``.
+
+    >>> _within(np.array([[0., 0.], [13., 10.], [20., 20.]]), np.array([10, 10, 12, 12]), 1.5).tolist()
+    [False, True, False]
+    """
+    rects = np.asarray(rects, float)
+    dx = np.maximum(np.maximum(rects[..., 0] - points[:, 0], points[:, 0] - rects[..., 2]), 0.0)
+    dy = np.maximum(np.maximum(rects[..., 1] - points[:, 1], points[:, 1] - rects[..., 3]), 0.0)
+    return dx * dx + dy * dy <= (reach + 1.0) ** 2
+
+
+class _Outlines:
+    """The shapes an end may attach to, with their outlines' bounding rectangles: only the shapes
+    whose rectangle (or a label drawn outside them) is near an end are measured exactly."""
+
+    def __init__(self, shapes: list[Shape], label_boxes: dict[int, list[tuple[int, int, int, int]]]) -> None:
+        self.shapes = shapes
+        rects = np.array([cv2.boundingRect(s.contour) for s in shapes], float).reshape(-1, 4)
+        rects[:, 2:] += rects[:, :2]
+        self.rects = rects
+        self.labelled = np.array([s.index in label_boxes for s in shapes], bool)
+
+    def near(self, x: float, y: float, reach: float) -> list[int]:
+        """Positions (in order) of the shapes that may lie within ``reach`` of the point."""
+        if not self.shapes:
+            return []
+        near = _within(np.array([[x, y]]), self.rects, reach)
+        return np.flatnonzero(near | self.labelled).tolist()
 
 
 def _attach_one(e: _End, shapes: list[Shape], lw: int, tol: float,
                 label_boxes: dict[int, list[tuple[int, int, int, int]]],
-                rects: list[tuple[int, int, int, int]] | None = None) -> None:
+                outlines: _Outlines | None = None) -> None:
     """Attach the end to the nearest shape within ``tol`` of it (its outline, its inside, or
-    one of its labels drawn outside it). ``rects`` (:func:`outline_rects`) only spare measuring
-    the outlines that are too far away anyway."""
+    one of its labels drawn outside it). ``outlines`` (of these shapes and label boxes) only
+    spare measuring the outlines too far away anyway."""
     best = None
     x, y = float(e.point[0]), float(e.point[1])
-    for s, rect in zip(shapes, rects or outline_rects(shapes)):
-        if _box_distance(x, y, rect) > tol:
-            d = math.inf  # outside the outline's rectangle, so outside the shape, and further than tol
-        else:
-            d = s.border_distance(x, y)
-            if not s.is_container and s.contains(x, y):
-                d = 0.0
+    outlines = outlines or _Outlines(shapes, label_boxes)
+    for i in outlines.near(x, y, tol):
+        s = shapes[i]
+        d = s.border_distance(x, y)
+        if not s.is_container and s.contains(x, y):
+            d = 0.0
         for box in label_boxes.get(s.index, ()):
             d = min(d, _box_distance(x, y, box) + lw)
         if d <= tol and (best is None or d < best[0] or (d == best[0] and s.area < best[1].area)):
@@ -590,7 +617,7 @@ def _attach_one(e: _End, shapes: list[Shape], lw: int, tol: float,
 
 def _follow(e: _End, stroke: np.ndarray, blob_mask: np.ndarray, shapes: list[Shape], lw: int,
             label_boxes: dict[int, list[tuple[int, int, int, int]]],
-            rects: list[tuple[int, int, int, int]] | None = None) -> None:
+            outlines: _Outlines | None = None) -> None:
     """A loose end where several connectors merged (a fan out of one side of a shape): walk on
     along its direction while there is stroke, and attach where the walk reaches a shape (an
     arrowhead met on the way points there)."""
@@ -614,7 +641,7 @@ def _follow(e: _End, stroke: np.ndarray, blob_mask: np.ndarray, shapes: list[Sha
             met_head = True
         if step % lw == 0:
             probe = _End(e.chain, e.which, p.copy(), d)
-            _attach_one(probe, shapes, lw, 2 * lw + 2, label_boxes, rects)
+            _attach_one(probe, shapes, lw, 2 * lw + 2, label_boxes, outlines)
             if probe.shape is not None:
                 e.point, e.shape, e.at_container = p, probe.shape, probe.at_container
                 e.arrow = e.arrow or met_head
@@ -635,9 +662,9 @@ def _through_outline(e: _End, shapes: list[Shape], lw: int) -> None:
 
 def _attach(ends: list[_End], shapes: list[Shape], lw: int,
             label_boxes: dict[int, list[tuple[int, int, int, int]]]) -> None:
-    rects = outline_rects(shapes)
+    outlines = _Outlines(shapes, label_boxes)
     for e in ends:
-        _attach_one(e, shapes, lw, 4 * lw + 4, label_boxes, rects)
+        _attach_one(e, shapes, lw, 4 * lw + 4, label_boxes, outlines)
 
 
 def _refit_outline_ends(ends: list[_End], chains: list[Chain], lw: int) -> None:
