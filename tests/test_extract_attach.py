@@ -1,0 +1,108 @@
+"""Connector ends are attached to shapes and arrowheads given to ends by measuring only what lies
+near them (bounding rectangles first): the choice must be the one measuring everything makes."""
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from benchmark.extract import connectors
+from benchmark.extract.connectors import _attach_one, _End, _Outlines, _box_distance, _pointing_end
+from benchmark.extract.shapes import Shape
+
+
+def _shapes(rng: np.random.Generator, n: int) -> list[Shape]:
+    out = []
+    for i in range(n):
+        x, y = (int(v) for v in rng.integers(0, 400, 2))
+        w, h = (int(v) for v in rng.integers(8, 80, 2))
+        if i % 3 == 0:  # a diamond: its outline is far from its bounding box's corners
+            pts = [(x + w // 2, y), (x + w, y + h // 2), (x + w // 2, y + h), (x, y + h // 2)]
+        else:
+            pts = [(x, y), (x + w, y), (x + w, y + h), (x, y + h)]
+        contour = np.array(pts, np.int32).reshape(-1, 1, 2)
+        out.append(Shape(i, "rectangle", contour, cv2.boundingRect(contour), float(cv2.contourArea(contour)),
+                         (255, 255, 255)))
+    out[0].children = [1]  # one container: never "inside" for the attachment
+    return out
+
+
+def _attach_everything(x: float, y: float, shapes: list[Shape], lw: int, tol: float,
+                       label_boxes: dict) -> int | None:
+    """The attachment measuring every shape's outline exactly (the rule, without shortcuts)."""
+    best = None
+    for s in shapes:
+        d = s.border_distance(x, y)
+        if not s.is_container and s.contains(x, y):
+            d = 0.0
+        for box in label_boxes.get(s.index, ()):
+            d = min(d, _box_distance(x, y, box) + lw)
+        if d <= tol and (best is None or d < best[0] or (d == best[0] and s.area < best[1].area)):
+            best = (d, s)
+    return None if best is None else best[1].index
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_an_end_attaches_where_measuring_every_outline_would_attach_it(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    shapes = _shapes(rng, 40)
+    label_boxes = {5: [(450, 450, 30, 10)], 7: [(10, 460, 40, 12)]}
+    outlines = _Outlines(shapes, label_boxes)
+    attached = 0
+    for x, y in rng.uniform(-20, 500, (400, 2)):
+        for tol in (2.0, 6.0, 14.0):
+            e = _End(0, 0, np.array([x, y]), np.array([1.0, 0.0]))
+            _attach_one(e, shapes, 2, tol, label_boxes, outlines)
+            assert e.shape == _attach_everything(x, y, shapes, 2, tol, label_boxes), (x, y, tol)
+            attached += e.shape is not None
+    assert attached > 100  # the points do reach shapes, and not only by being inside them
+
+
+def test_a_head_goes_to_the_end_measuring_every_end_would_choose(monkeypatch) -> None:
+    rng = np.random.default_rng(7)
+    ends = [_End(i, 0, rng.uniform(0, 200, 2), (lambda a: np.array([np.cos(a), np.sin(a)]))(rng.uniform(0, 6.3)))
+            for i in range(60)]
+    chosen = []
+    for _ in range(80):
+        blob = rng.uniform(0, 200, 2) + rng.uniform(-6, 6, (25, 2))
+        chosen.append(_pointing_end(blob, ends, 24.0, 0.5, 3))
+    # the same without the bounding-box test: every end is measured
+    monkeypatch.setattr(connectors, "_within", lambda points, rects, reach: np.ones(len(points), bool))
+    rng = np.random.default_rng(7)
+    ends2 = [_End(i, 0, rng.uniform(0, 200, 2), (lambda a: np.array([np.cos(a), np.sin(a)]))(rng.uniform(0, 6.3)))
+             for i in range(60)]
+    again = []
+    for _ in range(80):
+        blob = rng.uniform(0, 200, 2) + rng.uniform(-6, 6, (25, 2))
+        again.append(_pointing_end(blob, ends2, 24.0, 0.5, 3))
+    assert [e and e.chain for e in chosen] == [e and e.chain for e in again]
+    assert sum(e is not None for e in chosen) >= 10
+
+
+def _runs_by_walking(arr: np.ndarray) -> np.ndarray:
+    """Histogram (0..31) of vertical run lengths, walking every column (the rule, without shortcuts)."""
+    counts = np.zeros(32, np.int64)
+    for col in np.asarray(arr, bool).T:
+        run = 0
+        for v in list(col) + [False]:
+            if v:
+                run += 1
+            elif run:
+                if run < 32:
+                    counts[run] += 1
+                run = 0
+    return counts
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_stroke_run_lengths_are_those_walking_each_column_or_row_finds(seed: int) -> None:
+    from benchmark.extract.raster import _row_run_counts, _run_counts
+
+    rng = np.random.default_rng(seed)
+    for _ in range(30):
+        h, w = (int(v) for v in rng.integers(1, 70, 2))
+        a = rng.random((h, w)) < rng.uniform(0.1, 0.95)
+        assert _run_counts(a).tolist() == _runs_by_walking(a).tolist()
+        assert _run_counts(a[:, ::3]).tolist() == _runs_by_walking(a[:, ::3]).tolist()  # a strided view
+        assert _row_run_counts(a).tolist() == _runs_by_walking(a.T).tolist()
+        assert _row_run_counts(a[::3]).tolist() == _runs_by_walking(a[::3].T).tolist()
