@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -43,8 +44,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, help="write all timings as JSON here")
     args = p.parse_args(argv)
     os.environ["OMP_THREAD_LIMIT"] = str(args.threads)
-
-    import subprocess
 
     from PIL import Image
 

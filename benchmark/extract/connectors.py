@@ -521,11 +521,9 @@ def _pointing_end(blob: np.ndarray, ends: list[_End], reach: float, aim: float, 
     corner right beside a head arriving there) aims past the middle even when it is nearer."""
     best = None
     centre = blob.mean(axis=0)
-    if not ends:
-        return None
     # no pixel of the blob is nearer to an end than the blob's bounding box is
-    near = _within(np.array([e.point for e in ends], float), np.concatenate([blob.min(axis=0), blob.max(axis=0)]),
-                   reach)
+    near = _within(np.array([e.point for e in ends], float).reshape(-1, 2),
+                   np.concatenate([blob.min(axis=0), blob.max(axis=0)]), reach)
     for i in np.flatnonzero(near):
         e = ends[i]
         diff = blob - e.point
@@ -578,7 +576,6 @@ class _Outlines:
     whose rectangle (or a label drawn outside them) is near an end are measured exactly."""
 
     def __init__(self, shapes: list[Shape], label_boxes: dict[int, list[tuple[int, int, int, int]]]) -> None:
-        self.shapes = shapes
         rects = np.array([cv2.boundingRect(s.contour) for s in shapes], float).reshape(-1, 4)
         rects[:, 2:] += rects[:, :2]
         self.rects = rects
@@ -586,21 +583,16 @@ class _Outlines:
 
     def near(self, x: float, y: float, reach: float) -> list[int]:
         """Positions (in order) of the shapes that may lie within ``reach`` of the point."""
-        if not self.shapes:
-            return []
-        near = _within(np.array([[x, y]]), self.rects, reach)
-        return np.flatnonzero(near | self.labelled).tolist()
+        return np.flatnonzero(_within(np.array([[x, y]]), self.rects, reach) | self.labelled).tolist()
 
 
 def _attach_one(e: _End, shapes: list[Shape], lw: int, tol: float,
-                label_boxes: dict[int, list[tuple[int, int, int, int]]],
-                outlines: _Outlines | None = None) -> None:
+                label_boxes: dict[int, list[tuple[int, int, int, int]]], outlines: _Outlines) -> None:
     """Attach the end to the nearest shape within ``tol`` of it (its outline, its inside, or
     one of its labels drawn outside it). ``outlines`` (of these shapes and label boxes) only
     spare measuring the outlines too far away anyway."""
     best = None
     x, y = float(e.point[0]), float(e.point[1])
-    outlines = outlines or _Outlines(shapes, label_boxes)
     for i in outlines.near(x, y, tol):
         s = shapes[i]
         d = s.border_distance(x, y)
@@ -616,8 +608,7 @@ def _attach_one(e: _End, shapes: list[Shape], lw: int, tol: float,
 
 
 def _follow(e: _End, stroke: np.ndarray, blob_mask: np.ndarray, shapes: list[Shape], lw: int,
-            label_boxes: dict[int, list[tuple[int, int, int, int]]],
-            outlines: _Outlines | None = None) -> None:
+            label_boxes: dict[int, list[tuple[int, int, int, int]]], outlines: _Outlines) -> None:
     """A loose end where several connectors merged (a fan out of one side of a shape): walk on
     along its direction while there is stroke, and attach where the walk reaches a shape (an
     arrowhead met on the way points there)."""
