@@ -181,3 +181,23 @@ def test_a_region_fenced_in_by_connectors_under_a_shape_is_no_container(tmp_path
     graph = extract(png)
     assert [n for n in graph["nodes"] if n["parent"] or not n["label"]] == []
     assert "Developer" in [n["label"] for n in graph["nodes"]]
+
+
+def _graphviz_drawing(name: str, tmp_path: Path) -> dict:
+    from benchmark.extract.pipeline import extract
+
+    png = tmp_path / f"{name}.png"
+    render_file(Path(__file__).resolve().parent.parent / "diagrams" / f"{name}.d2", png, style="graphviz")
+    return extract(png)
+
+
+@pytest.mark.skipif(not _available("graphviz"), reason="graphviz is not installed")
+def test_a_letter_touching_its_line_is_no_arrowhead(tmp_path):
+    """Graphviz sets `checkout` against the line from `New order` down to `Payment Pending`: its `c`
+    touches the line and is as wide as a head. The line runs on past it, so it is one connector with
+    one head (it was read as a second, two-headed connector between the same shapes)."""
+    graph = _graphviz_drawing("state_order", tmp_path)
+    ids = {n["label"]: n["id"] for n in graph["nodes"]}
+    between = [e for e in graph["edges"] if {e["src"], e["dst"]} == {ids["New order"], ids["Payment Pending"]}]
+    assert [(e["src"], e["arrow"]) for e in between] == [(ids["New order"], "->")], between
+    assert [e for e in graph["edges"] if e["arrow"] == "<->"] == []

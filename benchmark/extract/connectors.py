@@ -475,6 +475,8 @@ def _make_ends(chains: list[Chain], blobs: list[np.ndarray], lw: int,
     # ends a little, so the gap between a line's end and its head can be a few widths)
     left = []
     for blob in blobs:
+        if _passed_through(blob, ends, 4 * lw, lw):
+            continue
         best = _pointing_end(blob, ends, 4 * lw, 0.5, lw)
         if best is None:
             left.append(blob)
@@ -543,6 +545,41 @@ def _pointing_end(blob: np.ndarray, ends: list[_End], reach: float, aim: float, 
         if best is None or score < best[0]:
             best = (score, e)
     return best[1] if best else None
+
+
+#: two line ends aimed at one blob from either side and facing each other to this cosine (about 14
+#: degrees) are one line running through it
+THROUGH_COS = 0.97
+
+
+def _passed_through(blob: np.ndarray, ends: list[_End], reach: float, lw: int) -> bool:
+    """Does a line run straight through the blob: two ends of different pieces within ``reach``,
+    each aimed at it, facing each other across it? A head ends its line (its tip is at a shape);
+    a blob with the line going on beyond it is a letter touching the line (Graphviz sets an edge's
+    label against its line) or a crossing, not a head.
+
+    >>> blob = np.array([[x, y] for x in range(8, 14) for y in range(20, 27)], float)
+    >>> up, down = np.array([0.0, -1.0]), np.array([0.0, 1.0])
+    >>> above, below = _End(0, 1, np.array([10.0, 17.0]), down), _End(1, 0, np.array([10.0, 30.0]), up)
+    >>> _passed_through(blob, [above, below], 12, 3), _passed_through(blob, [above], 12, 3)
+    (True, False)
+    >>> aside = _End(1, 0, np.array([25.0, 23.0]), np.array([-1.0, 0.0]))
+    >>> _passed_through(blob, [above, aside], 12, 3)
+    False
+    """
+    near = _within(np.array([e.point for e in ends], float).reshape(-1, 2),
+                   np.concatenate([blob.min(axis=0), blob.max(axis=0)]), reach)
+    aimed = []
+    for i in np.flatnonzero(near):
+        e = ends[i]
+        diff = blob - e.point
+        dist = np.hypot(*diff.T)
+        k = int(np.argmin(dist))
+        d = float(dist[k])
+        if d <= reach and (d <= lw or float(np.dot(diff[k] / d, e.direction)) >= 0.5):
+            aimed.append(e)
+    return any(e1.chain != e2.chain and _facing(e1, e2, lw) >= THROUGH_COS
+               for i, e1 in enumerate(aimed) for e2 in aimed[i + 1:])
 
 
 def _give_head(e: _End, blob: np.ndarray) -> None:
