@@ -201,3 +201,19 @@ def test_a_letter_touching_its_line_is_no_arrowhead(tmp_path):
     between = [e for e in graph["edges"] if {e["src"], e["dst"]} == {ids["New order"], ids["Payment Pending"]}]
     assert [(e["src"], e["arrow"]) for e in between] == [(ids["New order"], "->")], between
     assert [e for e in graph["edges"] if e["arrow"] == "<->"] == []
+
+
+@pytest.mark.skipif(not _available("graphviz"), reason="graphviz is not installed")
+def test_a_pocket_between_crossing_connectors_is_no_node(tmp_path):
+    """Graphviz sets the label `rejected` in a pocket fenced in by connectors crossing each other: a
+    convex region holding centred text, like a node, but lines cross at its corners. It is an edge
+    label, not a node standing between the two halves of the connectors around it."""
+    from benchmark.d2 import parse_file
+    from benchmark.extract.align import align
+
+    graph = _graphviz_drawing("biz_purchase_approval", tmp_path)
+    assert not [n for n in graph["nodes"] if n["label"].lower().startswith("reject")], graph["nodes"]
+    mapping = align(graph, parse_file(Path(__file__).resolve().parent.parent / "diagrams" / "biz_purchase_approval.d2"))
+    ids = {mapping[n["id"]]: n["id"] for n in graph["nodes"] if n["id"] in mapping}
+    cut = [e for e in graph["edges"] if (e["src"], e["dst"]) == (ids["finance.cfo"], ids["cancel"])]
+    assert [e["label"][:6] for e in cut] == ["reject"], graph["edges"]

@@ -52,6 +52,9 @@ CONTAINER_SOLIDITY_MIN = 0.9
 CONTAINER_EXTENT_MIN = 0.8
 #: and at most this many times the area of the text it holds
 LEAF_AREA_PER_TEXT = 25
+#: a region with this many corners where lines cross (or more) is a pocket fenced in by connectors crossing
+#: each other, not a shape (:func:`crossed_corners`)
+CROSSED_CORNERS_MIN = 1
 
 
 def normalise(rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -230,7 +233,7 @@ def extract_any(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] | N
     from benchmark.extract.pipeline import _Clock, count_words, to_parse_json, with_coverage
 
     clock = _Clock(timings)
-    rgb, lum, _ = normalise(np.ascontiguousarray(rgb, dtype=np.uint8))
+    rgb, lum, dark_page = normalise(np.ascontiguousarray(rgb, dtype=np.uint8))
     ink = ink_mask(lum)
     text, th = text_layer(ink)
     lines = ink & (text == 0)
@@ -258,7 +261,8 @@ def extract_any(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] | N
              for w in strip_line_stubs(read_words(r_text, lang=lang), full_lines)]
     clock.lap("ocr")
     blocks = group_blocks(group_lines(words))
-    shapes, figures = _shapes_with_text(regions, blocks, lw, small, lines, drawn)
+    # (not on a dark page: d2's dark theme draws long straight connectors over shapes, across their corners)
+    shapes, figures = _shapes_with_text(regions, blocks, lw, small, lines, drawn, crossings=not dark_page)
     outside: dict[int, list[tuple[int, int, int, int]]] = {}
     used: set[int] = set()
     # a figure's label is its own, whatever shape lies next to it
@@ -376,12 +380,15 @@ def _centred(s: Shape, blocks: list[Block]) -> bool:
 
 def _shapes_with_text(regions: list, blocks: list[Block], lw: int, small: list | None = None,
                       lines: np.ndarray | None = None,
-                      drawn: set[tuple[int, int, int, int]] | None = None) -> tuple[list[Shape], dict[int, int]]:
+                      drawn: set[tuple[int, int, int, int]] | None = None,
+                      crossings: bool = True) -> tuple[list[Shape], dict[int, int]]:
     """Shapes from regions: nested, and kept when they hold a text block or another kept shape;
     and figures (:func:`_figures`) among the empty regions and ``small`` ones, with the index of
     the block under each (by the returned shapes' indices). A region whose box is in ``drawn`` (the
     inside of a drawn rectangle, :func:`with_boxes`) holding centred text is a shape however little
-    of it the text fills (a grid layout stretches its boxes)."""
+    of it the text fills (a grid layout stretches its boxes). With ``crossings`` (and ``lines``), a
+    region with lines crossing at a corner (:func:`crossed_corners`) is a pocket between connectors:
+    true of tools that route connectors around shapes, not of those that draw them over shapes."""
     drawn = drawn or set()
     n_big = len(regions)
     regions = sorted(regions, key=lambda f: (f[1][1], f[1][0], -f[2])) + sorted(
@@ -389,6 +396,8 @@ def _shapes_with_text(regions: list, blocks: list[Block], lw: int, small: list |
     shapes = [Shape(i, "rectangle", c, box, area, (255, 255, 255)) for i, (c, box, area, _) in enumerate(regions)]
     _nest(shapes)
     centres = [b.centre for b in blocks]
+    widened = cv2.dilate(lines.view(np.uint8), np.ones((3, 3), np.uint8)) > 0 \
+        if lines is not None and crossings else None
     keep: set[int] = set()
     held = [False] * len(blocks)   # whether a kept shape holds the block
     for s in sorted(shapes[:n_big], key=lambda s: s.area):
@@ -406,6 +415,9 @@ def _shapes_with_text(regions: list, blocks: list[Block], lw: int, small: list |
                 continue
         elif not own or solidity(s.contour) < LEAF_SOLIDITY_MIN:
             continue               # an empty pocket, or a region fenced in by connectors
+        elif widened is not None and s.box not in drawn and \
+                crossed_corners(s.contour, widened, lw) >= CROSSED_CORNERS_MIN:
+            continue               # a pocket between connectors that cross each other
         elif not ((s.area <= LEAF_AREA_PER_TEXT * sum(blocks[bi].box[2] * blocks[bi].box[3] for bi in own)
                    or s.box in drawn) and _centred(s, [blocks[bi] for bi in own])):
             continue
@@ -436,6 +448,114 @@ def _shapes_with_text(regions: list, blocks: list[Block], lw: int, small: list |
         s.kind = "rectangle" if s.is_container else classify(filled)
     figures = {i: figure_of[s.index] for i, s in enumerate(kept) if s.index in figure_of}
     return out, figures
+
+
+def crossed_corners(contour: np.ndarray, lines: np.ndarray, lw: int) -> int:
+    """How many of a region's corners are crossings: both lines meeting there run on past the corner
+    as two strokes. A shape's outline turns at its corners and stops (a connector may start there,
+    but as one stroke, not as both sides running on); a pocket fenced in by connectors (Graphviz
+    sets an edge label between the curves around it) has its corners where they cross. ``lines`` is
+    the line layer, best widened by a pixel (a thin diagonal line is not missed between samples).
+
+    >>> lines = np.zeros((120, 120), bool)
+    >>> for i in range(120):
+    ...     lines[i, i] = lines[i, 119 - i] = True             # two lines crossing: an X
+    >>> lines[74, :] = True                                    # and a third across both
+    >>> pocket = np.array([[[60, 62]], [[71, 73]], [[48, 73]]], np.int32)   # the region under the X
+    >>> box = np.zeros((60, 60), bool); box[10, 10:50] = box[50, 10:50] = box[10:51, 10] = box[10:51, 49] = True
+    >>> inside = np.array([[[12, 12]], [[47, 12]], [[47, 48]], [[12, 48]]], np.int32)
+    >>> crossed_corners(pocket, lines, 2), crossed_corners(inside, box, 2)
+    (3, 0)
+    >>> for i in range(10):
+    ...     box[i, i] = box[i, 59 - i] = True                  # connectors leaving two of its corners
+    >>> box[2, :] = True                                       # and a line passing above it
+    >>> crossed_corners(inside, box, 2)
+    0
+    """
+    k = 2 * lw + 3                         # the closing that found the region (:func:`find_regions`)
+    pts = [p for p in cv2.approxPolyDP(contour, max(2.0, 1.5 * lw), True).reshape(-1, 2).astype(float)]
+    # the closing cuts a sharp corner's tip off: the short side left there is one corner, where the
+    # sides on either side of it meet
+    apex = [False] * len(pts)
+    merged = True
+    while merged and len(pts) > 3:
+        merged = False
+        for i in range(len(pts)):
+            j = (i + 1) % len(pts)
+            if float(np.hypot(*(pts[i] - pts[j]))) < k + lw:
+                meet = _meeting(pts[i - 1], pts[i], pts[(j + 1) % len(pts)], pts[j])
+                pts[i] = meet if meet is not None else (pts[i] + pts[j]) / 2
+                apex[i] = meet is not None
+                del pts[j], apex[j]
+                merged = True
+                break
+    h, w = lines.shape
+    count = 0
+    for i, p in enumerate(pts):
+        u, v = pts[i - 1] - p, pts[(i + 1) % len(pts)] - p
+        nu, nv = float(np.hypot(*u)), float(np.hypot(*v))
+        if min(nu, nv) < 1:
+            continue
+        u, v = u / nu, v / nv
+        cos = float(np.dot(u, v))
+        if cos < CORNER_COS_MIN:
+            continue                       # no corner: the outline turns a little there
+        # read round the corner on a circle wide enough to reach past where the lines' middles meet
+        # (a sharp corner's tip lies far off the region's: the closing filled the paper there)
+        half = 0.5 * float(np.arccos(min(1.0, cos)))
+        tip = (lw + 1) / max(np.sin(half), 0.05) if apex[i] else (k + lw) / (2 * max(np.tan(half), 0.05))
+        rho = max(6 * lw + 4, tip + 4 * lw + 2)
+        t = np.linspace(0.0, 2 * np.pi, max(64, int(4 * np.pi * rho)), endpoint=False)
+        xy = np.rint(p + np.stack([np.cos(t), np.sin(t)], axis=1) * rho).astype(int)
+        inside = (xy[:, 0] >= 0) & (xy[:, 0] < w) & (xy[:, 1] >= 0) & (xy[:, 1] < h)
+        ink = np.zeros(len(xy), bool)
+        ink[inside] = lines[xy[inside, 1], xy[inside, 0]]
+        if ink.all():
+            continue
+        # number the runs of ink round the circle, a run across the circle's start counted once
+        first = int(np.argmin(ink))
+        ink = np.roll(ink, -first)
+        run = np.cumsum(ink & ~np.roll(ink, 1)) * ink
+        n = len(t)
+        span = int(np.ceil((lw + 1) / rho * n / (2 * np.pi)))   # a line's width either side, in samples
+        hits = []
+        for d in (-u, -v):                  # each side run on past the corner
+            at = int(round(float(np.arctan2(d[1], d[0])) % (2 * np.pi) / (2 * np.pi) * n)) - first
+            near = run[np.arange(at - span, at + span + 1) % n]
+            hits.append(set(near[near > 0].tolist()))
+        if not (hits[0] and hits[1]) or hits[0] & hits[1]:
+            continue
+        # and each runs on straight: a connector arriving near a shape's corner, or a cylinder's cap
+        # meeting its side, is ink there too, but not along the side's line further out
+        r = lw + 1
+        if all(lines[max(0, y - r):max(0, y + r + 1), max(0, x - r):max(0, x + r + 1)].any()
+               for x, y in (np.rint(p + d * RUN_ON * rho).astype(int) for d in (-u, -v))):
+            count += 1
+    return count
+
+
+def _meeting(a0: np.ndarray, a1: np.ndarray, b0: np.ndarray, b1: np.ndarray) -> np.ndarray | None:
+    """Where the line from ``a0`` through ``a1`` meets the line from ``b0`` through ``b1``, ahead of
+    both ``a1`` and ``b1`` (None when they are parallel or meet behind).
+
+    >>> _meeting(np.array([0., 0.]), np.array([4., 1.]), np.array([0., 4.]), np.array([4., 3.])).tolist()
+    [8.0, 2.0]
+    """
+    da, db = a1 - a0, b1 - b0
+    den = float(da[0] * db[1] - da[1] * db[0])
+    if abs(den) < 1e-9:
+        return None
+    diff = b0 - a0
+    ta = float(diff[0] * db[1] - diff[1] * db[0]) / den
+    tb = float(diff[0] * da[1] - diff[1] * da[0]) / den
+    return a0 + ta * da if ta >= 1 and tb >= 1 else None
+
+
+#: a side crossing another at a corner is also ink this many times further out along its line
+RUN_ON = 1.6
+#: a region's corner turns at least this much: the cosine of the angle between its sides is at
+#: least this (135 degrees or sharper); an outline traced round a curve turns less at each vertex
+CORNER_COS_MIN = -0.71
 
 
 def _floor_runs_on(lines: np.ndarray, box: tuple[int, int, int, int], lw: int) -> bool:
