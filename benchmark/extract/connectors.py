@@ -24,6 +24,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterator
 
 import cv2
 import numpy as np
@@ -523,18 +524,8 @@ def _pointing_end(blob: np.ndarray, ends: list[_End], reach: float, aim: float, 
     corner right beside a head arriving there) aims past the middle even when it is nearer."""
     best = None
     centre = blob.mean(axis=0)
-    # no pixel of the blob is nearer to an end than the blob's bounding box is
-    near = _within(np.array([e.point for e in ends], float).reshape(-1, 2),
-                   np.concatenate([blob.min(axis=0), blob.max(axis=0)]), reach)
-    for i in np.flatnonzero(near):
-        e = ends[i]
-        diff = blob - e.point
-        dist = np.hypot(*diff.T)
-        k = int(np.argmin(dist))
-        d = float(dist[k])
-        if d > reach:
-            continue
-        if d > lw and float(np.dot(diff[k] / d, e.direction)) < aim:
+    for e, to_blob, d in _ends_near(blob, ends, reach):
+        if d > lw and float(np.dot(to_blob / d, e.direction)) < aim:
             continue
         to_mid = centre - e.point
         n = float(np.hypot(*to_mid))
@@ -567,19 +558,25 @@ def _passed_through(blob: np.ndarray, ends: list[_End], reach: float, lw: int) -
     >>> _passed_through(blob, [above, aside], 12, 3)
     False
     """
+    aimed = [e for e, to_blob, d in _ends_near(blob, ends, reach)
+             if d <= lw or float(np.dot(to_blob / d, e.direction)) >= 0.5]
+    return any(e1.chain != e2.chain and _facing(e1, e2, lw) >= THROUGH_COS
+               for i, e1 in enumerate(aimed) for e2 in aimed[i + 1:])
+
+
+def _ends_near(blob: np.ndarray, ends: list[_End], reach: float) -> Iterator[tuple[_End, np.ndarray, float]]:
+    """The ends within ``reach`` of the blob, each with the way to the blob's pixel nearest to it and
+    that pixel's distance."""
+    # no pixel of the blob is nearer to an end than the blob's bounding box is
     near = _within(np.array([e.point for e in ends], float).reshape(-1, 2),
                    np.concatenate([blob.min(axis=0), blob.max(axis=0)]), reach)
-    aimed = []
     for i in np.flatnonzero(near):
         e = ends[i]
         diff = blob - e.point
         dist = np.hypot(*diff.T)
         k = int(np.argmin(dist))
-        d = float(dist[k])
-        if d <= reach and (d <= lw or float(np.dot(diff[k] / d, e.direction)) >= 0.5):
-            aimed.append(e)
-    return any(e1.chain != e2.chain and _facing(e1, e2, lw) >= THROUGH_COS
-               for i, e1 in enumerate(aimed) for e2 in aimed[i + 1:])
+        if float(dist[k]) <= reach:
+            yield e, diff[k], float(dist[k])
 
 
 def _give_head(e: _End, blob: np.ndarray) -> None:
