@@ -472,10 +472,25 @@ def crossed_corners(contour: np.ndarray, lines: np.ndarray, lw: int) -> int:
     >>> crossed_corners(inside, box, 2)
     0
     """
-    k = 2 * lw + 3                         # the closing that found the region (:func:`find_regions`)
+    pts = _corners(contour, lw)
+    count = 0
+    for i, (p, apex) in enumerate(pts):
+        u, v = pts[i - 1][0] - p, pts[(i + 1) % len(pts)][0] - p
+        nu, nv = float(np.hypot(*u)), float(np.hypot(*v))
+        if min(nu, nv) < 1:
+            continue
+        u, v = u / nu, v / nv
+        if float(np.dot(u, v)) >= CORNER_COS_MIN:   # (below it the outline turns a little there: no corner)
+            count += _crossing_at(p, u, v, apex, lines, lw)
+    return count
+
+
+def _corners(contour: np.ndarray, lw: int) -> list[tuple[np.ndarray, bool]]:
+    """The vertices of a region's outline, each with whether it was found as the point where two sides
+    meet: the closing that found the region (:func:`find_regions`) cuts a sharp corner's tip off, and
+    the short side left there is one corner, where the sides on either side of it meet."""
+    k = 2 * lw + 3
     pts = [p for p in cv2.approxPolyDP(contour, max(2.0, 1.5 * lw), True).reshape(-1, 2).astype(float)]
-    # the closing cuts a sharp corner's tip off: the short side left there is one corner, where the
-    # sides on either side of it meet
     apex = [False] * len(pts)
     merged = True
     while merged and len(pts) > 3:
@@ -489,49 +504,44 @@ def crossed_corners(contour: np.ndarray, lines: np.ndarray, lw: int) -> int:
                 del pts[j], apex[j]
                 merged = True
                 break
+    return list(zip(pts, apex))
+
+
+def _crossing_at(p: np.ndarray, u: np.ndarray, v: np.ndarray, apex: bool, lines: np.ndarray, lw: int) -> bool:
+    """Do both sides of the corner at ``p`` (unit directions ``u`` and ``v`` along them) run on past it,
+    as two strokes, and still along their lines further out? (See :func:`crossed_corners`.)"""
+    k = 2 * lw + 3
+    # read round the corner on a circle wide enough to reach past where the lines' middles meet
+    # (a sharp corner's tip lies far off the region's: the closing filled the paper there)
+    half = 0.5 * float(np.arccos(min(1.0, float(np.dot(u, v)))))
+    tip = (lw + 1) / max(np.sin(half), 0.05) if apex else (k + lw) / (2 * max(np.tan(half), 0.05))
+    rho = max(6 * lw + 4, tip + 4 * lw + 2)
+    n = max(64, int(4 * np.pi * rho))
+    t = np.linspace(0.0, 2 * np.pi, n, endpoint=False)
+    xy = np.rint(p + np.stack([np.cos(t), np.sin(t)], axis=1) * rho).astype(int)
     h, w = lines.shape
-    count = 0
-    for i, p in enumerate(pts):
-        u, v = pts[i - 1] - p, pts[(i + 1) % len(pts)] - p
-        nu, nv = float(np.hypot(*u)), float(np.hypot(*v))
-        if min(nu, nv) < 1:
-            continue
-        u, v = u / nu, v / nv
-        cos = float(np.dot(u, v))
-        if cos < CORNER_COS_MIN:
-            continue                       # no corner: the outline turns a little there
-        # read round the corner on a circle wide enough to reach past where the lines' middles meet
-        # (a sharp corner's tip lies far off the region's: the closing filled the paper there)
-        half = 0.5 * float(np.arccos(min(1.0, cos)))
-        tip = (lw + 1) / max(np.sin(half), 0.05) if apex[i] else (k + lw) / (2 * max(np.tan(half), 0.05))
-        rho = max(6 * lw + 4, tip + 4 * lw + 2)
-        t = np.linspace(0.0, 2 * np.pi, max(64, int(4 * np.pi * rho)), endpoint=False)
-        xy = np.rint(p + np.stack([np.cos(t), np.sin(t)], axis=1) * rho).astype(int)
-        inside = (xy[:, 0] >= 0) & (xy[:, 0] < w) & (xy[:, 1] >= 0) & (xy[:, 1] < h)
-        ink = np.zeros(len(xy), bool)
-        ink[inside] = lines[xy[inside, 1], xy[inside, 0]]
-        if ink.all():
-            continue
-        # number the runs of ink round the circle, a run across the circle's start counted once
-        first = int(np.argmin(ink))
-        ink = np.roll(ink, -first)
-        run = np.cumsum(ink & ~np.roll(ink, 1)) * ink
-        n = len(t)
-        span = int(np.ceil((lw + 1) / rho * n / (2 * np.pi)))   # a line's width either side, in samples
-        hits = []
-        for d in (-u, -v):                  # each side run on past the corner
-            at = int(round(float(np.arctan2(d[1], d[0])) % (2 * np.pi) / (2 * np.pi) * n)) - first
-            near = run[np.arange(at - span, at + span + 1) % n]
-            hits.append(set(near[near > 0].tolist()))
-        if not (hits[0] and hits[1]) or hits[0] & hits[1]:
-            continue
-        # and each runs on straight: a connector arriving near a shape's corner, or a cylinder's cap
-        # meeting its side, is ink there too, but not along the side's line further out
-        r = lw + 1
-        if all(lines[max(0, y - r):max(0, y + r + 1), max(0, x - r):max(0, x + r + 1)].any()
-               for x, y in (np.rint(p + d * RUN_ON * rho).astype(int) for d in (-u, -v))):
-            count += 1
-    return count
+    inside = (xy[:, 0] >= 0) & (xy[:, 0] < w) & (xy[:, 1] >= 0) & (xy[:, 1] < h)
+    ink = np.zeros(n, bool)
+    ink[inside] = lines[xy[inside, 1], xy[inside, 0]]
+    if ink.all():
+        return False
+    # number the runs of ink round the circle, a run across the circle's start counted once
+    first = int(np.argmin(ink))
+    ink = np.roll(ink, -first)
+    run = np.cumsum(ink & ~np.roll(ink, 1)) * ink
+    span = int(np.ceil((lw + 1) / rho * n / (2 * np.pi)))   # a line's width either side, in samples
+    hits = []
+    for d in (-u, -v):                      # each side run on past the corner
+        at = int(round(float(np.arctan2(d[1], d[0])) % (2 * np.pi) / (2 * np.pi) * n)) - first
+        near = run[np.arange(at - span, at + span + 1) % n]
+        hits.append(set(near[near > 0].tolist()))
+    if not (hits[0] and hits[1]) or hits[0] & hits[1]:
+        return False
+    # and each runs on straight: a connector arriving near a shape's corner, or a cylinder's cap
+    # meeting its side, is ink there too, but not along the side's line further out
+    r = lw + 1
+    return all(lines[max(0, y - r):max(0, y + r + 1), max(0, x - r):max(0, x + r + 1)].any()
+               for x, y in (np.rint(p + d * RUN_ON * rho).astype(int) for d in (-u, -v)))
 
 
 def _meeting(a0: np.ndarray, a1: np.ndarray, b0: np.ndarray, b1: np.ndarray) -> np.ndarray | None:
