@@ -629,20 +629,24 @@ def _answer_batches(work: _Work, prepared: list[tuple[Question, _Prepared]]) -> 
 
 def _rank_all(finders: dict[str, Any], questions: list[Question]) -> dict[str, dict[str, dict[str, Any]]]:
     """Top diagram and the rank of the question's own diagram, per finder and question."""
+    from benchmark.finders.ranking import rank_each
+
     found: dict[str, dict[str, dict[str, Any]]] = {}
+    asked = [_redacted(q) for q in questions]
     for name, finder in sorted(finders.items()):
         per: dict[str, dict[str, Any]] = {}
-        for q in questions:
-            t = time.perf_counter()
+        for q, (ranking, seconds) in zip(questions, rank_each(finder, asked)):
             try:
-                ranking = [d for d, _ in finder.rank(_redacted(q))]
-                if not ranking:
+                if isinstance(ranking, Exception):
+                    raise ranking
+                order = [d for d, _ in ranking]
+                if not order:
                     raise DiagQAError(f"finder {name} ranked no diagram")
-                rank = ranking.index(q.diagram) + 1 if q.diagram in ranking else None
-                per[q.id] = {"diagram": ranking[0], "rank": rank, "error": None}
+                rank = order.index(q.diagram) + 1 if q.diagram in order else None
+                per[q.id] = {"diagram": order[0], "rank": rank, "error": None}
             except Exception as exc:
                 per[q.id] = {"diagram": None, "rank": None, "error": _error("find", exc)}
-            per[q.id]["time"] = round(time.perf_counter() - t, 6)
+            per[q.id]["time"] = round(seconds, 6)
         found[name] = per
     return found
 

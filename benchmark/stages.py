@@ -32,7 +32,9 @@ class Finder(Protocol):
     def fit(self, dataset: "Dataset") -> None: ...
 
     def rank(self, question: "Question") -> list[tuple[str, float]]:
-        """(diagram id, score), best first; all diagrams of the dataset."""
+        """(diagram id, score), best first; all diagrams of the dataset. A finder may also have
+        ``rank_many(questions)``, the same rankings for many questions at once (one embedding batch):
+        the run and ``diagqa find --eval`` call it when it is there."""
         ...
 
 

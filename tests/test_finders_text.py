@@ -292,6 +292,55 @@ def test_dense_ranks_by_meaning_of_ocr_text(dataset):
     assert finder.rank(query("deploy the built image to staging")) == ranking  # deterministic
 
 
+def test_dense_ranks_many_questions_as_it_ranks_each(dataset, tmp_path, monkeypatch):
+    """The run ranks every question at once (one embedding batch): the same diagrams in the same order,
+    the same scores to the sixth place, as one question at a time (each embedded on its own, from an
+    empty cache). Twins' equal labels tie whatever the batch: the diagram id orders them."""
+    from benchmark import embeddings
+    from benchmark.finders.dense import DenseFinder
+    from benchmark.finders.ranking import rank_each
+
+    finder = DenseFinder()
+    finder.fit(dataset)
+    calls: list[int] = []
+    real = embeddings.encode
+    monkeypatch.setattr(embeddings, "encode", lambda texts, **kw: calls.append(len(texts)) or real(texts, **kw))
+    many = [r for r, _ in rank_each(finder, dataset.questions)]
+    assert calls == [len(dataset.questions)]
+    assert [r for r, _ in rank_each(finder, dataset.questions, chunk=2)] == many and calls[1:] == [2, 2, 1]
+    monkeypatch.setattr(embeddings, "_memory", {})
+    monkeypatch.setenv("DIAGQA_CACHE", str(tmp_path / "fresh"))
+    one = [finder.rank(q) for q in dataset.questions]
+    assert [[d for d, _ in r] for r in many] == [[d for d, _ in r] for r in one]
+    assert all(abs(a - b) <= 1e-6 for r, o in zip(many, one) for (_, a), (_, b) in zip(r, o))
+    assert many[0][:2] == sorted(many[0][:2]) and many[0][0][1] == many[0][1][1]
+
+
+def test_a_failing_batch_is_ranked_question_by_question(dataset):
+    """When ``rank_many`` raises, each question is ranked on its own: the bad one gets its error, the
+    others their rankings; ``evaluate_finder`` counts it as a miss and names it."""
+    from benchmark.finders.ranking import rank_each
+
+    class Picky(D2BM25Finder):
+        def rank_many(self, questions):
+            return [self.rank(q) for q in questions]
+
+        def rank(self, question):
+            if question.id == "of_unpaid":
+                raise ValueError("cannot read this question")
+            return super().rank(question)
+
+    finder = Picky()
+    finder.fit(dataset)
+    out = list(rank_each(finder, dataset.questions, chunk=2))
+    bad = [q.id for q, (r, _) in zip(dataset.questions, out) if isinstance(r, Exception)]
+    assert bad == ["of_unpaid"]
+    assert all(isinstance(r, list) and r for q, (r, _) in zip(dataset.questions, out) if q.id != "of_unpaid")
+    result = evaluate_finder(Picky(), dataset)
+    assert result.ranks["of_unpaid"] is None and result.ranks["ci_notify"] == 1
+    assert any("[of_unpaid]" in p and "cannot read" in p for p in result.problems)
+
+
 def test_find_command_eval_and_query(dataset, capsys, monkeypatch, tmp_path):
     from benchmark.cli import main
 

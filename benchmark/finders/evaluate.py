@@ -12,6 +12,7 @@ from typing import Any, Sequence
 from benchmark.dataset import Dataset
 from benchmark.errors import StageUnavailable
 from benchmark.finders.metrics import FinderScores, TwinOutcome, finder_scores, rank_of, twin_outcome
+from benchmark.finders.ranking import rank_each
 from benchmark.questions import Question
 from benchmark.stages import FINDERS, Finder
 
@@ -40,13 +41,11 @@ def evaluate_finder(finder: Finder, dataset: Dataset, questions: Sequence[Questi
     ranks: dict[str, int | None] = {}
     twins: list[TwinOutcome] = []
     problems: list[str] = list(getattr(finder, "problems", ()))
-    for q in questions:
-        try:
-            ranking = finder.rank(q)
-        except StageUnavailable:
-            raise
-        except Exception as exc:  # one failing question never loses the others
-            problems.append(f"{q.file or ''}:{q.line or ''} [{q.id}]: {type(exc).__name__}: {exc}")
+    for q, (ranking, _) in zip(questions, rank_each(finder, questions)):
+        if isinstance(ranking, StageUnavailable):
+            raise ranking
+        if isinstance(ranking, Exception):  # one failing question never loses the others
+            problems.append(f"{q.file or ''}:{q.line or ''} [{q.id}]: {type(ranking).__name__}: {ranking}")
             ranks[q.id] = None
             continue
         ranks[q.id] = rank_of(ranking, q.diagram)

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import math
-from typing import Mapping
+import time
+from typing import Any, Iterator, Mapping, Sequence
 
 
 def ranked(scores: Mapping[str, float]) -> list[tuple[str, float]]:
@@ -17,6 +18,61 @@ def ranked(scores: Mapping[str, float]) -> list[tuple[str, float]]:
     """
     clean = {k: (-math.inf if math.isnan(v) else float(v)) for k, v in scores.items()}
     return sorted(clean.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+#: questions a ``rank_many`` finder ranks at once: one embedding batch each, while a ranking of every
+#: diagram per question is held for this many questions only (at 500 diagrams and 7 350 questions,
+#: all rankings at once would be 3.7 million pairs)
+RANK_CHUNK = 256
+
+
+def rank_each(finder: Any, questions: Sequence[Any],
+              chunk: int = RANK_CHUNK) -> Iterator[tuple[list[tuple[str, float]] | Exception, float]]:
+    """``(finder.rank(q), seconds)`` for every question in order, or ``(the exception, seconds)`` where it
+    raised; yielded one at a time, so that the caller keeps what it needs of each ranking only.
+
+    A finder with ``rank_many`` ranks ``chunk`` questions per call (the ``dense`` finder embeds them in
+    one batch); each question is then given an equal share of the call's time. When ``rank_many``
+    raises, the questions of that call are ranked again one by one, so that one bad question costs
+    only itself. Nothing a finder raises escapes: the caller decides what an error means (a missing
+    model is no bad question).
+
+    >>> class Plain:
+    ...     def rank(self, q):
+    ...         if q == "bad": raise ValueError("no words")
+    ...         return [(q, 1.0)]
+    >>> [r if isinstance(r, list) else type(r).__name__ for r, _ in rank_each(Plain(), ["a", "bad"])]
+    [[('a', 1.0)], 'ValueError']
+    """
+    many = getattr(finder, "rank_many", None)
+    if many is None:
+        for q in questions:
+            yield _rank_one(finder, q)
+        return
+    for at in range(0, len(questions), max(1, chunk)):
+        part = list(questions[at:at + max(1, chunk)])
+        start = time.perf_counter()
+        try:
+            rankings = many(part)
+        except Exception:  # noqa: BLE001 - ranked one by one below, each question's error its own
+            for q in part:
+                yield _rank_one(finder, q)
+            continue
+        if len(rankings) != len(part):
+            raise ValueError(f"finder {getattr(finder, 'name', finder)!r}: rank_many gave "
+                             f"{len(rankings)} rankings for {len(part)} questions")
+        share = (time.perf_counter() - start) / len(part)
+        for r in rankings:
+            yield r, share
+
+
+def _rank_one(finder: Any, question: Any) -> tuple[list[tuple[str, float]] | Exception, float]:
+    start = time.perf_counter()
+    try:
+        ranking: list[tuple[str, float]] | Exception = finder.rank(question)
+    except Exception as exc:  # noqa: BLE001 - one failing question never loses the others
+        ranking = exc
+    return ranking, time.perf_counter() - start
 
 
 class BM25Index:
