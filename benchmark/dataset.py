@@ -84,6 +84,13 @@ class Diagram:
 class Dataset:
     root: Path
     diagrams: dict[str, Diagram]
+    #: the no-model prior baselines' predictions made when the dataset was loaded (to measure
+    #: ``counter_prior``), for a run's own priors to take (:data:`benchmark.priors.SET_FREE_BASELINES`);
+    #: kept in this process only, never pickled to a worker
+    prior_predictions: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "prior_predictions": {}}
 
     @property
     def questions(self) -> list[Question]:
@@ -398,12 +405,14 @@ def measure_counter_prior(dataset: Dataset) -> None:
     on the dataset; the annotation's own ``counter_prior`` stays as ``counter_prior_annotated``."""
     from dataclasses import replace
 
-    from benchmark.priors import run_priors
+    from benchmark.priors import SET_FREE_BASELINES, run_priors
 
     questions = [q for did in sorted(dataset.diagrams) for q in dataset.diagrams[did].questions]
     if not questions:
         return
-    measured = run_priors(dataset, questions=questions).counter_prior
+    result = run_priors(dataset, questions=questions)
+    measured = result.counter_prior
+    dataset.prior_predictions = {b: p for b, p in result.predictions.items() if b in SET_FREE_BASELINES}
     for d in dataset.diagrams.values():
         d.questions = [replace(q, counter_prior=bool(measured.get(q.id))) for q in d.questions]
 

@@ -62,6 +62,9 @@ COUNTER_PRIOR_KINDS = ("bool", "node")
 #: every baseline in report order; the llm ones run only when a model is configured
 BASELINES = ("majority", "text-cue", "cue-majority", "keyword", "keyword-nodes", "blind", "llm-question", "llm-nodes")
 NO_MODEL_BASELINES = BASELINES[:6]
+#: baselines whose prediction for a question does not depend on the other questions run (the
+#: majority answers do): one :func:`run_priors` may take them from another's ``predictions``
+SET_FREE_BASELINES = ("keyword", "keyword-nodes", "blind")
 
 
 def text_cue(text: str) -> bool:
@@ -489,9 +492,12 @@ class PriorsResult:
 def run_priors(ds: Dataset, names: Sequence[str] = NO_MODEL_BASELINES,
                llm_options: Mapping[str, Any] | None = None,
                progress: Callable[[str, int, int], None] | None = None,
-               questions: Sequence[Question] | None = None) -> PriorsResult:
+               questions: Sequence[Question] | None = None,
+               known: Mapping[str, Mapping[str, Prediction]] | None = None) -> PriorsResult:
     """Run every available baseline of ``names`` on ``questions`` (default: every question of ``ds``,
-    diagrams in id order); the majority answers are taken over the same questions."""
+    diagrams in id order); the majority answers are taken over the same questions. ``known``
+    (baseline -> question id -> prediction, another result's ``predictions`` on the same dataset)
+    gives the predictions of :data:`SET_FREE_BASELINES` that need not be made again."""
     if questions is None:
         questions = [q for did in sorted(ds.diagrams) for q in ds.diagrams[did].questions]
     questions = list(questions)
@@ -501,9 +507,10 @@ def run_priors(ds: Dataset, names: Sequence[str] = NO_MODEL_BASELINES,
     for b in order:
         predict = predictors[b]
         predictions[b] = {}
+        reuse = (known or {}).get(b, {}) if b in SET_FREE_BASELINES else {}
         for i, q in enumerate(questions):
             try:
-                predictions[b][q.id] = predict(q, ds.diagrams[q.diagram])
+                predictions[b][q.id] = reuse[q.id] if q.id in reuse else predict(q, ds.diagrams[q.diagram])
             except Exception as exc:  # e.g. a diagram that does not parse: unmeasured, the rest still run
                 predictions[b][q.id] = Prediction(None, None, f"{type(exc).__name__}: {exc}")
             if progress is not None:

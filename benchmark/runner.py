@@ -1157,7 +1157,10 @@ def _priors_and_pairs(spec: RunSpec, dataset: Dataset, questions: list[Question]
     from benchmark.generated import PAIRS_FILE, load_pairs
     from benchmark.priors import run_card_summary, run_priors
 
-    out: dict[str, Any] = {"priors": run_card_summary(run_priors(dataset, questions=questions)) if questions else None}
+    # (the baselines that read no other question were run on every question when the dataset was loaded)
+    out: dict[str, Any] = {"priors": run_card_summary(run_priors(dataset, questions=questions,
+                                                                 known=dataset.prior_predictions))
+                           if questions else None}
     pairs_file = Path(spec.data_dir) / PAIRS_FILE
     if pairs_file.is_file():
         run_ids = {q.id for q in questions}

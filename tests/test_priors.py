@@ -340,3 +340,28 @@ def test_counter_prior_is_computed_when_the_dataset_loads(shop):
     ds, problems = load_dataset(shop)
     assert problems == [] and all(q.counter_prior_annotated is None for q in ds.questions)
     assert {q.id for q in ds.questions if q.counter_prior} == {"shop-q3"}
+
+
+def test_a_run_takes_the_set_free_predictions_made_at_load(shop, monkeypatch):
+    """Loading the dataset runs every no-model baseline on every question (to measure counter_prior);
+    a run's priors on a subset take the keyword and blind predictions from there instead of making them
+    again, and give the same table as made from scratch. The majority answers, which depend on the
+    questions run, are made again. The predictions are not pickled (a worker gets none)."""
+    import pickle
+
+    from benchmark.answerers.keyword import KeywordAnswerer
+    from benchmark.priors import SET_FREE_BASELINES
+
+    ds, _ = load_dataset(shop)
+    assert set(ds.prior_predictions) == set(SET_FREE_BASELINES)
+    assert set(ds.prior_predictions["keyword"]) == {q.id for q in ds.questions}
+    subset = ds.questions[:4]
+    fresh = run_priors(ds, questions=subset)
+    calls: list[str] = []
+    real = KeywordAnswerer.answer
+    monkeypatch.setattr(KeywordAnswerer, "answer", lambda self, q, ctx: calls.append(q.id) or real(self, q, ctx))
+    reused = run_priors(ds, questions=subset, known=ds.prior_predictions)
+    assert calls == []
+    assert reused.table == fresh.table and reused.counter_prior == fresh.counter_prior
+    assert run_priors(ds, questions=subset, known={"majority": {}}).table == fresh.table and len(calls) == 8
+    assert pickle.loads(pickle.dumps(ds)).prior_predictions == {}
