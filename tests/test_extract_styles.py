@@ -217,3 +217,25 @@ def test_a_pocket_between_crossing_connectors_is_no_node(tmp_path):
     ids = {mapping[n["id"]]: n["id"] for n in graph["nodes"] if n["id"] in mapping}
     cut = [e for e in graph["edges"] if (e["src"], e["dst"]) == (ids["finance.cfo"], ids["cancel"])]
     assert [e["label"][:6] for e in cut] == ["reject"], graph["edges"]
+
+
+@pytest.mark.skipif(not _available("mermaid"), reason="mermaid-cli is not installed")
+def test_a_connector_ending_on_a_cylinders_cap_reaches_the_cylinder(tmp_path):
+    """Mermaid draws a cylinder's top as its own closed ellipse above the labelled body; the line
+    between them is an arc, so the cap's box reaches below the top of the body's. The cap is part
+    of the cylinder, and the connectors whose heads touch it end at the cylinder (four of them
+    were lost: `Debezium Connector -> CDC Topic`, `Merge Task -> Snowflake Warehouse`, ...)."""
+    from benchmark.d2 import parse_file
+    from benchmark.extract.evaluate import score_diagram
+    from benchmark.extract.pipeline import extract
+
+    d2 = Path(__file__).resolve().parent.parent / "diagrams" / "etl_cdc.d2"
+    png = tmp_path / "etl_cdc.png"
+    render_file(d2, png, style="mermaid")
+    graph = extract(png)
+    labels = {n["id"]: n["label"] for n in graph["nodes"]}
+    into = {(labels[e["src"]], labels[e["dst"]]) for e in graph["edges"] if e["arrow"] == "->"}
+    for pair in [("Debezium Connector", "CDC Topic"), ("Merge Task", "Snowflake Warehouse"),
+                 ("Schema compatible?", "Staging Tables"), ("Backfill Job", "Staging Tables")]:
+        assert pair in into, graph["edges"]
+    assert score_diagram("etl_cdc", graph, parse_file(d2)).edge_f1 == 1.0, graph["edges"]

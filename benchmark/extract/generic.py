@@ -653,13 +653,17 @@ def _innermost(boxes: list[Shape], point: tuple[float, float]) -> int | None:
 
 def _cap_owner(s: Shape, leaves: list[Shape], gap: int) -> Shape | None:
     """The leaf an empty region is a part of: right above or below it, no wider, and together
-    still convex (a cylinder's top drawn as its own closed ellipse)."""
+    still convex (a cylinder's top drawn as its own closed ellipse). The boxes may overlap by up to
+    the part's own height: the line between a cap and its body is an arc, so the body's box begins
+    above the cap's lowest row."""
     sx, sy, sw, sh = s.box
     for o in leaves:
         ox, oy, ow, oh = o.box
         if sx < ox - gap or sx + sw > ox + ow + gap or sh > oh:
             continue
-        if -gap <= oy - (sy + sh) <= gap or -gap <= sy - (oy + oh) <= gap:
+        above = sy + sh / 2 < oy and sy + sh >= oy - gap
+        below = sy + sh / 2 > oy + oh and sy <= oy + oh + gap
+        if above or below:
             hull = cv2.convexHull(np.concatenate([s.contour, o.contour]))
             if cv2.contourArea(hull) <= 1.25 * (s.area + o.area):
                 return o
