@@ -340,6 +340,16 @@ def test_a_failing_batch_is_ranked_question_by_question(dataset):
     assert result.ranks["of_unpaid"] is None and result.ranks["ci_notify"] == 1
     assert any("[of_unpaid]" in p and "cannot read" in p for p in result.problems)
 
+    class Short(D2BM25Finder):   # a batch that drops a question: which ranking is whose is unknown
+        def rank_many(self, questions):
+            return [self.rank(q) for q in questions[1:]]
+
+    short = Short()
+    short.fit(dataset)
+    plain = D2BM25Finder()
+    plain.fit(dataset)
+    assert [r for r, _ in rank_each(short, dataset.questions, chunk=2)] == [plain.rank(q) for q in dataset.questions]
+
 
 def test_find_command_eval_and_query(dataset, capsys, monkeypatch, tmp_path):
     from benchmark.cli import main

@@ -654,8 +654,8 @@ def _innermost(boxes: list[Shape], point: tuple[float, float]) -> int | None:
 def _cap_owner(s: Shape, leaves: list[Shape], gap: int) -> Shape | None:
     """The leaf an empty region is a part of: right above or below it, no wider, and together
     still convex (a cylinder's top drawn as its own closed ellipse). The boxes may overlap by up to
-    the part's own height: the line between a cap and its body is an arc, so the body's box begins
-    above the cap's lowest row."""
+    half the part's height (its middle row stays outside the leaf's box): the line between a cap and
+    its body is an arc, so the body's box begins above the cap's lowest row."""
     sx, sy, sw, sh = s.box
     for o in leaves:
         ox, oy, ow, oh = o.box

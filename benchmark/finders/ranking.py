@@ -33,8 +33,8 @@ def rank_each(finder: Any, questions: Sequence[Any],
 
     A finder with ``rank_many`` ranks ``chunk`` questions per call (the ``dense`` finder embeds them in
     one batch); each question is then given an equal share of the call's time. When ``rank_many``
-    raises, the questions of that call are ranked again one by one, so that one bad question costs
-    only itself. Nothing a finder raises escapes: the caller decides what an error means (a missing
+    raises (or gives another number of rankings than it was given questions), the questions of that
+    call are ranked again one by one, so that one bad question costs only itself. Nothing a finder raises escapes: the caller decides what an error means (a missing
     model is no bad question).
 
     >>> class Plain:
@@ -53,14 +53,13 @@ def rank_each(finder: Any, questions: Sequence[Any],
         part = list(questions[at:at + max(1, chunk)])
         start = time.perf_counter()
         try:
-            rankings = many(part)
+            rankings = list(many(part))
         except Exception:  # noqa: BLE001 - ranked one by one below, each question's error its own
+            rankings = None
+        if rankings is None or len(rankings) != len(part):  # (a wrong count: which is whose is unknown)
             for q in part:
                 yield _rank_one(finder, q)
             continue
-        if len(rankings) != len(part):
-            raise ValueError(f"finder {getattr(finder, 'name', finder)!r}: rank_many gave "
-                             f"{len(rankings)} rankings for {len(part)} questions")
         share = (time.perf_counter() - start) / len(part)
         for r in rankings:
             yield r, share
