@@ -524,9 +524,7 @@ def _pointing_end(blob: np.ndarray, ends: list[_End], reach: float, aim: float, 
     corner right beside a head arriving there) aims past the middle even when it is nearer."""
     best = None
     centre = blob.mean(axis=0)
-    for e, to_blob, d in _ends_near(blob, ends, reach):
-        if d > lw and float(np.dot(to_blob / d, e.direction)) < aim:
-            continue
+    for e, d in _ends_aimed_at(blob, ends, reach, aim, lw):
         to_mid = centre - e.point
         n = float(np.hypot(*to_mid))
         straight = 1.0 if n <= lw else float(np.dot(to_mid / n, e.direction))
@@ -558,15 +556,15 @@ def _passed_through(blob: np.ndarray, ends: list[_End], reach: float, lw: int) -
     >>> _passed_through(blob, [above, aside], 12, 3)
     False
     """
-    aimed = [e for e, to_blob, d in _ends_near(blob, ends, reach)
-             if d <= lw or float(np.dot(to_blob / d, e.direction)) >= 0.5]
+    aimed = [e for e, _ in _ends_aimed_at(blob, ends, reach, 0.5, lw)]
     return any(e1.chain != e2.chain and _facing(e1, e2, lw) >= THROUGH_COS
                for i, e1 in enumerate(aimed) for e2 in aimed[i + 1:])
 
 
-def _ends_near(blob: np.ndarray, ends: list[_End], reach: float) -> Iterator[tuple[_End, np.ndarray, float]]:
-    """The ends within ``reach`` of the blob, each with the way to the blob's pixel nearest to it and
-    that pixel's distance."""
+def _ends_aimed_at(blob: np.ndarray, ends: list[_End], reach: float, aim: float,
+                   lw: int) -> Iterator[tuple[_End, float]]:
+    """The ends within ``reach`` of the blob that point at its nearest pixel (cosine >= ``aim``; any
+    end within a line width of it does), each with that pixel's distance."""
     # no pixel of the blob is nearer to an end than the blob's bounding box is
     near = _within(np.array([e.point for e in ends], float).reshape(-1, 2),
                    np.concatenate([blob.min(axis=0), blob.max(axis=0)]), reach)
@@ -575,8 +573,9 @@ def _ends_near(blob: np.ndarray, ends: list[_End], reach: float) -> Iterator[tup
         diff = blob - e.point
         dist = np.hypot(*diff.T)
         k = int(np.argmin(dist))
-        if float(dist[k]) <= reach:
-            yield e, diff[k], float(dist[k])
+        d = float(dist[k])
+        if d <= reach and (d <= lw or float(np.dot(diff[k] / d, e.direction)) >= aim):
+            yield e, d
 
 
 def _give_head(e: _End, blob: np.ndarray) -> None:

@@ -136,13 +136,19 @@ def text_layer(ink: np.ndarray) -> tuple[np.ndarray, int]:
     return keep[labels], th
 
 
+def closing_size(lw: int) -> int:
+    """The side of the square that closes the line layer before regions are read (:func:`find_regions`):
+    it bridges a line's antialiased gaps, and cuts a sharp corner's tip off the region inside."""
+    return 2 * lw + 3
+
+
 def find_regions(ink: np.ndarray, lw: int, min_side: int,
                  small: list | None = None) -> list[tuple[np.ndarray, tuple[int, int, int, int], float, np.ndarray]]:
     """Closed regions of paper: (contour, box, area, filled mask in the box) of every region not
     touching the border, at least ``min_side`` wide and tall, that is not a thin ring. With
     ``small`` given, regions down to half that size are added to it (not merged with others):
     a stick figure's head is smaller than any node."""
-    k = 2 * lw + 3
+    k = closing_size(lw)
     closed = cv2.morphologyEx(ink.view(np.uint8), cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (k, k)))
     paper = (1 - closed).astype(np.uint8)
     n, labels, stats, _ = cv2.connectedComponentsWithStats(paper, connectivity=4)
@@ -489,7 +495,7 @@ def _corners(contour: np.ndarray, lw: int) -> list[tuple[np.ndarray, bool]]:
     """The vertices of a region's outline, each with whether it was found as the point where two sides
     meet: the closing that found the region (:func:`find_regions`) cuts a sharp corner's tip off, and
     the short side left there is one corner, where the sides on either side of it meet."""
-    k = 2 * lw + 3
+    k = closing_size(lw)
     pts = [p for p in cv2.approxPolyDP(contour, max(2.0, 1.5 * lw), True).reshape(-1, 2).astype(float)]
     apex = [False] * len(pts)
     merged = True
@@ -510,7 +516,7 @@ def _corners(contour: np.ndarray, lw: int) -> list[tuple[np.ndarray, bool]]:
 def _crossing_at(p: np.ndarray, u: np.ndarray, v: np.ndarray, apex: bool, lines: np.ndarray, lw: int) -> bool:
     """Do both sides of the corner at ``p`` (unit directions ``u`` and ``v`` along them) run on past it,
     as two strokes, and still along their lines further out? (See :func:`crossed_corners`.)"""
-    k = 2 * lw + 3
+    k = closing_size(lw)
     # read round the corner on a circle wide enough to reach past where the lines' middles meet
     # (a sharp corner's tip lies far off the region's: the closing filled the paper there)
     half = 0.5 * float(np.arccos(min(1.0, float(np.dot(u, v)))))

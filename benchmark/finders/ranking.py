@@ -49,8 +49,9 @@ def rank_each(finder: Any, questions: Sequence[Any],
         for q in questions:
             yield _rank_one(finder, q)
         return
-    for at in range(0, len(questions), max(1, chunk)):
-        part = list(questions[at:at + max(1, chunk)])
+    chunk = max(1, chunk)
+    for at in range(0, len(questions), chunk):
+        part = list(questions[at:at + chunk])
         start = time.perf_counter()
         try:
             rankings = list(many(part))
