@@ -43,7 +43,7 @@ def edge_kind(classes: Iterable[str] | None) -> str:
     return "association" if "association" in names else "data" if "data" in names else "flow"
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class Edge:
     """One edge of the flow view. ``label`` is ``""`` when the edge has none."""
 
@@ -68,7 +68,7 @@ class Edge:
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Subgraph:
     """A set of node ids and edges: a retrieved context or a gold certificate.
 

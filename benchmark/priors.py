@@ -156,7 +156,7 @@ def cue_majority_answers(questions: Sequence[Question], min_cell: int = MIN_CELL
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Prediction:
     """One baseline's answer to one question. ``correct`` is None when the answerer failed (unmeasured)."""
 

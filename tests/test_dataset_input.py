@@ -128,6 +128,29 @@ def test_a_repeated_key_is_refused_where_it_repeats(tmp_path, where, old, new, k
     assert (rc, summary) == (1, "validate: 1 problem(s) in 1 diagrams, 1 questions")
 
 
+def test_a_files_equal_strings_are_one_object_and_other_files_keep_their_own(tmp_path):
+    # a node id written in many questions' args and certificates is held once per file: the dataset
+    # keeps every question, and at 500 diagrams the copies were a tenth of the loaded dataset
+    def named(text: str) -> str:   # ids longer than one letter (Python shares one-letter strings anyway)
+        for a, b in (("source: a, target: b", "source: auth, target: billing"), ("[a, b]", "[auth, billing]")):
+            text = text.replace(a, b)
+        return text
+
+    second = named(annotation("d1")).split("questions:\n", 1)[1].replace("d1-q1", "d1-q2")
+    root = dataset(tmp_path / "ds", {"d1.yaml": named(annotation("d1")) + second, "d2.yaml": named(annotation("d2"))})
+    for did in ("d1", "d2"):
+        (root / "diagrams" / f"{did}.d2").write_text("auth: A\nbilling: B\nauth -> billing\n", encoding="utf-8")
+    ds, problems = load_dataset(root)
+    assert problems == []
+    q1, q2 = ds.diagrams["d1"].questions
+    (e1,), (e2,) = q1.certificate.edges, q2.certificate.edges
+    assert (e1.src, e1.dst) == (e2.src, e2.dst) == ("auth", "billing")
+    assert e1.src is e2.src and dict(q1.args)["source"] is dict(q2.args)["source"] is e1.src
+    assert q1.text is q2.text and q1.text == "Is there an arrow from A to B?"
+    (other,) = ds.diagrams["d2"].questions
+    assert dict(other.args)["source"] == "auth" and dict(other.args)["source"] is not e1.src
+
+
 # -- wrong types: one located problem each, among the others ------------------------------------
 
 @pytest.mark.parametrize("old, new, key, message", [
