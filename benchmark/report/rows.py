@@ -26,8 +26,9 @@ METRIC_COLUMNS = ("correct", "sufficient", "guess_class", "srr", "precision", "f
 #: finding, loading and selecting it, and the seconds the answerer took
 COST_COLUMNS = ("context_tokens", "retrieval_s", "answer_s")
 
-#: every column of the samples frame, in order
-FRAME_COLUMNS = ("sample_id", "question_id", "diagram_id", "variant", "answerer", "selector", "qtype",
+#: every column of the samples frame, in order (no sample id: a sample is its question, variant and answerer,
+#: and no table reads the id; the sample explorer reads whole records from ``samples.jsonl``)
+FRAME_COLUMNS = ("question_id", "diagram_id", "variant", "answerer", "selector", "qtype",
                  "counter_prior", "twin_question", "question_text", "gold", "answer_raw", "answer_error",
                  "answer_error_kind", "answer_usage", "context_text", "finder", "finder_rank", "source",
                  "found_diagram", "twin_of", "error_stage", "error_message", *METRIC_COLUMNS, *COST_COLUMNS)
@@ -68,7 +69,7 @@ def frame_row(rec: Any, metrics: Any = _SAME, error: Any = _SAME) -> tuple[Any, 
     answer, context = r.get("answer") or _EMPTY, r.get("context") or _EMPTY
     timings = r.get("timings") or _EMPTY
     parts = [timings[k] for k in ("find_s", "source_s", "select_s") if timings.get(k) is not None]
-    return (r["sample_id"], r["question_id"], r["diagram_id"], r["variant"], r["answerer"], r["selector"],
+    return (r["question_id"], r["diagram_id"], r["variant"], r["answerer"], r["selector"],
             q["type"], bool(q.get("counter_prior")), (q.get("extra") or _EMPTY).get("twin_question"), q["text"],
             q["answer"], answer.get("raw"), answer.get("error"), answer.get("error_kind"), answer.get("usage"),
             context.get("text") if m.get("guess_class") == "lucky_guess" else None,
@@ -120,8 +121,8 @@ class RowStore:
     every variant, a handful of distinct scores): each column keeps its distinct values once and, per
     row, the number of its value in the narrowest array that holds it (one byte for a column of up to
     256 values), so a run ten times as large holds far less than ten times the memory of its records.
-    The sample id, unique to its row, and any column whose values are mostly new (timings) are kept as
-    plain lists. Equal values of one column become one object in the frame: the frame's values are read,
+    A column whose values are mostly new (timings, unique to their row) is kept as a
+    plain list. Equal values of one column become one object in the frame: the frame's values are read,
     never changed in place.
     :meth:`to_frame` moves the columns into the samples frame one at a time and empties the store, so
     the rows are never held twice while the report is made.
@@ -138,8 +139,8 @@ class RowStore:
     def add(self, row: tuple[Any, ...]) -> None:
         if not self._width:
             self._width = len(row)
-            self._plain = [[]] + [None] * (len(row) - 1)   # the first column is the sample id, unique to its row
-            self._codes = [None] + [array("B") for _ in row[1:]]
+            self._plain = [None] * len(row)
+            self._codes = [array("B") for _ in row]
             self._values = [[] for _ in row]
             self._index = [{} for _ in row]
         elif len(row) != self._width:
