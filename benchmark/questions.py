@@ -122,7 +122,7 @@ def arg_problem(qtype: str, args: dict[str, Any]) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class Question:
     """One annotated question. ``answer`` is canonical for its type's kind."""
 
