@@ -104,7 +104,7 @@ def prior_floor(ds: Dataset) -> PriorFloor:
 
     from benchmark.priors import balance
 
-    res = run_priors(ds)
+    res = run_priors(ds, known=ds.prior_predictions)   # (the set-free baselines ran when the dataset loaded)
     data = res.to_json()["counter_prior"]
     return PriorFloor(
         accuracy={g: {b: c.accuracy for b, c in res.table[g].items()} for g in PRIOR_GROUPS if g in res.table},
@@ -210,8 +210,9 @@ def pair_counts(diagrams: Iterable[Diagram]) -> dict[str, Any]:
     pairs, pairless = 0, Counter()
     for d in diagrams:
         realised: dict = {}
+        edited: dict = {}   # (let go with the diagram)
         for q in d.questions:
-            if has_pair(q, d.parsed, d.graph, d.source, realised):
+            if has_pair(q, d.parsed, d.graph, d.source, realised, edited):
                 pairs += 1
             else:
                 pairless[q.type] += 1

@@ -299,12 +299,21 @@ def choose_edit(q: Question, parsed: dict[str, Any], g: nx.MultiDiGraph, seed: i
 
 
 def has_pair(q: Question, parsed: dict[str, Any], g: nx.MultiDiGraph, text: str,
-             realised: dict[Edit, bool] | None = None) -> bool:
+             realised: dict[Edit, bool] | None = None,
+             edited: dict[Edit, nx.MultiDiGraph] | None = None) -> bool:
     """Does :func:`choose_edit` find an edit for ``q`` that the D2 ``text`` can carry? The same answer,
     found sooner: edits on the certificate are tried first, and the first that flips and is made in
     the text ends the search (the d2 binary is not asked; ``diagqa perturb`` is). ``realised`` keeps,
-    across the questions of one diagram, which edits the text can carry."""
+    across the questions of one diagram, which edits the text can carry, and ``edited`` the graph each
+    edit makes (the questions of one diagram try many of the same edits; the solver reads a graph and
+    never changes it)."""
     seen: dict[Edit, bool] = {} if realised is None else realised
+    graphs: dict[Edit, nx.MultiDiGraph] = {} if edited is None else edited
+
+    def graph_of(e: Edit) -> nx.MultiDiGraph:
+        if e not in graphs:
+            graphs[e] = build_graph(apply_edit(parsed, e))
+        return graphs[e]
 
     def usable(e: Edit) -> bool:
         if e not in seen:
@@ -321,7 +330,7 @@ def has_pair(q: Question, parsed: dict[str, Any], g: nx.MultiDiGraph, text: str,
     edits = sorted(candidate_edits(q.type, parsed), key=lambda e: not pivotal(e, parsed, cert))
     for group in (edits, add_edits(q.type, q.arg, parsed, cert)):
         for e in group:
-            if flips(q.type, q.arg, q.answer, build_graph(apply_edit(parsed, e))) is not None and usable(e):
+            if flips(q.type, q.arg, q.answer, graph_of(e)) is not None and usable(e):
                 return True
     return False
 
