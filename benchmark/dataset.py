@@ -168,15 +168,15 @@ class AnnotationLoader(_LOADER):  # type: ignore[misc, valid-type]
                     break
         return super().construct_mapping(node, deep=deep)
 
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)
+        self._strings: dict[str, str] = {}   # each string of this file, once (see construct_yaml_str)
+
     def construct_yaml_str(self, node: yaml.ScalarNode) -> str:
         """A string scalar; equal strings of one file are one object (a node id is written in many
         questions' args, answers and certificates, and the dataset keeps every question)."""
         value = super().construct_yaml_str(node)
         return self._strings.setdefault(value, value)
-
-    def __init__(self, stream: Any) -> None:
-        super().__init__(stream)
-        self._strings: dict[str, str] = {}
 
 
 AnnotationLoader.add_constructor("tag:yaml.org,2002:str", AnnotationLoader.construct_yaml_str)

@@ -121,9 +121,9 @@ class RowStore:
     every variant, a handful of distinct scores): each column keeps its distinct values once and, per
     row, the number of its value in the narrowest array that holds it (one byte for a column of up to
     256 values), so a run ten times as large holds far less than ten times the memory of its records.
-    A column whose values are mostly new (timings, unique to their row) is kept as a
-    plain list. Equal values of one column become one object in the frame: the frame's values are read,
-    never changed in place.
+    A column whose values are mostly new (timings, unique to their row) is kept as a plain list. Equal
+    values of one column become one object in the frame: the frame's values are read, never changed
+    in place.
     :meth:`to_frame` moves the columns into the samples frame one at a time and empties the store, so
     the rows are never held twice while the report is made.
     """
