@@ -45,8 +45,8 @@ from benchmark.questions import Question, answer_to_json
 from benchmark.report.rows import RowStore
 from benchmark.records import (SampleRecord, answer_from_json_record, answer_hash, answer_to_json_record,
                                context_from_json, context_hash, context_to_json, graph_from_json, graph_to_json,
-                               question_from_json, question_hash, question_to_json, sample_id, subgraph_from_json,
-                               subgraph_to_json)
+                               question_from_json, question_hash, question_to_json, sample_id, sha256_json,
+                               subgraph_from_json, subgraph_to_json)
 from benchmark.registry import UnknownNameError
 from benchmark.rundir import RunLock, SampleLog, move_into, run_dir_for, scan_samples, write_atomic
 from benchmark.spec import RunSpec, Variant, refuse_secrets, with_run_id
@@ -480,6 +480,13 @@ def iter_diagram(work: _Work, diagram_id: str) -> Iterator[list[SampleRecord]]:
     Contexts are made first; an answerer with ``answer_many`` (the ``llm`` answerer, which keeps its own
     requests in flight) then gets all of this diagram's contexts at once, the others one by one as each
     question is scored and handed back.
+
+    Work that gives the same result is done once per question: a :func:`deterministic` selector's
+    selection for variants that hand it the same source's graph of the same diagram (``oracle+d2+khop2``
+    and ``d2-bm25+d2+khop2`` when the finder found the question's diagram), a deterministic answerer's
+    answer for the same context (the ``full`` and ``khop2`` selectors on a small diagram), and the
+    context's scores. A reused selection or answer records the seconds it took when it was made, so a
+    variant's cost columns are what its stages cost, whichever variant made them first.
     """
     from benchmark.context import make_context
 
@@ -490,6 +497,8 @@ def iter_diagram(work: _Work, diagram_id: str) -> Iterator[list[SampleRecord]]:
         qstored = question_from_json(qjson)   # what a re-score will rebuild
         qhash = question_hash(qjson)
         items: list[_Prepared] = []
+        # (selector, source, found diagram) -> what a deterministic selector made for this question
+        selected: dict[tuple[str, str, str], tuple[Any, ...]] = {}
         for v in work.variants:
             todo = [a for a in work.answerers if sample_id(q.id, v.name, a) not in work.done]
             if not todo:
@@ -507,23 +516,38 @@ def iter_diagram(work: _Work, diagram_id: str) -> Iterator[list[SampleRecord]]:
                     graph, timings["source_s"] = work.graph(v.source, found["diagram"])
                 except Exception as exc:
                     err = _error("source", exc)
+            made = None
             if err is None:
-                t = time.perf_counter()
-                try:
-                    sub = work.stages.selectors[v.selector].select(q, graph, work.dataset.diagrams[found["diagram"]])
-                    retrieved = subgraph_to_json(sub)
-                    ctx_json = context_to_json(make_context(found["diagram"], sub, graph))
-                    ctx = context_from_json(ctx_json)
-                    sub_scored, ctx_scored = foreign_view(subgraph_from_json(retrieved), ctx, found["diagram"], q.diagram)
-                    hashes["context"] = context_hash(ctx_json)
-                    # what an answerer that reads no context receives: nothing
-                    none_json = context_to_json(make_context(found["diagram"], Subgraph(), graph))
-                    none_ctx = context_from_json(none_json)
-                except Exception as exc:
-                    err = _error("select", exc)
-                timings["select_s"] = time.perf_counter() - t
+                selector = work.stages.selectors[v.selector]
+                key = (v.selector, v.source, found["diagram"])
+                made = selected.get(key)
+                if made is None:
+                    t = time.perf_counter()
+                    try:
+                        sub = selector.select(q, graph, work.dataset.diagrams[found["diagram"]])
+                        retrieved = subgraph_to_json(sub)
+                        ctx_json = context_to_json(make_context(found["diagram"], sub, graph))
+                        ctx = context_from_json(ctx_json)
+                        sub_scored, ctx_scored = foreign_view(subgraph_from_json(retrieved), ctx, found["diagram"],
+                                                              q.diagram)
+                        # what an answerer that reads no context receives: nothing
+                        none_json = context_to_json(make_context(found["diagram"], Subgraph(), graph))
+                        none_ctx = context_from_json(none_json)
+                        made = (retrieved, ctx_json, ctx, sub_scored, ctx_scored, none_json, none_ctx,
+                                context_hash(ctx_json), sha256_json(ctx_json), sha256_json(none_json),
+                                time.perf_counter() - t)
+                        if deterministic(selector):
+                            selected[key] = made
+                    except Exception as exc:
+                        err = _error("select", exc)
+                        timings["select_s"] = time.perf_counter() - t
+            if made is not None:
+                retrieved, ctx_json, ctx, sub_scored, ctx_scored, none_json, none_ctx, hashes["context"], \
+                    ctx_key, none_key, timings["select_s"] = made
+            else:
+                ctx_key = none_key = None
             items.append(_Prepared(v, todo, base, timings, found, err, retrieved, ctx_json, ctx, sub_scored,
-                                   ctx_scored, none_json, none_ctx, hashes))
+                                   ctx_scored, none_json, none_ctx, hashes, ctx_key, none_key))
         prepared.append((q, qstored, items))
 
     batched = _answer_batches(work, [(q, p) for q, _, items in prepared for p in items])
@@ -531,25 +555,35 @@ def iter_diagram(work: _Work, diagram_id: str) -> Iterator[list[SampleRecord]]:
         out: list[SampleRecord] = []
         gold = work.gold(q.diagram)
         certs = None
+        redacted = _redacted(q)
+        # score_context of each context received, by its content; a deterministic answerer's answer
+        # (and its seconds) to each context it received, by answerer and the context's content
+        received_metrics: dict[tuple[bool, str], dict[str, Any]] = {}
+        answered: dict[tuple[str, str], tuple[Any, float]] = {}
         for p in items:
-            received_metrics: dict[bool, dict[str, Any]] = {}  # score_context of each received context
             for a in p.todo:
                 rec_t = dict(p.timings)
                 answer = metrics = None
                 rec_err = p.err
-                reads = reads_context(work.stages.answerers[a])
+                answerer = work.stages.answerers[a]
+                reads = reads_context(answerer)
                 rec_ctx_json = p.ctx_json if reads else (p.none_json if p.err is None else None)
                 rec_hashes = (p.hashes if reads or p.err is not None
                               else dict(p.hashes, context=context_hash(p.none_json)))
+                content = p.ctx_key if reads else p.none_key
                 if rec_err is None:
                     t = time.perf_counter()
                     try:
                         pre = batched.get((a, q.id, p.variant.name))
+                        if pre is None and (a, content) in answered:
+                            pre = answered[(a, content)]
                         if pre is not None:
                             ans, rec_t["answer_s"] = pre
                         else:
-                            ans = work.stages.answerers[a].answer(_redacted(q), p.ctx if reads else None)
+                            ans = answerer.answer(redacted, p.ctx if reads else None)
                             rec_t["answer_s"] = time.perf_counter() - t
+                            if deterministic(answerer):
+                                answered[(a, content)] = (ans, rec_t["answer_s"])
                         answer = answer_to_json_record(ans)
                     except Exception as exc:
                         rec_err = _error("answer", exc)
@@ -558,14 +592,14 @@ def iter_diagram(work: _Work, diagram_id: str) -> Iterator[list[SampleRecord]]:
                     t = time.perf_counter()
                     try:
                         got = p.ctx_scored if reads else p.none_ctx
-                        if reads not in received_metrics:  # the same for every answerer of this context
+                        if (reads, content) not in received_metrics:  # the same for every answerer of this context
                             from benchmark.metrics import score_context
                             if certs is None:  # the question's valid certificates, once per question
                                 from benchmark.metrics.sample import gold_certificates
                                 certs = gold_certificates(qstored, gold)
-                            received_metrics[reads] = score_context(qstored, gold, got.subgraph, certs)
-                        metrics = score_stored(qstored, gold, p.sub_scored, got, answer, received_metrics[reads],
-                                               answer_cache)
+                            received_metrics[(reads, content)] = score_context(qstored, gold, got.subgraph, certs)
+                        metrics = score_stored(qstored, gold, p.sub_scored, got, answer,
+                                               received_metrics[(reads, content)], answer_cache)
                     except Exception as exc:
                         rec_err = _error("score", exc)
                     rec_t["score_s"] = time.perf_counter() - t
@@ -596,6 +630,14 @@ class _Prepared(NamedTuple):
     none_json: dict[str, Any] | None
     none_ctx: Any
     hashes: dict[str, str]
+    ctx_key: str | None      # the content of the context (every field, its diagram too) and of the empty one
+    none_key: str | None
+
+
+def deterministic(stage: Any) -> bool:
+    """Whether a selector's or answerer's result depends on its inputs alone (``deterministic = True`` on
+    its class): the run then makes it once for the samples that give it the same inputs."""
+    return getattr(stage, "deterministic", False) is True
 
 
 def _answer_batches(work: _Work, prepared: list[tuple[Question, _Prepared]]) -> dict[tuple[str, str, str], tuple[Any, float]]:

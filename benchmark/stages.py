@@ -49,7 +49,11 @@ class GraphSource(Protocol):
 
 @runtime_checkable
 class Selector(Protocol):
-    """Chooses the subgraph of ``graph`` that goes to the answerer for ``question``."""
+    """Chooses the subgraph of ``graph`` that goes to the answerer for ``question``.
+
+    A selector whose subgraph depends on its inputs alone may say so with ``deterministic = True``: the
+    run then selects once per question for variants that give it the same graph (same source, same
+    diagram found), and each such sample records the seconds that one selection took."""
 
     name: str
 
@@ -58,7 +62,12 @@ class Selector(Protocol):
 
 @runtime_checkable
 class Answerer(Protocol):
-    """Answers a question from a context; see :mod:`benchmark.answerers`."""
+    """Answers a question from a context; see :mod:`benchmark.answerers`.
+
+    An answerer whose answer depends on the question and context alone (no model that samples, no
+    outside state) may say so with ``deterministic = True``: the run then answers once per question and
+    context (the same context reached by several variants), and each such sample records that answer
+    and the seconds it took."""
 
     name: str
 

@@ -73,6 +73,9 @@ class BM25Index:
 class BM25Selector:
     """Top-k edges by BM25 between the question and each edge's text."""
 
+    #: its result depends on its inputs alone: the run makes it once for samples that give it the same inputs
+    deterministic = True
+
     def __init__(self, k: int = 8) -> None:
         if k < 1:
             raise ValueError(f"bm25 needs k >= 1, got {k}")

@@ -285,6 +285,9 @@ class _Index:
 class D2ChunksSelector:
     """Top-k BM25 windows of D2 source lines, re-parsed into the subgraph they describe."""
 
+    #: its result depends on its inputs alone: the run makes it once for samples that give it the same inputs
+    deterministic = True
+
     def __init__(self, k: int = 5, window: int | None = None, stride: int | None = None) -> None:
         self.k = k
         self.window = 4 if window is None else window

@@ -25,6 +25,9 @@ from retrievers.cache import PerGraph
 class DenseSelector:
     """Top-k edges by MiniLM cosine similarity between the question and each edge's text."""
 
+    #: its result depends on its inputs alone: the run makes it once for samples that give it the same inputs
+    deterministic = True
+
     def __init__(self, k: int = 8, cache_dir: Path | str | None = None) -> None:
         if k < 1:
             raise ValueError(f"dense needs k >= 1, got {k}")

@@ -50,6 +50,8 @@ class PathSelector:
     """Shortest flow paths between every pair of mentioned nodes, both directions."""
 
     name = "path"
+    #: its result depends on its inputs alone: the run makes it once for samples that give it the same inputs
+    deterministic = True
 
     def select(self, question, graph, diagram) -> Subgraph:
         linked = link_mentions(question.text, graph, question.language)

@@ -15,7 +15,7 @@ from benchmark.errors import StageUnavailable
 from benchmark.graph import Subgraph
 from benchmark.runner import run
 from benchmark.spec import RunSpec
-from benchmark.stages import FINDERS, SELECTORS
+from benchmark.stages import ANSWERERS, FINDERS, SELECTORS
 
 D2_A = """user: User
 auth: Auth Service
@@ -288,10 +288,72 @@ class LateUnavailableSelector:
         raise StageUnavailable("test index is missing")
 
 
+class OwnFinder:
+    """Puts the question's own diagram first, as ``oracle`` does, under another name."""
+
+    name = "test-own"
+
+    def fit(self, dataset):
+        self.ids = sorted(dataset.diagrams)
+
+    def rank(self, question):
+        return [(question.diagram, 1.0)] + [(d, 0.0) for d in self.ids if d != question.diagram]
+
+
+#: calls made to the counting stages below: (stage name, question id, what it was given)
+CALLS: list[tuple[str, str, str]] = []
+
+
+class CountedSelector:
+    """The whole graph, counting its calls; deterministic."""
+
+    name = "test-counted"
+    deterministic = True
+
+    def select(self, question, graph, diagram):
+        from benchmark.graph import whole
+
+        CALLS.append((self.name, question.id, diagram.id))
+        return whole(graph)
+
+
+class CountedVaryingSelector(CountedSelector):
+    """The same, but not declared deterministic: called for every variant."""
+
+    name = "test-counted-varying"
+    deterministic = False
+
+
+class CountedAnswerer:
+    """Says how many lines its context has, counting its calls; deterministic."""
+
+    name = "test-lines"
+    deterministic = True
+
+    def answer(self, question, context):
+        from benchmark.answers import Answer
+
+        CALLS.append((self.name, question.id, context.text))
+        return Answer(self.name, str(len(context.text.splitlines())), meta={"latency_s": 0.0})
+
+
+class CountedVaryingAnswerer(CountedAnswerer):
+    name = "test-lines-varying"
+    deterministic = False
+
+    def answer(self, question, context):
+        from benchmark.answers import Answer
+
+        CALLS.append((self.name, question.id, context.text))
+        return Answer(self.name, str(len(context.text.splitlines())), meta={"latency_s": 0.0})
+
+
 #: stages that exist only while this module's tests run (the registries are shared by the session)
 TEST_STAGES = [(SELECTORS, "test-explode", ExplodingSelector), (SELECTORS, "test-unavailable", UnavailableSelector),
                (SELECTORS, "test-broken", BrokenSelector), (FINDERS, "test-twin", TwinFinder),
-               (SELECTORS, "test-unavailable-late", LateUnavailableSelector)]
+               (SELECTORS, "test-unavailable-late", LateUnavailableSelector), (FINDERS, "test-own", OwnFinder),
+               (SELECTORS, "test-counted", CountedSelector), (SELECTORS, "test-counted-varying", CountedVaryingSelector),
+               (ANSWERERS, "test-lines", CountedAnswerer), (ANSWERERS, "test-lines-varying", CountedVaryingAnswerer)]
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -396,6 +458,48 @@ def test_two_runs_are_identical_apart_from_timings_also_across_worker_counts(tmp
     assert samples_without_timings(one.run_dir / "samples.jsonl") == samples_without_timings(two.run_dir / "samples.jsonl")
     assert (one.run_dir / "summary.csv").read_bytes() == (two.run_dir / "summary.csv").read_bytes()
     assert (tmp_path / "results" / "LATEST").read_text().strip() == "r2"
+
+
+def test_deterministic_stages_run_once_per_question_for_the_same_inputs(tmp_path, monkeypatch):
+    """A deterministic selector selects once per question for variants that give it the same graph, and a
+    deterministic answerer answers once per question and context; stages not declared deterministic run for
+    every sample. The samples are those of a run that reuses nothing, timings aside, and a reused selection
+    or answer records the seconds it took when it was made."""
+    from benchmark import runner
+
+    variants = ("oracle+d2+test-counted", "test-own+d2+test-counted", "oracle+d2+full",
+                "oracle+d2+test-counted-varying", "test-twin+d2+test-counted")
+    answerers = ("test-lines", "test-lines-varying", "blind")
+    CALLS.clear()
+    reused = run(tiny_spec(tmp_path, variants=variants, answerers=answerers), progress=False, quiet=True)
+    calls, n_questions = list(CALLS), 4
+    select = [c for c in calls if c[0] == "test-counted"]
+    # once per question for its own diagram (two variants share it), once more for the twin's
+    assert sorted(select) == sorted([("test-counted", q, d) for q, d in
+                                     [("a-q1", "auth_a"), ("a-q2", "auth_a"), ("b-q1", "auth_b"), ("b-q2", "auth_b"),
+                                      ("a-q1", "auth_b"), ("a-q2", "auth_b"), ("b-q1", "auth_a"), ("b-q2", "auth_a")]])
+    assert len([c for c in calls if c[0] == "test-counted-varying"]) == n_questions
+    # the whole graph of the question's diagram, reached by four variants (test-counted twice, full,
+    # test-counted-varying): one answer per question; the twin's graph is another context
+    lines = [c for c in calls if c[0] == "test-lines"]
+    assert len(lines) == len(set(lines)) == 2 * n_questions
+    assert len([c for c in calls if c[0] == "test-lines-varying"]) == len(variants) * n_questions
+
+    rec = by_id(reused.records)
+    for q in ("a-q1", "b-q2"):
+        first = rec[(q, "oracle+d2+test-counted", "test-lines")]
+        again = rec[(q, "test-own+d2+test-counted", "test-lines")]
+        assert again.timings["select_s"] == first.timings["select_s"]
+        assert again.timings["answer_s"] == first.timings["answer_s"]
+        assert rec[(q, "oracle+d2+full", "test-lines")].timings["answer_s"] == first.timings["answer_s"]
+
+    CALLS.clear()
+    monkeypatch.setattr(runner, "deterministic", lambda stage: False)
+    fresh = run(tiny_spec(tmp_path, variants=variants, answerers=answerers, run_id="r2"), progress=False, quiet=True)
+    assert len([c for c in CALLS if c[0] == "test-counted"]) == 3 * n_questions
+    assert len([c for c in CALLS if c[0] == "test-lines"]) == len(variants) * n_questions
+    assert samples_without_timings(reused.run_dir / "samples.jsonl") == \
+        samples_without_timings(fresh.run_dir / "samples.jsonl")
 
 
 def test_limit_and_default_run_id(tmp_path):

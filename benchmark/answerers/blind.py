@@ -72,6 +72,8 @@ class BlindAnswerer:
     name = "blind"
     #: it is given no context (the run passes ``None`` and records the empty context it received)
     reads_context = False
+    #: its result depends on its inputs alone: the run makes it once for samples that give it the same inputs
+    deterministic = True
 
     def __init__(self) -> None:
         self.config: dict[str, Any] = {}

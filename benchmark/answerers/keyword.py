@@ -107,6 +107,8 @@ class KeywordAnswerer:
     """Bag-of-words guesser: question words against context lines, no structure."""
 
     name = "keyword"
+    #: its result depends on its inputs alone: the run makes it once for samples that give it the same inputs
+    deterministic = True
 
     def __init__(self) -> None:
         self.config: dict[str, Any] = {"max_evidence": MAX_EVIDENCE}

@@ -59,6 +59,8 @@ class SolverAnswerer:
     """Exact graph reasoning over the context graph only."""
 
     name = "solver"
+    #: its result depends on its inputs alone: the run makes it once for samples that give it the same inputs
+    deterministic = True
 
     def __init__(self) -> None:
         self.config: dict[str, Any] = {}
