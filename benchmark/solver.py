@@ -293,18 +293,22 @@ def _contains(outer: Subgraph, inner: Subgraph, with_label: bool = False) -> boo
             and edge_hits(outer.edges, inner.edges, with_label)[0] == len(inner.edges))
 
 
-def proves(qtype: str, args: dict[str, str], answer: Any, sub: Subgraph, g: nx.MultiDiGraph) -> bool:
+def proves(qtype: str, args: dict[str, str], answer: Any, sub: Subgraph, g: nx.MultiDiGraph,
+           needed: list[Subgraph] | None = None) -> bool:
     """Does ``sub`` (a certificate, or any retrieved context) prove ``answer`` about diagram ``g``?
 
     The solver, run on ``sub`` alone, must return ``answer``, and for negative or universal
     questions ``sub`` must contain a closed set of ``g``. This is DESIGN.md's *sufficiency*.
+    ``needed`` is :func:`closures` of the same question, answer and ``g`` when the caller has them
+    (one question tried against many subgraphs); otherwise they are computed here.
     """
     h = restrict(g, sub)
     if not answers_match(qtype, args, solve(qtype, args, h), answer, g):
         return False
     if qtype == "graph_count":
         return covers_graph(args["what"], sub, g)
-    needed = closures(qtype, args, answer, g)
+    if needed is None:
+        needed = closures(qtype, args, answer, g)
     return not needed or any(_contains(sub, c, qtype in LABEL_TYPES) for c in needed)
 
 
@@ -322,16 +326,21 @@ def droppable(qtype: str, args: dict[str, str], answer: Any, cert: Subgraph, g: 
     return found
 
 
-def _minimise(qtype: str, args: dict[str, str], answer: Any, cert: Subgraph, g: nx.MultiDiGraph) -> Subgraph:
+def _minimise(qtype: str, args: dict[str, str], answer: Any, cert: Subgraph, g: nx.MultiDiGraph,
+              needed: list[Subgraph] | None = None) -> Subgraph:
+    """``cert`` without every edge, then every node, that it still proves ``answer`` without
+    (``needed``: :func:`closures` of the question on ``g``, computed here when not given)."""
+    if needed is None:
+        needed = closures(qtype, args, answer, g)
     cert = cert.normalized()
     for e in sorted(cert.edges):
         smaller = Subgraph(cert.nodes, cert.edges - {e})
-        if proves(qtype, args, answer, smaller, g):
+        if proves(qtype, args, answer, smaller, g, needed):
             cert = smaller
     endpoints = {e.src for e in cert.edges} | {e.dst for e in cert.edges}
     for n in sorted(cert.nodes - endpoints):
         smaller = Subgraph(cert.nodes - {n}, cert.edges)
-        if proves(qtype, args, answer, smaller, g):
+        if proves(qtype, args, answer, smaller, g, needed):
             cert = smaller
     return cert
 
@@ -352,7 +361,7 @@ def propose_certificate(qtype: str, args: dict[str, str], g: nx.MultiDiGraph) ->
         if qtype == "necessary":  # the closed sets hold no way past the steps: add the paths through them
             closed = closed.union(whole_between(g, args["source"], args["target"]))
         # a directed and an undirected edge between the same nodes can share one identity (Edge.key)
-        return answer, _minimise(qtype, args, answer, closed, g)
+        return answer, _minimise(qtype, args, answer, closed, g, needed)
     a = args
     w = walked(qtype, g)
     if qtype == "necessary":  # an empty answer: the paths that show no step is on all of them
@@ -375,7 +384,7 @@ def propose_certificate(qtype: str, args: dict[str, str], g: nx.MultiDiGraph) ->
                                         if v == answer and _norm(e.label) == _norm(a["branch"]))])
     else:  # pragma: no cover - every type is handled above
         raise ValueError(qtype)
-    return answer, _minimise(qtype, args, answer, cert, g)
+    return answer, _minimise(qtype, args, answer, cert, g, needed)
 
 
 def shortest_paths(g: nx.MultiDiGraph, source: str, target: str, avoid: str | None = None,
