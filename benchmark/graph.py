@@ -198,9 +198,11 @@ def out_edges(g: nx.MultiDiGraph, node: str) -> Iterator[tuple[str, Edge]]:
     """(neighbour, edge) for every edge that can be walked out of ``node`` (sorted, deterministic)."""
     if node not in g:
         return iter(())
-    found = [(v, Edge(node, v, d.get("label") or "", d.get("directed", True))) for _, v, d in g.out_edges(node, data=True)]
-    found += [(u, Edge(u, node, d.get("label") or "", False)) for u, _, d in g.in_edges(node, data=True)
-              if not d.get("directed", True) and u != node]
+    # (the adjacency dicts themselves: an edge view object per call costs more than the walk)
+    found = [(v, Edge(node, v, d.get("label") or "", d.get("directed", True)))
+             for v, keyed in g._succ[node].items() for d in keyed.values()]
+    found += [(u, Edge(u, node, d.get("label") or "", False)) for u, keyed in g._pred[node].items() if u != node
+              for d in keyed.values() if not d.get("directed", True)]
     return iter(sorted(found))
 
 
@@ -228,9 +230,10 @@ def in_edges(g: nx.MultiDiGraph, node: str) -> Iterator[tuple[str, Edge]]:
     """(neighbour, edge) for every edge that can be walked into ``node`` (sorted, deterministic)."""
     if node not in g:
         return iter(())
-    found = [(u, Edge(u, node, d.get("label") or "", d.get("directed", True))) for u, _, d in g.in_edges(node, data=True)]
-    found += [(v, Edge(node, v, d.get("label") or "", False)) for _, v, d in g.out_edges(node, data=True)
-              if not d.get("directed", True) and v != node]
+    found = [(u, Edge(u, node, d.get("label") or "", d.get("directed", True)))
+             for u, keyed in g._pred[node].items() for d in keyed.values()]
+    found += [(v, Edge(node, v, d.get("label") or "", False)) for v, keyed in g._succ[node].items() if v != node
+              for d in keyed.values() if not d.get("directed", True)]
     return iter(sorted(found))
 
 

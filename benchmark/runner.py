@@ -397,7 +397,11 @@ class _Work:
         if key not in self._graphs:
             t = time.perf_counter()
             try:
-                self._graphs[key] = (self.stages.sources[source].load(self.dataset.diagrams[diagram_id]), None)
+                g = self.stages.sources[source].load(self.dataset.diagrams[diagram_id])
+                if not isinstance(g, nx.MultiDiGraph):  # the selectors, solver and scores walk its edge keys
+                    raise TypeError(f"graph source {source!r} gave a {type(g).__name__} for {diagram_id}, "
+                                    "not a networkx MultiDiGraph")
+                self._graphs[key] = (g, None)
             except Exception as exc:
                 self._graphs[key] = (None, exc)
             elapsed = time.perf_counter() - t

@@ -15,7 +15,7 @@ from benchmark.errors import StageUnavailable
 from benchmark.graph import Subgraph
 from benchmark.runner import run
 from benchmark.spec import RunSpec
-from benchmark.stages import ANSWERERS, FINDERS, SELECTORS
+from benchmark.stages import ANSWERERS, FINDERS, SELECTORS, SOURCES
 
 D2_A = """user: User
 auth: Auth Service
@@ -300,6 +300,17 @@ class OwnFinder:
         return [(question.diagram, 1.0)] + [(d, 0.0) for d in self.ids if d != question.diagram]
 
 
+class DiGraphSource:
+    """Gives a plain DiGraph, not the MultiDiGraph every graph source gives."""
+
+    name = "test-digraph"
+
+    def load(self, diagram):
+        import networkx as nx
+
+        return nx.DiGraph(diagram.graph)
+
+
 #: calls made to the counting stages below: (stage name, question id, what it was given)
 CALLS: list[tuple[str, str, str]] = []
 
@@ -353,7 +364,8 @@ TEST_STAGES = [(SELECTORS, "test-explode", ExplodingSelector), (SELECTORS, "test
                (SELECTORS, "test-broken", BrokenSelector), (FINDERS, "test-twin", TwinFinder),
                (SELECTORS, "test-unavailable-late", LateUnavailableSelector), (FINDERS, "test-own", OwnFinder),
                (SELECTORS, "test-counted", CountedSelector), (SELECTORS, "test-counted-varying", CountedVaryingSelector),
-               (ANSWERERS, "test-lines", CountedAnswerer), (ANSWERERS, "test-lines-varying", CountedVaryingAnswerer)]
+               (ANSWERERS, "test-lines", CountedAnswerer), (ANSWERERS, "test-lines-varying", CountedVaryingAnswerer),
+               (SOURCES, "test-digraph", DiGraphSource)]
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -500,6 +512,16 @@ def test_deterministic_stages_run_once_per_question_for_the_same_inputs(tmp_path
     assert len([c for c in CALLS if c[0] == "test-lines"]) == len(variants) * n_questions
     assert samples_without_timings(reused.run_dir / "samples.jsonl") == \
         samples_without_timings(fresh.run_dir / "samples.jsonl")
+
+
+def test_a_source_that_gives_another_kind_of_graph_is_a_source_error_naming_it(tmp_path):
+    result = run(tiny_spec(tmp_path, variants=("oracle+test-digraph+full", "oracle+d2+full"), answerers=("solver",)),
+                 progress=False, quiet=True)
+    rec = by_id(result.records)
+    bad = rec[("a-q1", "oracle+test-digraph+full", "solver")]
+    assert bad.error["stage"] == "source" and bad.error["type"] == "TypeError"
+    assert "'test-digraph' gave a DiGraph for auth_a, not a networkx MultiDiGraph" in bad.error["message"]
+    assert rec[("a-q1", "oracle+d2+full", "solver")].error is None and result.card["sample_errors"] == 4
 
 
 def test_limit_and_default_run_id(tmp_path):
