@@ -54,9 +54,18 @@ def similarity(a: str, b: str) -> float:
     >>> similarity("", "x")
     0.0
     """
+    return _folded_similarity(comparable(a), comparable(b))
+
+
+def comparable(text: str | None) -> str:
+    """A label as :func:`similarity` compares it: normalised, look-alike letters folded."""
+    return fold_script(normalise_label(text))
+
+
+def _folded_similarity(a: str, b: str) -> float:
+    """:func:`similarity` of two labels already made :func:`comparable`."""
     from rapidfuzz import fuzz
 
-    a, b = fold_script(normalise_label(a)), fold_script(normalise_label(b))
     if not a or not b:
         return 0.0
     return fuzz.ratio(a, b) / 100.0
@@ -77,12 +86,13 @@ def align(extracted: dict[str, Any], reference: dict[str, Any], min_similarity: 
     {'orders-db': 'db', 'api': 'gw'}
     """
     pairs = []
+    refs = [(j, str(r["id"]), comparable(node_label(r))) for j, r in enumerate(reference.get("nodes", []))]
     for i, e in enumerate(extracted.get("nodes", [])):
-        el = node_label(e)
-        for j, r in enumerate(reference.get("nodes", [])):
-            s = similarity(el, node_label(r))
+        el = comparable(node_label(e))  # each label made comparable once, not once per pair
+        for j, rid, rl in refs:
+            s = _folded_similarity(el, rl)
             if s >= min_similarity:
-                pairs.append((-s, i, j, str(e["id"]), str(r["id"])))
+                pairs.append((-s, i, j, str(e["id"]), rid))
     pairs.sort()  # best first; ties go to the earlier node
     out: dict[str, str] = {}
     used: set[str] = set()
