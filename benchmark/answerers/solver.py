@@ -35,22 +35,45 @@ ABSTAIN = "the context does not determine the answer"
 
 def display_name(g: nx.MultiDiGraph, node: str) -> str:
     """The node's label, or its id where another node of ``g`` carries the same label."""
-    label = " ".join(node_label(g, node).split())
-    same = [n for n in g.nodes if n != node and " ".join(node_label(g, n).split()).casefold() == label.casefold()]
-    return node if same else label
+    return DisplayNames(g)(node)
 
 
-def written(value: Any, kind: str, g: nx.MultiDiGraph, language: str) -> Any:
+class DisplayNames:
+    """:func:`display_name` of any node of ``g``, its labels compared once (an answer names many nodes).
+
+    >>> from benchmark.graph import build_graph
+    >>> g = build_graph({"nodes": [{"id": "a.db", "label": "DB"}, {"id": "b.db", "label": "db"},
+    ...                            {"id": "api", "label": "API  Gateway"}], "edges": []})
+    >>> names = DisplayNames(g)
+    >>> names("a.db"), names("api"), names("x.db"), names("zz")
+    ('a.db', 'API Gateway', 'x.db', 'zz')
+    """
+
+    def __init__(self, g: nx.MultiDiGraph) -> None:
+        self.g = g
+        self.carried: dict[str, int] = {}   # label as compared -> how many nodes of g carry it
+        for n in g.nodes:
+            key = " ".join(node_label(g, n).split()).casefold()
+            self.carried[key] = self.carried.get(key, 0) + 1
+
+    def __call__(self, node: str) -> str:
+        label = " ".join(node_label(self.g, node).split())
+        others = self.carried.get(label.casefold(), 0) - (node in self.g)
+        return node if others else label
+
+
+def written(value: Any, kind: str, g: nx.MultiDiGraph, language: str, names: DisplayNames | None = None) -> Any:
     """A canonical answer as a person would write it: yes/no, labels, lists of labels."""
+    display = names or DisplayNames(g)
     if kind == "bool":
         yes, no = YES_NO.get(language, YES_NO["en"])
         return yes if value else no
     if kind == "node":
-        return display_name(g, value)
+        return display(value)
     if kind == "nodes":
-        return sorted(display_name(g, n) for n in value)
+        return sorted(display(n) for n in value)
     if kind == "path":
-        return [display_name(g, n) for n in value]
+        return [display(n) for n in value]
     return value
 
 
@@ -75,35 +98,37 @@ class SolverAnswerer:
         if question.kind == "abstain":  # what the question names is not in the context: abstain
             return Answer(self.name, None, meta=dict(meta, abstained=True),
                           explanation=f"No node in the context is {question.arg['entity']!r}: {ABSTAIN}.")
-        evidence = tuple(sorted((display_name(g, e.src), display_name(g, e.dst)) for e in cert.edges))
+        name = DisplayNames(g)
+        evidence = tuple(sorted((name(e.src), name(e.dst)) for e in cert.edges))
         if question.kind == "path":
-            evidence = tuple((display_name(g, a), display_name(g, b)) for a, b in zip(value, value[1:]))
-        raw = written(value, question.kind, g, question.language)
-        return Answer(self.name, raw, evidence=evidence, explanation=self._explain(question, value, cert, g), meta=meta)
+            evidence = tuple((name(a), name(b)) for a, b in zip(value, value[1:]))
+        raw = written(value, question.kind, g, question.language, name)
+        return Answer(self.name, raw, evidence=evidence, explanation=self._explain(question, value, cert, g, name),
+                      meta=meta)
 
     @staticmethod
-    def _explain(question: Question, value: Any, cert: Any, g: nx.MultiDiGraph) -> str:
+    def _explain(question: Question, value: Any, cert: Any, g: nx.MultiDiGraph, name: DisplayNames) -> str:
         a = question.arg
         if question.type == "scenario":
             walked = scenario_walk(flow_edges_only(g), a["start"], split_branches(a["branches"]))[1]
-            return "In the context: " + " → ".join(display_name(g, n) for n in walked) + "; the flow stops there."
+            return "In the context: " + " → ".join(name(n) for n in walked) + "; the flow stops there."
         if question.type == "necessary":
-            steps = ", ".join(sorted(display_name(g, n) for n in value)) or "none"
-            return (f"Steps on every path in the context between {display_name(g, a['source'])} and "
-                    f"{display_name(g, a['target'])}: {steps}.")
+            steps = ", ".join(sorted(name(n) for n in value)) or "none"
+            return (f"Steps on every path in the context between {name(a['source'])} and "
+                    f"{name(a['target'])}: {steps}.")
         if question.type == "graph_count":
             flow = flow_edges_only(g)
             found = end_states(flow) if a["what"] == "end_states" else decisions(flow)
             what = "End states" if a["what"] == "end_states" else "Decisions"
-            return f"{what} in the context: {', '.join(sorted(display_name(g, n) for n in found)) or 'none'}."
+            return f"{what} in the context: {', '.join(sorted(name(n) for n in found)) or 'none'}."
         if question.type == "inside":
             chain = [a["node"], *ancestors_chain(g, a["node"])[0]]
-            return "; ".join(f"{display_name(g, x)} is inside {display_name(g, y)}" for x, y in zip(chain, chain[1:])) \
-                or f"{display_name(g, a['node'])} is inside no container."
+            return "; ".join(f"{name(x)} is inside {name(y)}" for x, y in zip(chain, chain[1:])) \
+                or f"{name(a['node'])} is inside no container."
         if question.kind == "path":
-            return "In the context: " + " → ".join(display_name(g, n) for n in value) + "."
+            return "In the context: " + " → ".join(name(n) for n in value) + "."
         if question.needs_closure(value):
-            reached = sorted(display_name(g, n) for n in cert.all_nodes)
+            reached = sorted(name(n) for n in cert.all_nodes)
             return f"The context holds every edge these nodes have on that side: {', '.join(reached)}."
-        chains = [f"{display_name(g, e.src)} → {display_name(g, e.dst)}" for e in sorted(cert.edges)]
+        chains = [f"{name(e.src)} → {name(e.dst)}" for e in sorted(cert.edges)]
         return ("In the context: " + "; ".join(chains) + ".") if chains else ""
