@@ -155,7 +155,14 @@ class LabelIndex:
     def _find(self, seq: list[_Word], name: list[str], node: str, rank: int) -> list[_Mention]:
         found = []
         n = len(name)
+        # every way a window can match (all words in order, all but one short typo, all in another
+        # order) matches at least max(1, n - 1) of its words to a word of the name: windows with
+        # fewer such words are not looked at (most windows of most names)
+        hit = [any(words_match(q.raw, w) for w in name) for q in seq]
+        need = max(1, n - 1)
         for i in range(len(seq) - n + 1):
+            if sum(hit[i:i + n]) < need:
+                continue
             window = seq[i:i + n]
             if rank == 2:  # an id is matched word for word
                 if all(q.raw == w for q, w in zip(window, name)):
