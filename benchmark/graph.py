@@ -171,7 +171,7 @@ def build_graph(parsed: dict[str, Any]) -> nx.MultiDiGraph:
 
 def _view(g: nx.MultiDiGraph, keep) -> nx.MultiDiGraph:
     """``g`` with only the edges whose data ``keep`` accepts (``g`` itself when it keeps them all)."""
-    if all(keep(d) for _, _, d in g.edges(data=True)):
+    if all(keep(d) for nbrs in g._succ.values() for keyed in nbrs.values() for d in keyed.values()):
         return g
     h = nx.MultiDiGraph()
     h.add_nodes_from(g.nodes(data=True))
