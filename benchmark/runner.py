@@ -492,8 +492,6 @@ def iter_diagram(work: _Work, diagram_id: str) -> Iterator[list[SampleRecord]]:
     context's scores. A reused selection or answer records the seconds it took when it was made, so a
     variant's cost columns are what its stages cost, whichever variant made them first.
     """
-    from benchmark.context import make_context
-
     answer_cache: dict[Any, Any] = {}  # score_answer per question and answer (see score_stored)
     prepared: list[tuple[Question, Question, list[_Prepared]]] = []
     for q in work.questions.get(diagram_id, []):
@@ -513,45 +511,31 @@ def iter_diagram(work: _Work, diagram_id: str) -> Iterator[list[SampleRecord]]:
             found = work.found[v.finder][q.id]
             timings["find_s"] = found["time"]
             err = found["error"]
-            retrieved = ctx_json = ctx = sub_scored = ctx_scored = none_json = none_ctx = None
             hashes = {"question": qhash}
             if err is None:
                 try:
                     graph, timings["source_s"] = work.graph(v.source, found["diagram"])
                 except Exception as exc:
                     err = _error("source", exc)
-            made = None
+            sel = None
             if err is None:
                 selector = work.stages.selectors[v.selector]
                 key = (v.selector, v.source, found["diagram"])
-                made = selected.get(key)
-                if made is None:
+                sel = selected.get(key)
+                if sel is None:
                     t = time.perf_counter()
                     try:
-                        sub = selector.select(q, graph, work.dataset.diagrams[found["diagram"]])
-                        retrieved = subgraph_to_json(sub)
-                        ctx_json = context_to_json(make_context(found["diagram"], sub, graph))
-                        ctx = context_from_json(ctx_json)
-                        sub_scored, ctx_scored = foreign_view(subgraph_from_json(retrieved), ctx, found["diagram"],
-                                                              q.diagram)
-                        # what an answerer that reads no context receives: nothing
-                        none_json = context_to_json(make_context(found["diagram"], Subgraph(), graph))
-                        none_ctx = context_from_json(none_json)
-                        made = (retrieved, ctx_json, ctx, sub_scored, ctx_scored, none_json, none_ctx,
-                                context_hash(ctx_json), sha256_json(ctx_json), sha256_json(none_json),
-                                time.perf_counter() - t)
+                        sel = _select(selector, q, graph, work.dataset.diagrams[found["diagram"]], t)
                         if deterministic(selector):
-                            selected[key] = made
+                            selected[key] = sel
                     except Exception as exc:
                         err = _error("select", exc)
                         timings["select_s"] = time.perf_counter() - t
-            if made is not None:
-                retrieved, ctx_json, ctx, sub_scored, ctx_scored, none_json, none_ctx, hashes["context"], \
-                    ctx_key, none_key, timings["select_s"] = made
-            else:
-                ctx_key = none_key = None
-            items.append(_Prepared(v, todo, base, timings, found, err, retrieved, ctx_json, ctx, sub_scored,
-                                   ctx_scored, none_json, none_ctx, hashes, ctx_key, none_key))
+            if sel is not None:
+                timings["select_s"], hashes["context"] = sel.seconds, sel.context_hash
+            s = sel or _NOT_SELECTED
+            items.append(_Prepared(v, todo, base, timings, found, err, s.retrieved, s.ctx_json, s.ctx, s.sub_scored,
+                                   s.ctx_scored, s.none_json, s.none_ctx, hashes, s.ctx_key, s.none_key))
         prepared.append((q, qstored, items))
 
     batched = _answer_batches(work, [(q, p) for q, _, items in prepared for p in items])
@@ -617,6 +601,43 @@ def iter_diagram(work: _Work, diagram_id: str) -> Iterator[list[SampleRecord]]:
             yield out
 
 
+class _Selection(NamedTuple):
+    """What a selection made for one question: the retrieved subgraph and the context built from it, as
+    stored and as scored, the empty context of an answerer that reads none, their hashes, its seconds."""
+
+    retrieved: dict[str, Any] | None
+    ctx_json: dict[str, Any] | None
+    ctx: Any
+    sub_scored: Any
+    ctx_scored: Any
+    none_json: dict[str, Any] | None
+    none_ctx: Any
+    context_hash: str | None
+    ctx_key: str | None      # the content of the context (every field, its diagram too) and of the empty one
+    none_key: str | None
+    seconds: float
+
+
+_NOT_SELECTED = _Selection(*[None] * 10, 0.0)
+
+
+def _select(selector: Any, q: Question, graph: nx.MultiDiGraph, diagram: Diagram, started: float) -> _Selection:
+    """``selector``'s subgraph of ``graph`` (the drawing of ``diagram``, found for ``q``) and the contexts made
+    of it; its seconds are counted from ``started``."""
+    from benchmark.context import make_context
+
+    sub = selector.select(q, graph, diagram)
+    retrieved = subgraph_to_json(sub)
+    ctx_json = context_to_json(make_context(diagram.id, sub, graph))
+    ctx = context_from_json(ctx_json)
+    sub_scored, ctx_scored = foreign_view(subgraph_from_json(retrieved), ctx, diagram.id, q.diagram)
+    # what an answerer that reads no context receives: nothing
+    none_json = context_to_json(make_context(diagram.id, Subgraph(), graph))
+    return _Selection(retrieved, ctx_json, ctx, sub_scored, ctx_scored, none_json, context_from_json(none_json),
+                      context_hash(ctx_json), sha256_json(ctx_json), sha256_json(none_json),
+                      time.perf_counter() - started)
+
+
 class _Prepared(NamedTuple):
     """One (question, variant) whose context is made, with the answerers still to run on it."""
 
@@ -634,7 +655,7 @@ class _Prepared(NamedTuple):
     none_json: dict[str, Any] | None
     none_ctx: Any
     hashes: dict[str, str]
-    ctx_key: str | None      # the content of the context (every field, its diagram too) and of the empty one
+    ctx_key: str | None      # see _Selection
     none_key: str | None
 
 

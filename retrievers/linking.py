@@ -88,9 +88,8 @@ def words_match(a: str, b: str) -> bool:
 
 
 def _reordered(window: list[_Word], name: list[str]) -> list[str] | None:
-    """``name``'s words in the order they appear in ``window`` (all must match), else None."""
-    if not all(any(words_match(q.raw, w) for w in name) for q in window):
-        return None
+    """``name``'s words in the order they appear in ``window``, else None (every word of ``window``
+    matches some word of ``name``: the caller checks)."""
     for perm in permutations(name):
         if all(words_match(q.raw, w) for q, w in zip(window, perm)):
             return list(perm)
@@ -173,7 +172,7 @@ class LabelIndex:
             if not all(strict):
                 # a name of several words tolerates one typo in a short word when the rest match
                 misses = [(q.raw, w) for (q, w), ok in zip(zip(window, name), strict) if not ok]
-                order = _reordered(window, name) if 2 <= n <= 4 else None
+                order = _reordered(window, name) if 2 <= n <= 4 and all(hit[i:i + n]) else None
                 if order is not None:
                     name_here, shuffled = order, True
                 elif n < 2 or len(misses) > 1 or not _short_typo(*misses[0]):
