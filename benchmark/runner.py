@@ -533,9 +533,7 @@ def iter_diagram(work: _Work, diagram_id: str) -> Iterator[list[SampleRecord]]:
                         timings["select_s"] = time.perf_counter() - t
             if sel is not None:
                 timings["select_s"], hashes["context"] = sel.seconds, sel.context_hash
-            s = sel or _NOT_SELECTED
-            items.append(_Prepared(v, todo, base, timings, found, err, s.retrieved, s.ctx_json, s.ctx, s.sub_scored,
-                                   s.ctx_scored, s.none_json, s.none_ctx, hashes, s.ctx_key, s.none_key))
+            items.append(_Prepared(v, todo, base, timings, found, err, sel or _NOT_SELECTED, hashes))
         prepared.append((q, qstored, items))
 
     batched = _answer_batches(work, [(q, p) for q, _, items in prepared for p in items])
@@ -555,10 +553,10 @@ def iter_diagram(work: _Work, diagram_id: str) -> Iterator[list[SampleRecord]]:
                 rec_err = p.err
                 answerer = work.stages.answerers[a]
                 reads = reads_context(answerer)
-                rec_ctx_json = p.ctx_json if reads else (p.none_json if p.err is None else None)
+                rec_ctx_json = p.sel.ctx_json if reads else (p.sel.none_json if p.err is None else None)
                 rec_hashes = (p.hashes if reads or p.err is not None
-                              else dict(p.hashes, context=context_hash(p.none_json)))
-                content = p.ctx_key if reads else p.none_key
+                              else dict(p.hashes, context=context_hash(p.sel.none_json)))
+                content = p.sel.ctx_key if reads else p.sel.none_key
                 if rec_err is None:
                     t = time.perf_counter()
                     try:
@@ -568,7 +566,7 @@ def iter_diagram(work: _Work, diagram_id: str) -> Iterator[list[SampleRecord]]:
                         if pre is not None:
                             ans, rec_t["answer_s"] = pre
                         else:
-                            ans = answerer.answer(redacted, p.ctx if reads else None)
+                            ans = answerer.answer(redacted, p.sel.ctx if reads else None)
                             rec_t["answer_s"] = time.perf_counter() - t
                             if deterministic(answerer):
                                 answered[(a, content)] = (ans, rec_t["answer_s"])
@@ -579,21 +577,21 @@ def iter_diagram(work: _Work, diagram_id: str) -> Iterator[list[SampleRecord]]:
                 if answer is not None:
                     t = time.perf_counter()
                     try:
-                        got = p.ctx_scored if reads else p.none_ctx
+                        got = p.sel.ctx_scored if reads else p.sel.none_ctx
                         if (reads, content) not in received_metrics:  # the same for every answerer of this context
                             from benchmark.metrics import score_context
                             if certs is None:  # the question's valid certificates, once per question
                                 from benchmark.metrics.sample import gold_certificates
                                 certs = gold_certificates(qstored, gold)
                             received_metrics[(reads, content)] = score_context(qstored, gold, got.subgraph, certs)
-                        metrics = score_stored(qstored, gold, p.sub_scored, got, answer,
+                        metrics = score_stored(qstored, gold, p.sel.sub_scored, got, answer,
                                                received_metrics[(reads, content)], answer_cache)
                     except Exception as exc:
                         rec_err = _error("score", exc)
                     rec_t["score_s"] = time.perf_counter() - t
                 out.append(SampleRecord(
                     sample_id=sample_id(q.id, p.variant.name, a), answerer=a, **p.base,
-                    found_diagram=p.found["diagram"], finder_rank=p.found["rank"], retrieved=p.retrieved,
+                    found_diagram=p.found["diagram"], finder_rank=p.found["rank"], retrieved=p.sel.retrieved,
                     context=rec_ctx_json, answer=answer, metrics=metrics, error=rec_err,
                     timings={k: round(x, 6) for k, x in rec_t.items()},
                     hashes=dict(rec_hashes, answer=answer_hash(answer)) if answer is not None else dict(rec_hashes)))
@@ -647,16 +645,8 @@ class _Prepared(NamedTuple):
     timings: dict[str, float]
     found: dict[str, Any]
     err: dict[str, Any] | None
-    retrieved: dict[str, Any] | None
-    ctx_json: dict[str, Any] | None
-    ctx: Any
-    sub_scored: Any
-    ctx_scored: Any
-    none_json: dict[str, Any] | None
-    none_ctx: Any
+    sel: _Selection          # what its selection made (``_NOT_SELECTED`` after an error)
     hashes: dict[str, str]
-    ctx_key: str | None      # see _Selection
-    none_key: str | None
 
 
 def deterministic(stage: Any) -> bool:
@@ -683,7 +673,8 @@ def _answer_batches(work: _Work, prepared: list[tuple[Question, _Prepared]]) -> 
             continue
         t = time.perf_counter()
         try:
-            answers = many([(_redacted(q), p.ctx if reads else None, work.dataset.diagrams[p.found["diagram"]].png_path)
+            answers = many([(_redacted(q), p.sel.ctx if reads else None,
+                             work.dataset.diagrams[p.found["diagram"]].png_path)
                             for q, p in todo])
         except Exception:  # noqa: BLE001 - answered one by one, where errors are recorded per sample
             continue
