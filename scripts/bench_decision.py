@@ -49,8 +49,7 @@ def per_sample(records, cfg, model):
         def vec(text):
             if not text.strip():
                 return None
-            return np.asarray(model.encode([text], convert_to_numpy=True, normalize_embeddings=True,
-                                           show_progress_bar=False)[0], dtype=np.float32)
+            return model.encode([text])[0]
 
         q, c, a = vec(item.question), vec(item.context), vec(item.answer)
 
@@ -99,7 +98,7 @@ def main(argv=None) -> int:
         import torch
 
         torch.set_num_threads(args.threads)
-    model.encode(["warm up"], show_progress_bar=False)
+    model.encode(["warm up"])
     n = len(records)
     subset = list(range(n))
     if args.per_sample_subset and args.per_sample_subset < n:

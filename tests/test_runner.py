@@ -629,10 +629,11 @@ def test_a_pool_worker_gives_its_math_libraries_its_share_of_the_cores():
 
 
 def test_a_pool_worker_ended_by_the_pool_leaves_no_semaphore_behind():
-    """A pool worker that embedded texts (sentence-transformers makes a hidden tqdm bar per batch) and is
-    then terminated with the pool: its tqdm lock must not be a named semaphore that the run's resource
-    tracker reports leaked when the run exits (it was, after every cold run). In a worker the libraries
-    embedding texts load (joblib's loky) make the default start method one whose semaphores are named."""
+    """A pool worker that made a tqdm bar (hidden, as a stage's bars are in a worker) and is then
+    terminated with the pool: its tqdm lock must not be a named semaphore that the run's resource
+    tracker reports leaked when the run exits (it was, after every cold run, when the embedding library
+    of the time made a bar per batch). A library a worker loads can make the default start method one
+    whose semaphores are named (joblib's loky did), as the spawn start method here does."""
     import os
     import subprocess
     import sys
