@@ -11,7 +11,9 @@ interleaved run by run so that a busy machine slows them alike, each a fresh int
   what it used before, from the same model folder.
 
 Each child times its load (import to a model ready to encode) and its encoding of the bundled
-dataset's 735 question texts (one call, batches of 64), and checks that both give the same vectors.
+dataset's 735 question texts (one call, batches of 64). The two batch the texts differently (by
+tokens, by characters), so their vectors agree up to the last bits of float sums: the largest
+difference is printed, and the script fails if it exceeds 1e-6.
 Medians of ``--runs`` runs; the ratio column is each median over the torch-only one.
 """
 from __future__ import annotations
@@ -75,8 +77,10 @@ def main(argv: list[str] | None = None) -> int:
                 for k in got:
                     times[way][k].append(got[k])
                 vecs[way] = np.load(out)
-    same = np.array_equal(vecs[WAYS[0]], vecs[WAYS[1]])
-    print(f"{len(texts)} question texts, {args.runs} runs each, fresh process per run; vectors identical: {same}")
+    diff = float(np.abs(vecs[WAYS[0]] - vecs[WAYS[1]]).max())
+    same = diff <= 1e-6
+    print(f"{len(texts)} question texts, {args.runs} runs each, fresh process per run; largest difference "
+          f"between the two ways' vectors: {diff:.1e}")
     base = {k: statistics.median(times[WAYS[0]][k]) for k in ("load_s", "encode_s")}
     print(f"{'':24}{'load s':>10}{'ratio':>8}{'encode s':>11}{'ratio':>8}")
     for way in WAYS:
