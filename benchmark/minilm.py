@@ -68,38 +68,35 @@ class MiniLM:
         self.w = {k.removeprefix("bert."): v for k, v in weights.items()}
         self._torch = torch
 
-    def _w(self, name: str) -> Any:
-        return self.w[name]
-
     def _forward(self, ids: Any, mask: Any) -> Any:
         """Token embeddings ``(B, T, hidden)`` of a padded batch (``mask`` 1 on tokens, 0 on padding)."""
         torch = self._torch
         F = torch.nn.functional
-        w, hidden, heads = self._w, self.hidden, self.heads
+        w, hidden, heads = self.w, self.hidden, self.heads
         size = hidden // heads
         b, t = ids.shape
-        x = F.embedding(ids, w("embeddings.word_embeddings.weight"))
-        x = x + w("embeddings.token_type_embeddings.weight")[0]
-        x = x + w("embeddings.position_embeddings.weight")[:t]
-        x = F.layer_norm(x, (hidden,), w("embeddings.LayerNorm.weight"), w("embeddings.LayerNorm.bias"), self.eps)
+        x = F.embedding(ids, w["embeddings.word_embeddings.weight"])
+        x = x + w["embeddings.token_type_embeddings.weight"][0]
+        x = x + w["embeddings.position_embeddings.weight"][:t]
+        x = F.layer_norm(x, (hidden,), w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], self.eps)
         # padding is masked out of attention; a batch without padding needs no mask
         attn_mask = None if bool(mask.all()) else mask.bool()[:, None, None, :].expand(b, 1, t, t)
         for i in range(self.layers):
             p = f"encoder.layer.{i}."
 
             def heads_of(name: str) -> Any:
-                y = F.linear(x, w(p + f"attention.self.{name}.weight"), w(p + f"attention.self.{name}.bias"))
+                y = F.linear(x, w[p + f"attention.self.{name}.weight"], w[p + f"attention.self.{name}.bias"])
                 return y.view(b, t, -1, size).transpose(1, 2)
 
             a = F.scaled_dot_product_attention(heads_of("query"), heads_of("key"), heads_of("value"),
                                                attn_mask=attn_mask, dropout_p=0.0, scale=size ** -0.5)
-            a = a.transpose(1, 2).contiguous().reshape(b, t, -1).contiguous()
-            a = F.linear(a, w(p + "attention.output.dense.weight"), w(p + "attention.output.dense.bias"))
-            x = F.layer_norm(a + x, (hidden,), w(p + "attention.output.LayerNorm.weight"),
-                             w(p + "attention.output.LayerNorm.bias"), self.eps)
-            h = F.gelu(F.linear(x, w(p + "intermediate.dense.weight"), w(p + "intermediate.dense.bias")))
-            h = F.linear(h, w(p + "output.dense.weight"), w(p + "output.dense.bias"))
-            x = F.layer_norm(h + x, (hidden,), w(p + "output.LayerNorm.weight"), w(p + "output.LayerNorm.bias"),
+            a = a.transpose(1, 2).contiguous().reshape(b, t, -1)
+            a = F.linear(a, w[p + "attention.output.dense.weight"], w[p + "attention.output.dense.bias"])
+            x = F.layer_norm(a + x, (hidden,), w[p + "attention.output.LayerNorm.weight"],
+                             w[p + "attention.output.LayerNorm.bias"], self.eps)
+            h = F.gelu(F.linear(x, w[p + "intermediate.dense.weight"], w[p + "intermediate.dense.bias"]))
+            h = F.linear(h, w[p + "output.dense.weight"], w[p + "output.dense.bias"])
+            x = F.layer_norm(h + x, (hidden,), w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"],
                              self.eps)
         return x
 
@@ -129,6 +126,8 @@ class MiniLM:
                 x = self._forward(ids, mask)
                 m = mask.unsqueeze(-1).to(x.dtype)
                 mean = (x * m).sum(dim=1, dtype=x.dtype) / torch.clamp(m.sum(dim=1, dtype=x.dtype), min=1e-9)
+                # normalised twice, as sentence-transformers does (its Normalize module, then encode's
+                # normalize_embeddings): the second pass changes last bits, and keeps the vectors equal
                 vec = F.normalize(F.normalize(mean, p=2, dim=-1), p=2, dim=1)
                 out[rows] = vec.numpy()
         return out
