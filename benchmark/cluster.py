@@ -124,7 +124,9 @@ def _worker_class(ray: Any) -> Any:
 
         def __init__(self, init: tuple, slots: dict[str, Any]) -> None:
             from benchmark import runner
+            from benchmark.extract.threads import limit_image_threads
 
+            limit_image_threads(1)   # an actor holds one CPU: tesseract and OpenCV on one thread
             runner._init_worker(*init)
             work = runner._WORKER
             assert work is not None

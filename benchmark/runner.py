@@ -221,10 +221,12 @@ def read_images(spec: RunSpec, dataset: Dataset, questions: list[Question], prog
         else:
             from concurrent.futures import ProcessPoolExecutor
 
-            # one tesseract thread per worker process: n processes already keep n cores busy, and
-            # tesseract's own threads on top of them only contend (the run's main process, which
-            # embeds texts with torch meanwhile, keeps its threads)
-            with ProcessPoolExecutor(n, initializer=_one_ocr_thread) as pool:
+            from benchmark.extract.threads import limit_image_threads
+
+            # one tesseract and one OpenCV thread per worker process: n processes already keep n cores
+            # busy, and the libraries' own threads on top of them only contend (the run's main
+            # process, which embeds texts with torch meanwhile, keeps its threads)
+            with ProcessPoolExecutor(n, initializer=limit_image_threads) as pool:
                 for _ in pool.map(_read_image, jobs):
                     bar.update(1)
     return len(jobs)
@@ -240,10 +242,6 @@ def _pixels(path: str) -> int:
     except OSError:
         return 0
     return size[0] * size[1] if size else 0
-
-
-def _one_ocr_thread() -> None:
-    os.environ.setdefault("OMP_THREAD_LIMIT", "1")
 
 
 def _read_image(job: tuple[str, str, str | None, bool]) -> None:
@@ -770,7 +768,7 @@ def _init_worker(variants: list[str], answerers: list[str], options: dict, rows:
 
 def _init_pool_worker(threads: int, *init: Any) -> None:
     """:func:`_init_worker` in a process of the local pool, whose math libraries (torch embedding texts,
-    tesseract) get ``threads`` threads: the pool's processes share the cores, and each library's
+    tesseract, OpenCV) get ``threads`` threads: the pool's processes share the cores, and each library's
     default of one thread per core would have them contend (a value the user set is kept). Ray sets the
     same for its actors.
 
@@ -786,6 +784,9 @@ def _init_pool_worker(threads: int, *init: Any) -> None:
         os.environ["OMP_NUM_THREADS"] = str(threads)
         if "torch" in sys.modules:   # already imported: it read the variable then
             sys.modules["torch"].set_num_threads(threads)
+    from benchmark.extract.threads import limit_image_threads
+
+    limit_image_threads(threads)   # tesseract and OpenCV, for an image a stage reads here
     _init_worker(*init)
 
 

@@ -106,3 +106,54 @@ def test_stroke_run_lengths_are_those_walking_each_column_or_row_finds(seed: int
         assert _run_counts(a[:, ::3]).tolist() == _runs_by_walking(a[:, ::3]).tolist()  # a strided view
         assert _row_run_counts(a).tolist() == _runs_by_walking(a.T).tolist()
         assert _row_run_counts(a[::3]).tolist() == _runs_by_walking(a[::3].T).tolist()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_window_of_outline_distances_is_the_whole_images_up_to_the_distance_asked_for(seed: int) -> None:
+    """Arrowheads weigh the distance to the nearest outline in small windows, measured on the outlines
+    near each window only: every distance up to ``exact`` must be the whole image's (the same shortest
+    path; OpenCV's float sums may round the last bit differently), and every longer one must be longer
+    than ``exact`` too. Windows at the image's edges, and far from every outline, included."""
+    rng = np.random.default_rng(seed)
+    shapes = _shapes(rng, 12)
+    dist = connectors.OutlineDistance(shapes, (480, 520))
+    whole = cv2.distanceTransform(dist.lines, cv2.DIST_L2, 3)
+    far = 0
+    for _ in range(400):
+        exact = float(rng.uniform(2, 40))
+        y0, x0 = int(rng.integers(0, 470)), int(rng.integers(0, 510))
+        y1, x1 = min(480, y0 + int(rng.integers(1, 70))), min(520, x0 + int(rng.integers(1, 70)))
+        win, ref = dist.window(y0, y1, x0, x1, exact), whole[y0:y1, x0:x1]
+        assert win.shape == ref.shape
+        near = ref <= exact
+        assert np.allclose(win[near], ref[near], rtol=1e-6, atol=0)
+        assert (win[~near] > exact * (1 - 1e-6)).all()
+        far += int((~near).sum())
+    assert far > 0   # some distances were longer than asked for
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_components_are_labelled_as_opencvs_default_labels_them(threads: int) -> None:
+    """Extraction labels 8-connected components with the algorithm fastest on one thread; the labels,
+    their numbering and their stats must be those of ``cv2.connectedComponentsWithStats``, on noise of
+    several densities and on the ink and fills of a bundled render."""
+    from benchmark.dataset import DEFAULT_ROOT
+    from benchmark.extract.components import components
+    from benchmark.extract.image import read_rgb
+    from benchmark.extract.raster import colour_mask, make_raster
+
+    before = cv2.getNumThreads()
+    cv2.setNumThreads(threads)
+    try:
+        rng = np.random.default_rng(threads)
+        masks = [(rng.random((301, 257)) < p).astype(np.uint8) for p in (0.05, 0.3, 0.6)]
+        r = make_raster(read_rgb(DEFAULT_ROOT / "diagrams" / "algo_binary_search.png"))
+        masks += [r.ink.view(np.uint8), r.stroke.view(np.uint8), colour_mask(r.rgb, (255, 255, 255))]
+        for mask in masks:
+            n, labels, stats, centroids = components(mask)
+            n0, labels0, stats0, centroids0 = cv2.connectedComponentsWithStats(mask, connectivity=8)
+            assert n == n0 and n > 2
+            assert np.array_equal(labels, labels0) and np.array_equal(stats, stats0)
+            assert np.allclose(centroids, centroids0)
+    finally:
+        cv2.setNumThreads(before)

@@ -153,7 +153,8 @@ def test_the_image_pass_reads_the_largest_images_first_with_one_tesseract_thread
     bin_dir.mkdir()
     wrapper = bin_dir / "tesseract"
     # the thread limit each invocation ran under
-    wrapper.write_text(f'#!/bin/sh\ncase "$1" in --*) ;; *) echo "${{OMP_THREAD_LIMIT:-unset}}" >> "{log}" ;; esac\n'
+    # the thread limits each invocation ran under (tesseract's; OpenCV's, which the worker set for itself)
+    wrapper.write_text(f'#!/bin/sh\ncase "$1" in --*) ;; *) echo "${{OMP_THREAD_LIMIT:-unset}}/${{OPENCV_FOR_THREADS_NUM:-unset}}" >> "{log}" ;; esac\n'
                        f'exec "{real}" "$@"\n')
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
@@ -177,6 +178,32 @@ def test_the_image_pass_reads_the_largest_images_first_with_one_tesseract_thread
     monkeypatch.undo()   # the real pass, in a pool of two processes
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.delenv("OMP_THREAD_LIMIT", raising=False)
+    monkeypatch.delenv("OPENCV_FOR_THREADS_NUM", raising=False)
     assert read_images(spec(2), ds, qs) == len(names)
-    assert log.read_text().split() == ["1"] * len(names)
+    assert log.read_text().split() == ["1/1"] * len(names)
     assert "OMP_THREAD_LIMIT" not in os.environ   # the run's own process is left as it was
+    assert "OPENCV_FOR_THREADS_NUM" not in os.environ
+
+
+@pytest.mark.parametrize("imported", [True, False])
+def test_a_worker_gives_opencv_and_tesseract_one_thread_unless_the_user_chose(imported):
+    """A pool's process runs OpenCV on one thread, whether cv2 was imported before the limit was set
+    (a forked worker inherits the parent's module) or after; a number the user set is kept."""
+    import subprocess
+    import sys
+
+    code = ("import os, sys\n"
+            + ("import cv2\n" if imported else "")
+            + "from benchmark.extract.threads import limit_image_threads\n"
+            "limit_image_threads(1)\n"
+            "import cv2\n"
+            "print(cv2.getNumThreads(), os.environ['OMP_THREAD_LIMIT'])\n")
+    root = Path(__file__).resolve().parent.parent
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENCV_FOR_THREADS_NUM", "OMP_THREAD_LIMIT")}
+
+    def threads(**extra: str) -> list[str]:
+        return subprocess.run([sys.executable, "-c", code], cwd=root, env={**env, **extra}, capture_output=True,
+                              text=True, check=True).stdout.split()
+
+    assert threads() == ["1", "1"]
+    assert threads(OPENCV_FOR_THREADS_NUM="2", OMP_THREAD_LIMIT="3") == ["2", "3"]

@@ -29,6 +29,7 @@ from typing import Iterator
 import cv2
 import numpy as np
 
+from benchmark.extract.components import components
 from benchmark.extract.labels import Block
 from benchmark.extract.raster import Raster
 from benchmark.extract.shapes import Shape
@@ -98,10 +99,14 @@ def connector_mask(r: Raster, shapes: list[Shape]) -> np.ndarray:
             grown = grown & (1 - inner)
         zone[y0:y1, x0:x1] |= grown
     mask = r.stroke.astype(np.uint8) & (1 - zone)
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    n, labels, stats, _ = components(mask)
     small = np.nonzero(stats[:, cv2.CC_STAT_AREA] < 3 * lw * lw)[0]
     if len(small) > 1:
-        mask[np.isin(labels, small[small > 0])] = 0
+        gone = np.zeros(n, bool)
+        gone[small[small > 0]] = True
+        ys, xs = np.nonzero(mask)   # the stroke's pixels only, not the whole label image
+        at = gone[labels[ys, xs]]
+        mask[ys[at], xs[at]] = 0
     return mask
 
 
@@ -131,9 +136,9 @@ def outline_band(shapes: list[Shape], shape_hw: tuple[int, int], lw: int) -> np.
 
 
 def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
-               outline_distance: np.ndarray | None = None,
+               outline_distance: OutlineDistance | None = None,
                dashed: np.ndarray | None = None,
-               container_distance: np.ndarray | None = None) -> tuple[list[np.ndarray], np.ndarray]:
+               container_distance: OutlineDistance | None = None) -> tuple[list[np.ndarray], np.ndarray]:
     """Arrowhead blobs (their stroke pixels, x y) and the mask with them cut out.
 
     The opening keeps only what is wider than a line: the cores of the filled triangles. Every
@@ -141,24 +146,25 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
     A head that ends in a notch of a shape (a person's neck) merges with the outline's corner
     into one elongated core; with ``outline`` (:func:`outline_band`) given, such a core is opened
     again without the outline, and the compact piece left is the head. With
-    ``outline_distance`` (:func:`outline_distance`), a core lying wholly on a shape's outline is
-    where a line meets or crosses a thick outline (the sketch style's rough strokes), not a head:
+    ``outline_distance`` (:class:`OutlineDistance` of every shape), a core lying wholly on a shape's
+    outline is where a line meets or crosses a thick outline (the sketch style's rough strokes), not a head:
     a head only touches the outline with its tip and reaches a head's length away from it.
     With ``dashed`` (the gaps bridged between dashes), an elongated core on a bridged gap is a
     dashed line the bridging drew wider than the opening, running into its head: the head is
     what is left when it is opened a little wider (:func:`_wide_part`). With
-    ``container_distance`` (:func:`outline_distance` of the containers alone), a compact,
+    ``container_distance`` (:class:`OutlineDistance` of the containers alone), a compact,
     head-sized core away from every container's outline needs less reach off an outline
     (:func:`_on_outline`).
     """
     k = max(5, 2 * lw - 1)   # wider than a line (lines are lw wide, sketch lines a little more)
     opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(opened, connectivity=8)
+    n, labels, stats, _ = components(opened)
     least = head_core_min(stats[1:], k, lw)
     blobs = []
     cut = mask.copy()
     reach = 2 * lw + 2
     grow = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * reach + 1, 2 * reach + 1))
+    exact = max(OFF_OUTLINE * k, 2 * lw)   # the farthest from an outline either distance is read
     h_img, w_img = mask.shape
     for i in range(1, n):
         x, y, w, h, a = (int(v) for v in stats[i])
@@ -172,9 +178,10 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
         # outline: a head arriving at a shallow angle. Its area is weighed against the image's
         # head size (an image of larger heads raises the least core taken for one)
         sure = a / max(1.0, least / (HEAD_CORE_MIN * k * k)) if container_distance is not None and \
-            k > 2 * lw - 1 and float(container_distance[y0:y1, x0:x1][core > 0].min()) > 2 * lw and \
-            _compact(core) else 0.0
-        if outline_distance is not None and _on_outline(core, outline_distance[y0:y1, x0:x1], k, sure):
+            k > 2 * lw - 1 and float(container_distance.window(y0, y1, x0, x1, exact)[core > 0].min()) > 2 * lw \
+            and _compact(core) else 0.0
+        near = outline_distance.window(y0, y1, x0, x1, exact) if outline_distance is not None else None
+        if near is not None and _on_outline(core, near, k, sure):
             continue
         if _elongated(core):
             if outline is None:
@@ -182,8 +189,7 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
             wide = _wide_part(core, k, 2 * least) if dashed is not None and (dashed[y0:y1, x0:x1] & core).any() \
                 else None
             core = _core_off_outline(mask[y0:y1, x0:x1], outline[y0:y1, x0:x1], core, k)
-            if core is None and wide is not None and not (
-                    outline_distance is not None and _on_outline(wide, outline_distance[y0:y1, x0:x1], k)):
+            if core is None and wide is not None and not (near is not None and _on_outline(wide, near, k)):
                 core = wide
             if core is None:
                 continue
@@ -228,11 +234,44 @@ def head_core_min(stats: np.ndarray, k: int, lw: int) -> float:
     return float(min(hi, max(lo, 0.6 * np.percentile(cand, 75))))
 
 
-def outline_distance(shapes: list[Shape], shape_hw: tuple[int, int]) -> np.ndarray:
-    """float32 map of each pixel's distance to the nearest shape outline (containers' too)."""
-    lines = np.ones(shape_hw, np.uint8)
-    cv2.drawContours(lines, [s.contour for s in shapes], -1, 0, thickness=1)
-    return cv2.distanceTransform(lines, cv2.DIST_L2, 3)
+#: the least cost of one step of OpenCV's 3 x 3 L2 distance (``DIST_L2``, mask 3; a diagonal step
+#: costs 1.3693): a distance up to ``d`` is reached within ``d / STEP_MIN`` pixels
+STEP_MIN = 0.955
+
+
+class OutlineDistance:
+    """Each pixel's distance to the nearest outline of ``shapes`` (OpenCV's 3 x 3 L2 distance), computed
+    for the windows asked for instead of for the whole image at once.
+
+    A caller that uses only distances up to ``exact`` (heads are weighed within a few line widths of
+    an outline, :func:`arrowheads`) gets a window measured on the outlines within ``exact / STEP_MIN``
+    pixels of it: every distance up to ``exact`` is the whole image's shortest path, and a longer one
+    is more than ``exact`` both ways (fewer outlines can only lengthen it). OpenCV may round the last
+    bit of a path's float sum differently, far below what could move it across a threshold: no
+    distance of this metric up to 16 pixels (the thresholds of lines up to 5 pixels wide) lies within
+    0.004 of a whole or half pixel. An image has a few hundred head candidates at most; the whole
+    image's map was a float per pixel, twice per image.
+
+    >>> box = type("S", (), {"contour": np.array([[[10, 10]], [[40, 10]], [[40, 30]], [[10, 30]]], np.int32)})
+    >>> d = OutlineDistance([box], (50, 60))
+    >>> whole = cv2.distanceTransform(d.lines, cv2.DIST_L2, 3)[0:20, 30:60]
+    >>> win = d.window(0, 20, 30, 60, exact=6.0)
+    >>> near = whole <= 6
+    >>> bool(np.allclose(win[near], whole[near], rtol=1e-6)), bool((win[~near] > 6).all())
+    (True, True)
+    """
+
+    def __init__(self, shapes: list[Shape], shape_hw: tuple[int, int]) -> None:
+        self.lines = np.ones(shape_hw, np.uint8)
+        cv2.drawContours(self.lines, [s.contour for s in shapes], -1, 0, thickness=1)
+
+    def window(self, y0: int, y1: int, x0: int, x1: int, exact: float) -> np.ndarray:
+        """Distances of the pixels in rows ``y0:y1`` and columns ``x0:x1``, the whole image's up to ``exact``."""
+        h, w = self.lines.shape
+        m = int(np.ceil(exact / STEP_MIN)) + 1
+        top, left = max(0, y0 - m), max(0, x0 - m)
+        d = cv2.distanceTransform(self.lines[top:min(h, y1 + m), left:min(w, x1 + m)], cv2.DIST_L2, 3)
+        return d[y0 - top:y1 - top, x0 - left:x1 - left]
 
 
 #: a core this many opening areas large or more is a head's, unless it lies within one opening
@@ -240,6 +279,8 @@ def outline_distance(shapes: list[Shape], shape_hw: tuple[int, int]) -> np.ndarr
 HEAD_CORE_SURE = 1.2
 #: and no more than this many (a larger core is two heads or lines run together)
 HEAD_CORE_ONE = 2.0
+#: any other core is a head only when it reaches this many opening widths off the outline
+OFF_OUTLINE = 1.5
 
 
 def _on_outline(core: np.ndarray, distance: np.ndarray, k: int, area: float = 0.0) -> bool:
@@ -261,7 +302,7 @@ def _on_outline(core: np.ndarray, distance: np.ndarray, k: int, area: float = 0.
     >>> _on_outline(shallow, d, 5), _on_outline(shallow, d, 5, 36), _on_outline(shallow, d, 5, 20)
     (True, False, True)
     """
-    reach = k if HEAD_CORE_SURE * k * k <= area <= HEAD_CORE_ONE * k * k else 1.5 * k
+    reach = k if HEAD_CORE_SURE * k * k <= area <= HEAD_CORE_ONE * k * k else OFF_OUTLINE * k
     return float(distance[core > 0].max()) < reach
 
 
@@ -289,7 +330,7 @@ def _wide_part(core: np.ndarray, k: int, least: float = 0.0) -> np.ndarray | Non
     """
     k2 = k + 2
     opened = cv2.morphologyEx(core, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k2, k2)))
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(opened, connectivity=8)
+    n, labels, stats, _ = components(opened)
     pieces = [j for j in range(1, n) if stats[j, cv2.CC_STAT_AREA] >= max(least, 0.5 * k2 * k2)]
     if len(pieces) != 1:
         return None
@@ -315,7 +356,7 @@ def _core_off_outline(mask: np.ndarray, outline: np.ndarray, core: np.ndarray, k
         return None
     rest = mask & (1 - outline) & cv2.dilate(core, np.ones((3, 3), np.uint8))
     opened = cv2.morphologyEx(rest, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(opened, connectivity=8)
+    n, labels, stats, _ = components(opened)
     best = None
     for j in range(1, n):
         # what is left of a head has lost the part lying on the outline (a head along a
@@ -351,8 +392,8 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     # core if the outline zone were cut away first
     blobs, _ = arrowheads(fill_small_holes(r.stroke.view(np.uint8), 12 * lw * lw), lw,
                           outline_band([s for s in shapes if not s.is_container], r.shape, lw),
-                          outline_distance(shapes, r.shape) if d2_heads else None, dashed,
-                          outline_distance([s for s in shapes if s.is_container], r.shape) if d2_heads else None)
+                          OutlineDistance(shapes, r.shape) if d2_heads else None, dashed,
+                          OutlineDistance([s for s in shapes if s.is_container], r.shape) if d2_heads else None)
     cut = mask.copy()
     blob_mask = np.zeros_like(mask)
     for blob in blobs:

@@ -28,6 +28,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from benchmark.extract.components import components
 from benchmark.extract.connectors import find_edges
 from benchmark.extract.labels import Block, assign_node_labels, group_blocks, group_lines
 from benchmark.extract.ocr import LANG, Word, read_words
@@ -117,7 +118,7 @@ def text_layer(ink: np.ndarray) -> tuple[np.ndarray, int]:
     tall and 4 wide are text (a wider piece is a line or an outline, unless it is a word whose
     letters touch, which is no taller than a letter and no longer than a word).
     """
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(ink.view(np.uint8), connectivity=8)
+    n, labels, stats, _ = components(ink.view(np.uint8))
     if n <= 1:
         return np.zeros_like(ink, dtype=np.uint8), 0
     w, h, area = stats[1:, cv2.CC_STAT_WIDTH], stats[1:, cv2.CC_STAT_HEIGHT], stats[1:, cv2.CC_STAT_AREA]
@@ -729,7 +730,7 @@ def find_boxes(lines: np.ndarray, lw: int, th: int) -> list[tuple[int, int, int,
     thin = 3 * lw + 2
 
     def runs(mask: np.ndarray, horizontal: bool) -> np.ndarray:
-        n, _, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+        n, _, stats, _ = components(mask)
         x, y, w, h = (stats[1:, i] for i in range(4))
         ok = (h <= thin) if horizontal else (w <= thin)
         return np.stack([x, y, x + w - 1, y + h - 1], axis=1)[ok] if n > 1 else np.zeros((0, 4), int)

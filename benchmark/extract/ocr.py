@@ -142,11 +142,13 @@ def text_patches(r: Raster) -> tuple[list[tuple[int, int, int, int, int]], np.nd
     overlap never show a word twice)."""
     import cv2
 
+    from benchmark.extract.components import components
+
     ink = r.ink.view(np.uint8)
     lw = r.line_width
     kernel = cv2.getStructuringElement(cv2.MORPH_RECT, (6 * lw + 1, 2 * lw + 1))
     grown = cv2.dilate(ink, kernel)
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(grown, connectivity=8)
+    n, labels, stats, _ = components(grown)
     pad = 2 * lw
     h_img, w_img = r.shape
     boxes = []

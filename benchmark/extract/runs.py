@@ -67,5 +67,8 @@ def eval_dataset(data_dir: Path, style: str = "default", workers: int | None = N
     workers = workers or min(len(jobs), os.cpu_count() or 1) or 1
     if workers <= 1:
         return [run_job(j) for j in jobs]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    from benchmark.extract.threads import limit_image_threads
+
+    # one tesseract and one OpenCV thread per process: the processes already keep the cores busy
+    with ProcessPoolExecutor(max_workers=workers, initializer=limit_image_threads) as pool:
         return list(pool.map(run_job, jobs))

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
+from benchmark.extract.components import components
 from benchmark.extract.raster import Raster, colour_mask, fill_palette
 
 #: share of the ring just outside a candidate that must be stroke for it to be a shape
@@ -102,7 +103,7 @@ def _candidates(r: Raster, colour: tuple[int, int, int], region: tuple[int, int,
         return []
     x_off, y_off = rx + bx, ry + by
     closed = cv2.morphologyEx(mask[by:by + bh, bx:bx + bw], cv2.MORPH_CLOSE, kernel)
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(closed, connectivity=8)
+    n, labels, stats, _ = components(closed)
     out = []
     for i in range(1, n):
         x, y, w, h, a = (int(v) for v in stats[i])

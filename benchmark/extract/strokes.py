@@ -18,6 +18,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from benchmark.extract.components import components
 from benchmark.extract.raster import Raster
 
 #: lightest luminance of a pixel taken for a line of another colour (the light greys d2 files
@@ -75,7 +76,7 @@ def drawn_strokes(r: Raster, words: list) -> tuple[np.ndarray, set[int], np.ndar
             cands.append(i)
     line_words = set()
     if cands:
-        n, labels, stats, _ = cv2.connectedComponentsWithStats(other | walks.bridges(), connectivity=8)
+        n, labels, stats, _ = components(other | walks.bridges())
         line = _lines(stats, lw)
         for i in cands:
             x0, y0, x1, y1 = boxes[i]
@@ -92,7 +93,7 @@ def drawn_strokes(r: Raster, words: list) -> tuple[np.ndarray, set[int], np.ndar
                 grey[y0:y1, x0:x1] = 1
     bridges = walks.bridges(stop=grey, text=text)
     other |= bridges
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(other, connectivity=8)
+    n, labels, stats, _ = components(other)
     line = _lines(stats, lw)
     ys, xs = np.nonzero(other)
     lab = labels[ys, xs]
@@ -163,7 +164,7 @@ def dash_walks(mask: np.ndarray, lw: int, more: np.ndarray | None = None) -> Das
     h, w = mask.shape
     none = DashWalks((h, w), lw, np.zeros((0, 2)), np.zeros((0, 1), np.int32), np.zeros((0, 1), np.int32),
                      np.zeros(0, np.int64), np.zeros(0, bool))
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    n, labels, stats, _ = components(mask)
     none.labels, none.stats, none.dash = labels, stats, np.zeros(n, bool)
     if n <= 2:
         return none
@@ -172,10 +173,12 @@ def dash_walks(mask: np.ndarray, lw: int, more: np.ndarray | None = None) -> Das
     small[0] = False
     if not small.any():
         return none
-    lut = np.where(small, np.arange(n), 0).astype(np.int32)
-    dash_lab = lut[labels]
-    ys, xs = np.nonzero(dash_lab)
-    lab = dash_lab[ys, xs]
+    # the pixels of the small pieces, in raster order: read at the mask's pixels only (a few per
+    # cent of the image), not by mapping the whole label image
+    ys, xs = np.nonzero(mask)
+    lab = labels[ys, xs]
+    keep = small[lab]
+    ys, xs, lab = ys[keep], xs[keep], lab[keep]
     xs, ys = xs.astype(np.float64), ys.astype(np.float64)
     cnt = np.bincount(lab, minlength=n).astype(np.float64)
     cnt[cnt == 0] = 1
