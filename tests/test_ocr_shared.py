@@ -152,7 +152,6 @@ def test_the_image_pass_reads_the_largest_images_first_with_one_tesseract_thread
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     wrapper = bin_dir / "tesseract"
-    # the thread limit each invocation ran under
     # the thread limits each invocation ran under (tesseract's; OpenCV's, which the worker set for itself)
     wrapper.write_text(f'#!/bin/sh\ncase "$1" in --*) ;; *) echo "${{OMP_THREAD_LIMIT:-unset}}/${{OPENCV_FOR_THREADS_NUM:-unset}}" >> "{log}" ;; esac\n'
                        f'exec "{real}" "$@"\n')

@@ -14,3 +14,19 @@ def components(mask: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarra
     image pool has one), BBDT labels an 80-Mpx mask in 0.27-0.40 s where the default takes 0.65 s.
     """
     return cv2.connectedComponentsWithStatsWithAlgorithm(mask, 8, cv2.CV_32S, cv2.CCL_BBDT)
+
+
+def pixels_of(mask: np.ndarray, labels: np.ndarray, chosen: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows, columns and labels of the pixels of ``mask`` whose component is ``chosen`` (a bool per
+    label of ``labels``, the components of ``mask``), in raster order. Labels are read at the mask's
+    pixels only (a few per cent of a drawing), not by mapping the whole label image.
+
+    >>> m = np.array([[1, 0, 1], [1, 0, 0]], np.uint8)
+    >>> n, labels, _, _ = components(m)
+    >>> [a.tolist() for a in pixels_of(m, labels, np.array([False, False, True]))]
+    [[0], [2], [2]]
+    """
+    ys, xs = np.nonzero(mask)
+    lab = labels[ys, xs]
+    keep = chosen[lab]
+    return ys[keep], xs[keep], lab[keep]

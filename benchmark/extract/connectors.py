@@ -29,7 +29,7 @@ from typing import Iterator
 import cv2
 import numpy as np
 
-from benchmark.extract.components import components
+from benchmark.extract.components import components, pixels_of
 from benchmark.extract.labels import Block
 from benchmark.extract.raster import Raster
 from benchmark.extract.shapes import Shape
@@ -104,9 +104,8 @@ def connector_mask(r: Raster, shapes: list[Shape]) -> np.ndarray:
     if len(small) > 1:
         gone = np.zeros(n, bool)
         gone[small[small > 0]] = True
-        ys, xs = np.nonzero(mask)   # the stroke's pixels only, not the whole label image
-        at = gone[labels[ys, xs]]
-        mask[ys[at], xs[at]] = 0
+        ys, xs, _ = pixels_of(mask, labels, gone)
+        mask[ys, xs] = 0
     return mask
 
 
@@ -147,8 +146,8 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
     into one elongated core; with ``outline`` (:func:`outline_band`) given, such a core is opened
     again without the outline, and the compact piece left is the head. With
     ``outline_distance`` (:class:`OutlineDistance` of every shape), a core lying wholly on a shape's
-    outline is where a line meets or crosses a thick outline (the sketch style's rough strokes), not a head:
-    a head only touches the outline with its tip and reaches a head's length away from it.
+    outline is where a line meets or crosses a thick outline (the sketch style's rough strokes), not
+    a head: a head only touches the outline with its tip and reaches a head's length away from it.
     With ``dashed`` (the gaps bridged between dashes), an elongated core on a bridged gap is a
     dashed line the bridging drew wider than the opening, running into its head: the head is
     what is left when it is opened a little wider (:func:`_wide_part`). With

@@ -18,7 +18,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from benchmark.extract.components import components
+from benchmark.extract.components import components, pixels_of
 from benchmark.extract.raster import Raster
 
 #: lightest luminance of a pixel taken for a line of another colour (the light greys d2 files
@@ -173,12 +173,7 @@ def dash_walks(mask: np.ndarray, lw: int, more: np.ndarray | None = None) -> Das
     small[0] = False
     if not small.any():
         return none
-    # the pixels of the small pieces, in raster order: read at the mask's pixels only (a few per
-    # cent of the image), not by mapping the whole label image
-    ys, xs = np.nonzero(mask)
-    lab = labels[ys, xs]
-    keep = small[lab]
-    ys, xs, lab = ys[keep], xs[keep], lab[keep]
+    ys, xs, lab = pixels_of(mask, labels, small)   # the pixels of the small pieces
     xs, ys = xs.astype(np.float64), ys.astype(np.float64)
     cnt = np.bincount(lab, minlength=n).astype(np.float64)
     cnt[cnt == 0] = 1
