@@ -169,6 +169,42 @@ def test_sketch_line_meeting_or_crossing_a_rough_outline_is_not_a_head(tmp_path)
 
 
 @needs_tesseract
+def test_sketch_head_arriving_along_a_thick_outline_gives_direction(tmp_path):
+    # the sketch style's outlines are thicker than its lines: a head arriving at a shallow angle
+    # along a diamond's side joins the outline's stretch into one large core, and the head is what
+    # is left without the outline; the rough strokes where the diamonds' sides cross are no heads
+    g = read_back(tmp_path, "sketch_shallow", "compare: Compare with target {shape: diamond}\n"
+                                              "low: Set low bound\nhigh: Set high bound\n"
+                                              "found: Return index {shape: oval}\n"
+                                              "empty: Range empty? {shape: diamond}\n"
+                                              "compare -> low: less\ncompare -> high: greater\n"
+                                              "compare -> found: equal\nlow -> empty\nhigh -> empty\n",
+                  style="sketch")
+    assert edges(g) == {("compare-with-target", "->", "set-low-bound", "less"),
+                        ("compare-with-target", "->", "set-high-bound", "greater"),
+                        ("compare-with-target", "->", "return-index", "equal"),
+                        ("set-low-bound", "->", "range-empty", ""), ("set-high-bound", "->", "range-empty", "")}
+
+
+@needs_tesseract
+@pytest.mark.parametrize("diagram", ["algo_login_lockout_b", "arch_notification", "ops_db_failover"])
+def test_a_bundled_flowchart_drawn_in_sketch_style_reads_with_every_direction(diagram, tmp_path):
+    # their diamonds' rough tips, where lines leave them, leave pieces a little smaller than a head
+    # off the outline (no head, nor a loop along the outline); the heads arriving along the
+    # diamonds' sides are found
+    from benchmark.d2 import parse_file
+    from benchmark.dataset import DEFAULT_ROOT
+    from benchmark.extract.evaluate import score_diagram
+    from benchmark.extract.pipeline import extract
+
+    src = DEFAULT_ROOT / "diagrams" / f"{diagram}.d2"
+    png = tmp_path / f"{diagram}.png"
+    render_file(src, png, style="sketch")
+    s = score_diagram(diagram, extract(png), parse_file(src))
+    assert (s.matched_edges, s.ext_edges) == (s.ref_edges, s.ref_edges)
+
+
+@needs_tesseract
 @pytest.mark.parametrize("style", ["dark", "plantuml"])
 def test_a_figure_labelled_underneath_is_a_node(style, tmp_path):
     # d2's person (dark theme, read by structure) and PlantUML's stick-figure actor hold no text:

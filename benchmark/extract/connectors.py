@@ -154,11 +154,18 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
     ``container_distance`` (:class:`OutlineDistance` of the containers alone), a compact,
     head-sized core away from every container's outline needs less reach off an outline
     (:func:`_on_outline`).
+
+    Outlines thicker than the lines (:func:`thick_outlines`: the sketch style's strokes drawn twice)
+    survive the opening, and a head arriving along one joins its stretch of outline into one core
+    larger than any head: with ``outline_distance`` given, the head is found in such a core as in
+    an elongated one, the outline taken out, when what is left is ``OFF_THICK_OUTLINE`` least cores
+    large.
     """
     k = max(5, 2 * lw - 1)   # wider than a line (lines are lw wide, sketch lines a little more)
     opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
     n, labels, stats, _ = components(opened)
     least = head_core_min(stats[1:], k, lw)
+    thick = outline_distance is not None and outline is not None and thick_outlines(opened, outline)
     blobs = []
     cut = mask.copy()
     reach = 2 * lw + 2
@@ -167,7 +174,12 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
     h_img, w_img = mask.shape
     for i in range(1, n):
         x, y, w, h, a = (int(v) for v in stats[i])
-        if a < least or max(w, h) > 12 * lw:  # smaller cores: where lines cross or meet an outline
+        if a < least:  # smaller cores: where lines cross or meet an outline
+            continue
+        # a larger core is lines run together, or (a rough outline thicker than the opening) an
+        # outline with a head arriving along it: the head is what is left without the outline
+        big = max(w, h) > 12 * lw
+        if big and not thick:
             continue
         x0, y0 = max(0, x - reach), max(0, y - reach)
         x1, y1 = min(w_img, x + w + reach), min(h_img, y + h + reach)
@@ -182,12 +194,14 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
         near = outline_distance.window(y0, y1, x0, x1, exact) if outline_distance is not None else None
         if near is not None and _on_outline(core, near, k, sure):
             continue
-        if _elongated(core):
+        if big or _elongated(core):
             if outline is None:
                 continue  # an elongated core is where several connectors run together, not a head
             wide = _wide_part(core, k, 2 * least) if dashed is not None and (dashed[y0:y1, x0:x1] & core).any() \
                 else None
-            core = _core_off_outline(mask[y0:y1, x0:x1], outline[y0:y1, x0:x1], core, k)
+            # a head along a thick outline keeps a head's core: smaller pieces are its rough strokes
+            core = _core_off_outline(mask[y0:y1, x0:x1], outline[y0:y1, x0:x1], core, k,
+                                     OFF_THICK_OUTLINE * least if big else 0.0)
             if core is None and wide is not None and not (near is not None and _on_outline(wide, near, k)):
                 core = wide
             if core is None:
@@ -197,6 +211,32 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
         cut[ry + y0, rx + x0] = 0
         blobs.append(np.stack([rx + x0, ry + y0], axis=1).astype(float))
     return blobs, cut
+
+
+#: share of the outlines' zone the opening keeps above which an image's outlines are thicker
+#: than its lines (the sketch style's rough strokes, drawn twice): d2's plain outlines keep under
+#: 1 % (where lines meet them), sketch renders 13-19 %
+THICK_OUTLINES = 0.05
+
+
+def thick_outlines(opened: np.ndarray, outline: np.ndarray) -> bool:
+    """Are the outlines thicker than the lines: does the opening that keeps heads keep
+    more than ``THICK_OUTLINES`` of the outlines' zone (:func:`outline_band`)?
+
+    >>> band = np.zeros((20, 40), np.uint8); band[8:13, :] = 1
+    >>> thin, thick = np.zeros_like(band), np.zeros_like(band); thin[9:11, :] = 1; thick[8:13, :] = 1
+    >>> op = lambda m: cv2.morphologyEx(m, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5)))
+    >>> thick_outlines(op(thin), band), thick_outlines(op(thick), band)
+    (False, True)
+    """
+    zone = cv2.countNonZero(outline)
+    return zone > 0 and cv2.countNonZero(opened & outline) > THICK_OUTLINES * zone
+
+
+#: a head found on a thick outline's stretch (the outline taken out) keeps this many of the image's
+#: least head cores (:func:`head_core_min`) at least: what is left of the rough strokes where a
+#: diamond's sides cross at its tips is about one and a half
+OFF_THICK_OUTLINE = 2.0
 
 
 #: longest side of a head's core against its shortest (its smallest enclosing rectangle's) for a
@@ -348,9 +388,10 @@ def _wide_part(core: np.ndarray, k: int, least: float = 0.0) -> np.ndarray | Non
     return piece if min(float(t.max()) - hi, lo - float(t.min())) <= k2 else None
 
 
-def _core_off_outline(mask: np.ndarray, outline: np.ndarray, core: np.ndarray, k: int) -> np.ndarray | None:
+def _core_off_outline(mask: np.ndarray, outline: np.ndarray, core: np.ndarray, k: int,
+                      least: float = 0.0) -> np.ndarray | None:
     """The compact head core left when the outline band is taken out of an elongated core's
-    stroke (None when nothing head-like is left)."""
+    stroke, of ``least`` pixels or more (None when nothing head-like is left)."""
     if not (outline & core).any():
         return None
     rest = mask & (1 - outline) & cv2.dilate(core, np.ones((3, 3), np.uint8))
@@ -360,7 +401,7 @@ def _core_off_outline(mask: np.ndarray, outline: np.ndarray, core: np.ndarray, k
     for j in range(1, n):
         # what is left of a head has lost the part lying on the outline (a head along a
         # person's shoulder keeps about two thirds of a free head's smallest core)
-        if stats[j, cv2.CC_STAT_AREA] < 0.8 * k * k:
+        if stats[j, cv2.CC_STAT_AREA] < max(least, 0.8 * k * k):
             continue
         piece = (labels == j).astype(np.uint8)
         if not _elongated(piece) and (best is None or stats[j, cv2.CC_STAT_AREA] > best[0]):
@@ -424,6 +465,8 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
         if e1.shape == e2.shape and not (e1.arrow or e2.arrow):
             continue
         pts = np.concatenate([chains[i].points for i in members], axis=0)
+        if e1.shape == e2.shape and _along_outline(pts, shapes[e1.shape], lw):
+            continue  # a stretch of a rough outline, not a loop leaving the shape and coming back
         route = _route([chains[i] for i in members], entries, e1.point, e2.point, lw)
         edges.append(RawEdge(e1.shape, e2.shape, e1.arrow, e2.arrow, pts, route=route, crossed=crossed))
     edges = _grid_edges(edges, r.stroke, shapes, blobs, gaps, lw, cells)
@@ -434,6 +477,24 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
             e.label, e.label_block = "", None
         _label_edges(kept, edge_blocks, lw)
     return kept
+
+
+#: a loop from a shape back to it reaches this many line widths off its outline at least
+LOOP_OFF = 4
+
+
+def _along_outline(points: np.ndarray, shape: Shape, lw: int) -> bool:
+    """Do all ``points`` lie within ``LOOP_OFF`` line widths of the shape's outline?
+
+    >>> box = type("S", (), {"contour": np.array([[[10, 10]], [[60, 10]], [[60, 40]], [[10, 40]]], np.int32)})
+    >>> side = np.array([[x, 9.0] for x in range(15, 50)])
+    >>> loop = np.array([[x, 10.0 - 30 * np.sin(np.pi * (x - 15) / 35)] for x in range(15, 51)])
+    >>> _along_outline(side, box, 2), _along_outline(loop, box, 2)
+    (True, False)
+    """
+    step = max(1, len(points) // 64)
+    return all(abs(cv2.pointPolygonTest(shape.contour, (float(x), float(y)), True)) < LOOP_OFF * lw
+               for x, y in points[::step])
 
 
 def _grid_edges(edges: list[RawEdge], stroke: np.ndarray, shapes: list[Shape], blobs: list[np.ndarray],
