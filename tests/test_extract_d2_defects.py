@@ -205,6 +205,17 @@ def test_a_bundled_flowchart_drawn_in_sketch_style_reads_with_every_direction(di
 
 
 @needs_tesseract
+def test_labels_of_boxes_side_by_side_stay_apart(tmp_path):
+    # the sketch style's handwritten font spaces words as widely as the gap between three boxes
+    # in a row: their labels are one line to tesseract, split again at the boxes' outlines
+    g = read_back(tmp_path, "row", "core: Ядро {\n  grid-columns: 3\n  grid-gap: 12\n"
+                                   "  a: Сервис рекомендаций\n  b: Сервис промокодов\n  c: Сервис отзывов\n}\n",
+                  style="sketch")
+    assert sorted(n["label"] for n in g["nodes"]) == ["Сервис отзывов", "Сервис промокодов",
+                                                      "Сервис рекомендаций", "Ядро"]
+
+
+@needs_tesseract
 @pytest.mark.parametrize("style", ["dark", "plantuml"])
 def test_a_figure_labelled_underneath_is_a_node(style, tmp_path):
     # d2's person (dark theme, read by structure) and PlantUML's stick-figure actor hold no text:

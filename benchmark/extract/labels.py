@@ -286,6 +286,41 @@ def is_dashed_stroke(block: Block, ink) -> bool:
     return spread <= DASH_MAX_SPREAD * lh and length >= DASH_MIN_LENGTH * lh
 
 
+def split_across_shapes(blocks: list[Block], shapes: list[Shape]) -> list[Block]:
+    """``blocks`` with each dark block whose words lie in different shapes split into one block per
+    shape: the labels of boxes side by side in a row, set on one baseline with gaps no wider than a
+    word's, run together into one line (a handwritten font's wide spacing). A block with a word
+    outside every shape is kept whole (a label drawn outside its shape).
+
+    >>> from types import SimpleNamespace as NS
+    >>> box = lambda i, x0, x1: NS(index=i, area=(x1 - x0) * 40, is_container=False,
+    ...                            contains=lambda x, y: x0 <= x <= x1 and 0 <= y <= 40)
+    >>> ws = [Word(t, x, 15, 30, 10, 90, 10) for t, x in [("Rate", 10, ), ("limit", 45), ("Audit", 85), ("log", 120)]]
+    >>> [b.text for b in split_across_shapes([Block([ws])], [box(0, 0, 78), box(1, 80, 160)])]
+    ['Rate limit', 'Audit log']
+    >>> [b.text for b in split_across_shapes([Block([ws])], [box(0, 0, 160)])]
+    ['Rate limit Audit log']
+    """
+    leaves = [s for s in shapes if not s.is_container]
+    out: list[Block] = []
+    for b in blocks:
+        if b.grey:
+            out.append(b)
+            continue
+        owners = {}
+        for w in b.words:
+            inside = [s for s in leaves if s.contains(w.x + w.w / 2, w.y + w.h / 2)]
+            owners[id(w)] = min(inside, key=lambda s: s.area).index if inside else None
+        found = list(dict.fromkeys(owners.values()))
+        if len(found) < 2 or None in found:
+            out.append(b)
+            continue
+        for o in found:
+            lines = [[w for w in line if owners[id(w)] == o] for line in b.lines]
+            out.append(Block([line for line in lines if line], b.grey))
+    return out
+
+
 def assign_node_labels(blocks: list[Block], shapes: list[Shape],
                        outside: dict[int, list[tuple[int, int, int, int]]] | None = None,
                        used: set[int] | None = None) -> dict[int, str]:
