@@ -239,3 +239,20 @@ def test_a_connector_ending_on_a_cylinders_cap_reaches_the_cylinder(tmp_path):
                  ("Schema compatible?", "Staging Tables"), ("Backfill Job", "Staging Tables")]:
         assert pair in into, graph["edges"]
     assert score_diagram("etl_cdc", graph, parse_file(d2)).edge_f1 == 1.0, graph["edges"]
+
+
+def test_connectors_leaving_a_queues_end_start_at_the_queue(tmp_path):
+    # d2 draws a queue's end as a closed ellipse of its own beside the labelled body: read by
+    # structure (the dark theme), it is part of the queue, and a connector leaving it starts there
+    from benchmark.extract.pipeline import extract
+
+    src = tmp_path / "queue.d2"
+    src.write_text("direction: right\np: Parser\nq: Dead-Letter Queue {shape: queue}\nw: Retry Worker\n"
+                   "a: On-call Alert\np -> q: unparseable\nq -> w\nq -> a: depth over 100\n", encoding="utf-8")
+    png = tmp_path / "queue.png"
+    render_file(src, png, style="dark")
+    graph = extract(png)
+    assert graph["reader"] == "any"
+    assert {(e["src"], e["arrow"], e["dst"], e["label"]) for e in graph["edges"]} == {
+        ("parser", "->", "dead-letter-queue", "unparseable"), ("dead-letter-queue", "->", "retry-worker", ""),
+        ("dead-letter-queue", "->", "on-call-alert", "depth over 100")}

@@ -658,19 +658,42 @@ def _innermost(boxes: list[Shape], point: tuple[float, float]) -> int | None:
     return min(inside, key=lambda b: b.area).index if inside else None
 
 
+#: a queue's end is about as tall as its body (this share of the body's height at least) and no
+#: wider than tall (its width this share of its own height at most): a pocket between connectors
+#: beside a shape is seldom either
+END_HEIGHT = 0.8
+END_WIDTH = 1.0
+
+
 def _cap_owner(s: Shape, leaves: list[Shape], gap: int) -> Shape | None:
-    """The leaf an empty region is a part of: right above or below it, no wider, and together
-    still convex (a cylinder's top drawn as its own closed ellipse). The boxes may overlap by up to
-    half the part's height (its middle row stays outside the leaf's box): the line between a cap and
-    its body is an arc, so the body's box begins above the cap's lowest row."""
+    """The leaf an empty region is a part of: right above or below it and no wider (a cylinder's
+    top drawn as its own closed ellipse), or right beside it and no taller (a queue's end), and
+    together still convex. The boxes may overlap by up to half the part's height (width): the line
+    between a cap and its body is an arc, so the body's box begins before the cap's far edge.
+
+    >>> ring = lambda x, y, w, h: cv2.ellipse2Poly((x + w // 2, y + h // 2), (w // 2, h // 2), 0, 0, 360, 10)
+    >>> def shape(i, x, y, w, h, cnt=None):
+    ...     c = (cnt if cnt is not None else np.array([[x, y], [x + w, y], [x + w, y + h], [x, y + h]])).reshape(-1, 1, 2)
+    ...     return Shape(i, "rectangle", c.astype(np.int32), (x, y, w, h), float(cv2.contourArea(c.astype(np.int32))), 0)
+    >>> body = shape(0, 100, 100, 200, 60)
+    >>> end = shape(1, 285, 100, 40, 60, ring(285, 100, 40, 60))      # a queue's right end
+    >>> top = shape(2, 100, 80, 200, 30, ring(100, 80, 200, 30))      # a cylinder's cap
+    >>> far = shape(3, 330, 100, 40, 60, ring(330, 100, 40, 60))      # a region further off
+    >>> low = shape(4, 295, 120, 24, 24, ring(295, 120, 24, 24))      # a small pocket beside it
+    >>> wide = shape(5, 295, 100, 70, 60)                             # a box beside it
+    >>> tall = shape(6, 70, 98, 40, 64, ring(70, 98, 40, 64))         # taller than the body
+    >>> [(_cap_owner(p, [body], 10) or p).index for p in (end, top, far, low, wide, tall)]
+    [0, 0, 3, 4, 5, 6]
+    """
     sx, sy, sw, sh = s.box
     for o in leaves:
         ox, oy, ow, oh = o.box
-        if sx < ox - gap or sx + sw > ox + ow + gap or sh > oh:
-            continue
-        above = sy + sh / 2 < oy and sy + sh >= oy - gap
-        below = sy + sh / 2 > oy + oh and sy <= oy + oh + gap
-        if above or below:
+        stacked = not (sx < ox - gap or sx + sw > ox + ow + gap or sh > oh) and (
+            sy + sh / 2 < oy and sy + sh >= oy - gap or sy + sh / 2 > oy + oh and sy <= oy + oh + gap)
+        beside = not (sy < oy - gap or sy + sh > oy + oh + gap or sh > oh or sh < END_HEIGHT * oh
+                      or sw > END_WIDTH * sh) and (
+            sx + sw / 2 < ox and sx + sw >= ox - gap or sx + sw / 2 > ox + ow and sx <= ox + ow + gap)
+        if stacked or beside:
             hull = cv2.convexHull(np.concatenate([s.contour, o.contour]))
             if cv2.contourArea(hull) <= 1.25 * (s.area + o.area):
                 return o
