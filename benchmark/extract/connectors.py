@@ -486,15 +486,15 @@ LOOP_OFF = 4
 def _along_outline(points: np.ndarray, shape: Shape, lw: int) -> bool:
     """Do all ``points`` lie within ``LOOP_OFF`` line widths of the shape's outline?
 
-    >>> box = type("S", (), {"contour": np.array([[[10, 10]], [[60, 10]], [[60, 40]], [[10, 40]]], np.int32)})
+    >>> box = Shape(0, "rectangle", np.array([[[10, 10]], [[60, 10]], [[60, 40]], [[10, 40]]], np.int32),
+    ...             (10, 10, 50, 30), 1500.0, 0)
     >>> side = np.array([[x, 9.0] for x in range(15, 50)])
     >>> loop = np.array([[x, 10.0 - 30 * np.sin(np.pi * (x - 15) / 35)] for x in range(15, 51)])
     >>> _along_outline(side, box, 2), _along_outline(loop, box, 2)
     (True, False)
     """
     step = max(1, len(points) // 64)
-    return all(abs(cv2.pointPolygonTest(shape.contour, (float(x), float(y)), True)) < LOOP_OFF * lw
-               for x, y in points[::step])
+    return all(shape.border_distance(x, y) < LOOP_OFF * lw for x, y in points[::step])
 
 
 def _grid_edges(edges: list[RawEdge], stroke: np.ndarray, shapes: list[Shape], blobs: list[np.ndarray],

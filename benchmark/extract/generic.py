@@ -33,7 +33,7 @@ from benchmark.extract.connectors import find_edges
 from benchmark.extract.labels import Block, assign_node_labels, group_blocks, group_lines
 from benchmark.extract.ocr import LANG, Word, read_words
 from benchmark.extract.raster import Raster, stroke_width
-from benchmark.extract.shapes import Shape, _nest, classify
+from benchmark.extract.shapes import Shape, _nest, classify, innermost
 from benchmark.extract.straight import cells_of
 
 #: ink is at least this much darker than the paper or fill around it
@@ -632,9 +632,9 @@ def _figures(shapes: list[Shape], keep: set[int], blocks: list[Block],
         sx, sy, sw, sh = s.box
         if lines is not None and _floor_runs_on(lines, s.box, lw):
             continue  # the line under it runs on past it: a pocket on a container's outline
-        home = _innermost(boxes, s.centre)
+        home = innermost(boxes, s.centre)
         for bi in free:
-            if _innermost(boxes, centres[bi]) != home:
+            if innermost(boxes, centres[bi]) != home:
                 continue  # a figure and its label lie in the same box
             x, y, w, h = blocks[bi].box
             lh = blocks[bi].line_height
@@ -650,12 +650,6 @@ def _figures(shapes: list[Shape], keep: set[int], blocks: list[Block],
         if si not in out and bi not in out.values():
             out[si] = bi
     return out
-
-
-def _innermost(boxes: list[Shape], point: tuple[float, float]) -> int | None:
-    """The smallest of ``boxes`` holding the point (its index), or None."""
-    inside = [b for b in boxes if b.contains(*point)]
-    return min(inside, key=lambda b: b.area).index if inside else None
 
 
 #: a queue's end is about as tall as its body (this share of the body's height at least) and no

@@ -11,7 +11,7 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from benchmark.extract.ocr import Word
-from benchmark.extract.shapes import Shape
+from benchmark.extract.shapes import Shape, innermost
 
 
 @dataclass
@@ -307,10 +307,7 @@ def split_across_shapes(blocks: list[Block], shapes: list[Shape]) -> list[Block]
         if b.grey:
             out.append(b)
             continue
-        owners = {}
-        for w in b.words:
-            inside = [s for s in leaves if s.contains(w.x + w.w / 2, w.y + w.h / 2)]
-            owners[id(w)] = min(inside, key=lambda s: s.area).index if inside else None
+        owners = {id(w): innermost(leaves, (w.x + w.w / 2, w.y + w.h / 2)) for w in b.words}
         found = list(dict.fromkeys(owners.values()))
         if len(found) < 2 or None in found:
             out.append(b)

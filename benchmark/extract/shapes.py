@@ -54,6 +54,12 @@ class Shape:
         return abs(cv2.pointPolygonTest(self.contour, (float(x), float(y)), True))
 
 
+def innermost(shapes: list[Shape], point: tuple[float, float]) -> int | None:
+    """The smallest of ``shapes`` holding the point (its index), or None."""
+    inside = [s for s in shapes if s.contains(*point)]
+    return min(inside, key=lambda s: s.area).index if inside else None
+
+
 def find_shapes(r: Raster) -> list[Shape]:
     """All shapes of the image, with kinds, parents and children set, in a stable order."""
     lw = r.line_width
