@@ -10,7 +10,8 @@ MODULES = ["benchmark.extract.raster", "benchmark.extract.ocr", "benchmark.extra
            "benchmark.extract.skeleton", "benchmark.extract.labels", "benchmark.extract.align",
            "benchmark.extract.evaluate", "benchmark.extract.image", "benchmark.extract.pipeline",
            "benchmark.extract.generic", "benchmark.extract.strokes", "benchmark.renderers",
-           "benchmark.extract.connectors", "benchmark.extract.components", "benchmark.sources.ocr"]
+           "benchmark.extract.connectors", "benchmark.extract.components", "benchmark.extract.inkcolours",
+           "benchmark.sources.ocr"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -256,3 +256,56 @@ def test_connectors_leaving_a_queues_end_start_at_the_queue(tmp_path):
     assert {(e["src"], e["arrow"], e["dst"], e["label"]) for e in graph["edges"]} == {
         ("parser", "->", "dead-letter-queue", "unparseable"), ("dead-letter-queue", "->", "retry-worker", ""),
         ("dead-letter-queue", "->", "on-call-alert", "depth over 100")}
+
+
+def test_a_grids_connector_drawn_across_a_shape_and_its_label_leaves_both_whole(tmp_path):
+    # a grid layout draws a connector straight from shape to shape, over the shapes between them
+    # and their labels. Read by structure (the dark theme): the letters the line runs through are
+    # told from it by colour, and the shape's paper, which the line cuts in two, is one shape
+    from benchmark.extract.pipeline import extract
+
+    src = tmp_path / "column.d2"
+    src.write_text("grid-columns: 1\ngrid-gap: 80\na: Inventory Service\nb: Stock DB {shape: cylinder}\n"
+                   "c: Items in stock? {shape: diamond}\na -> c\n", encoding="utf-8")
+    png = tmp_path / "column.png"
+    render_file(src, png, style="dark")
+    graph = extract(png)
+    assert graph["reader"] == "any"
+    assert sorted(n["label"] for n in graph["nodes"]) == ["Inventory Service", "Items in stock?", "Stock DB"]
+    assert [(e["src"], e["arrow"], e["dst"], e["label"]) for e in graph["edges"]] == [
+        ("inventory-service", "->", "items-in-stock", "")]
+
+
+def test_a_label_a_connector_runs_through_is_read_whole(tmp_path):
+    from benchmark.extract.pipeline import extract
+
+    src = tmp_path / "row.d2"
+    src.write_text("grid-rows: 1\ngrid-gap: 80\na: Order Service\nb: Inventory Service\nc: Billing Service\n"
+                   "a -> c\n", encoding="utf-8")
+    png = tmp_path / "row.png"
+    render_file(src, png, style="dark")
+    graph = extract(png)
+    assert sorted(n["label"].casefold() for n in graph["nodes"]) == [
+        "billing service", "inventory service", "order service"]
+    assert [(e["src"], e["arrow"], e["dst"]) for e in graph["edges"]] == [("order-service", "->", "billing-service")]
+
+
+def test_a_grids_straight_connectors_reach_containers_read_by_structure(tmp_path):
+    # a grid layout draws a connector to or from a container straight from its centre, like any
+    # other: read by structure (the dark theme), such lines are sought between all the shapes,
+    # containers too, while the connectors are traced between the shapes that hold no other
+    from benchmark.d2 import parse_file
+    from benchmark.dataset import DEFAULT_ROOT
+    from benchmark.extract.align import align
+    from benchmark.extract.evaluate import flow_edges, match_edges
+    from benchmark.extract.pipeline import extract
+
+    src = DEFAULT_ROOT / "diagrams" / "etl_clickstream.d2"
+    png = tmp_path / "etl_clickstream.png"
+    render_file(src, png, style="dark")
+    graph, ref = extract(png), parse_file(src)
+    to_ref = align(graph, ref)
+    renamed = {"nodes": [], "edges": [{**e, "src": to_ref.get(e["src"], "?"), "dst": to_ref.get(e["dst"], "?")}
+                                      for e in graph["edges"]]}
+    read = {(r.src, r.dst) for _, r in match_edges(flow_edges(renamed), flow_edges(ref))}
+    assert {("lake", "cold"), ("privacy.erasure_job", "lake")} <= read

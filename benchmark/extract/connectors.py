@@ -412,7 +412,8 @@ def _core_off_outline(mask: np.ndarray, outline: np.ndarray, core: np.ndarray, k
 def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
                label_boxes: dict[int, list[tuple[int, int, int, int]]] | None = None,
                d2_heads: bool = False, dashed: np.ndarray | None = None,
-               cells: list[int | None] | None = None) -> list[RawEdge]:
+               cells: list[int | None] | None = None,
+               grid: tuple[list[Shape], list[int]] | None = None) -> list[RawEdge]:
     """Edges between shapes, with arrowheads and (grey) labels.
 
     ``label_boxes`` are node labels drawn outside their shape; a connector may end at one. With
@@ -423,7 +424,10 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
 
     A grid layout's straight connectors (:mod:`.straight`) replace the traced edges between its
     cells when the drawing is one; ``cells`` are the container cell of each shape
-    (:func:`.straight.cells_of`, the default).
+    (:func:`.straight.cells_of`, the default). With ``grid`` (all the drawing's shapes, and the
+    index among them of each shape in ``shapes``), the edges returned are between those: a grid's
+    straight connectors are sought between all of them, containers too, while the connectors are
+    traced between ``shapes`` alone.
     """
     label_boxes = label_boxes or {}
     lw = r.line_width
@@ -469,7 +473,13 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
             continue  # a stretch of a rough outline, not a loop leaving the shape and coming back
         route = _route([chains[i] for i in members], entries, e1.point, e2.point, lw)
         edges.append(RawEdge(e1.shape, e2.shape, e1.arrow, e2.arrow, pts, route=route, crossed=crossed))
-    edges = _grid_edges(edges, r.stroke, shapes, blobs, gaps, lw, cells)
+    if grid is not None:
+        every, index_of = grid
+        for e in edges:
+            e.a, e.b = index_of[e.a], index_of[e.b]
+        edges = _grid_edges(edges, r.stroke, every, blobs, gaps, lw, None)
+    else:
+        edges = _grid_edges(edges, r.stroke, shapes, blobs, gaps, lw, cells)
     _label_edges(edges, edge_blocks, lw)
     kept = drop_repeats(edges)
     if len(kept) < len(edges):      # the labels the repeats held go to the edges left

@@ -8,11 +8,13 @@ PlantUML, Mermaid, d2's dark theme) draw in other colours, so this path looks at
    connectors, text); fills of any shade count as paper.
 2. Text: the ink's connected pieces the size of letters (measured on the image: the common height
    of small pieces) form the text layer, read by tesseract through the same text mosaic as d2's
-   renders (:func:`.ocr.read_words`).
+   renders (:func:`.ocr.read_words`). Where text and lines differ in colour, the letters a line
+   runs through and the dashes of a dashed line are sorted by it (:mod:`.inkcolours`).
 3. Shapes: regions of paper closed off by ink (closed a little first, so that dashed and dotted
    outlines close too) that do not reach the page border. A region that holds text, or other
    regions, is a shape; thin rings (double outlines) and empty pockets (a cylinder's cap, the
-   lens between two connectors) are not. Boxes are also found by their outlines
+   lens between two connectors) are not. The pieces of a shape that a straight line is drawn
+   across are one region (:func:`merge_cut_regions`). Boxes are also found by their outlines
    (:func:`find_boxes`): the connectors leaving a container cut its paper apart, not its outline.
    Kinds come from :func:`.shapes.classify`.
 4. Text blocks inside a shape (or, one block, at a container's top or above it) label it; the other
@@ -30,11 +32,11 @@ import numpy as np
 
 from benchmark.extract.components import components
 from benchmark.extract.connectors import find_edges
+from benchmark.extract.inkcolours import sort_by_colour
 from benchmark.extract.labels import Block, assign_node_labels, group_blocks, group_lines
 from benchmark.extract.ocr import LANG, Word, read_words
 from benchmark.extract.raster import Raster, stroke_width
 from benchmark.extract.shapes import Shape, _nest, classify, innermost
-from benchmark.extract.straight import cells_of
 
 #: ink is at least this much darker than the paper or fill around it
 INK_CONTRAST = 45
@@ -143,12 +145,16 @@ def closing_size(lw: int) -> int:
     return 2 * lw + 3
 
 
-def find_regions(ink: np.ndarray, lw: int, min_side: int,
-                 small: list | None = None) -> list[tuple[np.ndarray, tuple[int, int, int, int], float, np.ndarray]]:
+def find_regions(ink: np.ndarray, lw: int, min_side: int, small: list | None = None,
+                 lum: np.ndarray | None = None, text: np.ndarray | None = None,
+                 boxes: list[tuple[int, int, int, int]] = (),
+                 ) -> list[tuple[np.ndarray, tuple[int, int, int, int], float, np.ndarray]]:
     """Closed regions of paper: (contour, box, area, filled mask in the box) of every region not
     touching the border, at least ``min_side`` wide and tall, that is not a thin ring. With
     ``small`` given, regions down to half that size are added to it (not merged with others):
-    a stick figure's head is smaller than any node."""
+    a stick figure's head is smaller than any node. With the luminance ``lum`` given, the pieces
+    of a shape a line is drawn across are one region (:func:`merge_cut_regions`, which reads
+    the letter mask ``text`` and the drawn ``boxes``)."""
     k = closing_size(lw)
     closed = cv2.morphologyEx(ink.view(np.uint8), cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (k, k)))
     paper = (1 - closed).astype(np.uint8)
@@ -171,6 +177,8 @@ def find_regions(ink: np.ndarray, lw: int, min_side: int,
         if total == 0 or a / total < RING_SHARE_MAX:
             continue
         (small if little else out).append((cnt + np.array([[x, y]], dtype=np.int32), (x, y, w, h), float(total), filled))
+    if lum is not None:
+        out = merge_cut_regions(out, ink, lum, text, lw, k, boxes)
     return merge_split_regions(out, k)
 
 
@@ -189,6 +197,149 @@ def _close(m: np.ndarray, k: int) -> np.ndarray:
 def solidity(cnt: np.ndarray) -> float:
     """Area of a contour over the area of its convex hull."""
     return float(cv2.contourArea(cnt)) / max(float(cv2.contourArea(cv2.convexHull(cnt))), 1.0)
+
+
+#: two pieces of one shape cut by a line have fills this close (median luminance, 0-255)
+CUT_FILL_DIFF_MAX = 12
+#: and the two pieces together are at least this convex
+CUT_SOLIDITY_MIN = 0.9
+
+
+def merge_cut_regions(regions: list, lines: np.ndarray, lum: np.ndarray, text: np.ndarray | None,
+                      lw: int, k: int, boxes: list[tuple[int, int, int, int]] = ()) -> list:
+    """Regions a straight line cuts apart put back together: d2 draws a long connector straight over
+    the shapes in its way, and the line splits a shape's paper in two. Two regions are one shape
+    cut by a line when they are filled alike (:data:`CUT_FILL_DIFF_MAX`); the ink between them is
+    one straight line no wider than a line and the closing's margin, running across their union
+    from side to side and on beyond it, away from it, at one end at least (a connector crossing the
+    shape, where an outline between a shape and the paper beside it turns at a corner or runs on
+    along the shape);
+    and the union is convex (:data:`CUT_SOLIDITY_MIN`). Two boxes of a grid side by side meet
+    along a line too: where each holds a label of its own, clear of the line between them, they
+    stay apart (``text``, the letter mask); a label the line runs through has letters on both
+    sides of it. A side of a drawn box (``boxes``, :func:`find_boxes`) is no such line: the paper
+    on both sides of a container's outline, between two connectors crossing it, is two pockets.
+
+    >>> lum = np.full((90, 80), 230, np.uint8); ink = np.zeros((90, 80), np.uint8)
+    >>> _ = cv2.rectangle(ink, (10, 25), (70, 65), 1, 1); ink[:, 38] = 1   # a box a line crosses
+    >>> len(find_regions(ink.astype(bool), 1, 10)), len(find_regions(ink.astype(bool), 1, 10, lum=lum))
+    (2, 1)
+    >>> unlike = lum.copy(); unlike[:, :38] = 150   # filled unlike: two shapes side by side
+    >>> len(find_regions(ink.astype(bool), 1, 10, lum=unlike))
+    2
+    >>> side = np.zeros_like(ink); _ = cv2.rectangle(side, (40, 25), (78, 65), 1, 1)
+    >>> _ = cv2.line(side, (40, 25), (10, 65), 1); side[65, 10:40] = 1   # paper fenced in beside the box
+    >>> len(find_regions(side.astype(bool), 1, 10)), len(find_regions(side.astype(bool), 1, 10, lum=lum))
+    (2, 2)
+    >>> text = np.zeros_like(ink); text[43:47, 20:26] = 1; text[43:47, 50:56] = 1   # two labels: two cells
+    >>> len(find_regions(ink.astype(bool), 1, 10, lum=lum, text=text))
+    2
+    >>> text[43:47, 34:43] = 1   # a label the line runs through
+    >>> len(find_regions(ink.astype(bool), 1, 10, lum=lum, text=text))
+    1
+    >>> len(find_regions(ink.astype(bool), 1, 10, lum=lum, boxes=[(38, 0, 79, 89)]))   # a box's side
+    2
+    """
+    if len(regions) < 2:
+        return regions
+    rects = np.array([r[1] for r in regions], np.int64)
+    x0, y0 = rects[:, 0], rects[:, 1]
+    x1, y1 = x0 + rects[:, 2], y0 + rects[:, 3]
+    fills = [_grey(lum, box, filled)[0] for _, box, _, filled in regions]
+    parent = list(range(len(regions)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    gap = lw + k + 2
+    near = ((x0[:, None] <= x1[None, :] + gap) & (x0[None, :] <= x1[:, None] + gap)
+            & (y0[:, None] <= y1[None, :] + gap) & (y0[None, :] <= y1[:, None] + gap))
+    for a, b in zip(*np.nonzero(np.triu(near, 1))):
+        if abs(fills[a] - fills[b]) <= CUT_FILL_DIFF_MAX and _cut_by_a_line(regions[a], regions[b], lines, text, lw, k, boxes):
+            parent[root(int(a))] = root(int(b))
+    groups: dict[int, list[int]] = {}
+    for i in range(len(regions)):
+        groups.setdefault(root(i), []).append(i)
+    return [regions[m[0]] if len(m) == 1 else _union([regions[i] for i in m], gap) for m in groups.values()]
+
+
+def _cut_by_a_line(ra: tuple, rb: tuple, lines: np.ndarray, text: np.ndarray | None, lw: int, k: int,
+                   boxes: list[tuple[int, int, int, int]] = ()) -> bool:
+    """Are two regions one shape that a straight line crosses (:func:`merge_cut_regions`)?"""
+    gap = lw + k + 2
+    (ax, ay, aw, ah), (bx, by, bw, bh) = ra[1], rb[1]
+    x0, y0 = min(ax, bx) - gap, min(ay, by) - gap
+    x1, y1 = max(ax + aw, bx + bw) + gap, max(ay + ah, by + bh) + gap
+    ma = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    mb = np.zeros_like(ma)
+    ma[ay - y0:ay - y0 + ah, ax - x0:ax - x0 + aw] = ra[3]
+    mb[by - y0:by - y0 + bh, bx - x0:bx - x0 + bw] = rb[3]
+    union = _close(ma | mb, 2 * gap + 1)
+    disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * gap + 1,) * 2)
+    # the ink between the two: what the closing fills next to both (not a hollow along one alone)
+    strip = union & (1 - ma) & (1 - mb) & cv2.dilate(ma, disc) & cv2.dilate(mb, disc)
+    ys, xs = np.nonzero(strip)
+    if len(ys) < 4 * gap:
+        return False
+    pts = np.column_stack([xs, ys]).astype(np.float64)
+    centre = pts.mean(0)
+    _, vecs = np.linalg.eigh(np.cov((pts - centre).T))
+    along, across = vecs[:, 1], vecs[:, 0]
+    if np.percentile(np.abs((pts - centre) @ across), 95) > (lw + k) / 2 + 1:
+        return False        # not one straight line: an outline around a shape, a bend, a wide gap
+    if _on_a_box_side(centre + np.array([x0, y0]), along, boxes, gap):
+        return False
+    cnts, _ = cv2.findContours(union, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    if len(cnts) != 1 or solidity(cnts[0]) < CUT_SOLIDITY_MIN:
+        return False
+    span = (pts - centre) @ along
+    near_union = cv2.dilate(union, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * lw + 3,) * 2))
+    t = np.arange(gap + 2 * lw, gap + 8 * lw + 1, dtype=np.float64)
+    runs_on = False
+    for end, out in ((centre + along * span.min(), -along), (centre + along * span.max(), along)):
+        if cv2.pointPolygonTest(cnts[0], (float(end[0]), float(end[1])), True) > gap:
+            return False    # the line stops inside: a notch, not a cut
+        qx = np.round(end[0] + out[0] * t).astype(int)
+        qy = np.round(end[1] + out[1] * t).astype(int)
+        inside = (qx >= 0) & (qx < x1 - x0) & (qy >= 0) & (qy < y1 - y0)
+        if near_union[qy[inside], qx[inside]].any():
+            continue        # along the union's edge
+        runs_on = runs_on or _inked(lines, qx + x0, qy + y0, lw) >= 0.7
+    if not runs_on:
+        return False        # an outline between a shape and the paper beside it, not a line crossing
+    if text is None:
+        return True
+    box = text[y0:y1, x0:x1]
+    if box.shape != ma.shape:
+        return False
+    ta, tb = box & ma, box & mb
+    if not (ta.any() and tb.any()):
+        return True
+    by_line = cv2.dilate(strip, disc)
+    return bool((ta & by_line).any() and (tb & by_line).any())
+
+
+def _on_a_box_side(point: np.ndarray, along: np.ndarray, boxes: list[tuple[int, int, int, int]], gap: int) -> bool:
+    """Does a line through ``point`` along ``along`` lie on a side of one of ``boxes`` (x0, y0, x1, y1)?"""
+    x, y = float(point[0]), float(point[1])
+    for bx0, by0, bx1, by1 in boxes:
+        if abs(along[1]) < 0.05 and bx0 - gap <= x <= bx1 + gap and min(abs(y - by0), abs(y - by1)) <= gap:
+            return True
+        if abs(along[0]) < 0.05 and by0 - gap <= y <= by1 + gap and min(abs(x - bx0), abs(x - bx1)) <= gap:
+            return True
+    return False
+
+
+def _inked(lines: np.ndarray, xs: np.ndarray, ys: np.ndarray, lw: int) -> float:
+    """The share of the points with ink within half a line width (none off the page)."""
+    h, w = lines.shape
+    r = max(1, lw // 2)
+    hit = [bool(lines[max(0, y - r):y + r + 1, max(0, x - r):x + r + 1].any()) if 0 <= x < w and 0 <= y < h else False
+           for x, y in zip(xs.tolist(), ys.tolist())]
+    return float(np.mean(hit)) if hit else 0.0
 
 
 def merge_split_regions(regions: list, gap0: int) -> list:
@@ -245,6 +396,7 @@ def extract_any(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] | N
     text, th = text_layer(ink)
     lines = ink & (text == 0)
     lw = max(1, stroke_width(lines))
+    text, lines = sort_by_colour(rgb, text, lines, th, lw)
     # the text mosaic shows all ink next to the letter-sized pieces: a letter that touches a
     # line (Graphviz puts edge labels against their line) is read with a stub of the line
     near = cv2.dilate(text, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (max(3, th // 2) | 1,) * 2))
@@ -262,14 +414,16 @@ def extract_any(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] | N
         lum = cv2.resize(lum, half, interpolation=cv2.INTER_AREA)
         th = max(1, th // 2)
     small: list = []
-    regions, drawn = with_boxes(find_regions(lines, lw, max(2 * th, 6 * lw), small), find_boxes(lines, lw, th), lw)
+    boxes = find_boxes(lines, lw, th)
+    regions, drawn = with_boxes(find_regions(lines, lw, max(2 * th, 6 * lw), small, lum, text, boxes), boxes, lw)
     clock.lap("shapes")
     words = [Word(w.text, w.x, w.y, w.w, w.h, w.conf, 0.0).scaled(1 / factor)
              for w in strip_line_stubs(read_words(r_text, lang=lang), full_lines)]
     clock.lap("ocr")
     blocks = group_blocks(group_lines(words))
     # (not on a dark page: d2's dark theme draws long straight connectors over shapes, across their corners)
-    shapes, figures = _shapes_with_text(regions, blocks, lw, small, lines, drawn, crossings=not dark_page)
+    shapes, figures = _shapes_with_text(regions, blocks, lw, small, lines, drawn, crossings=not dark_page,
+                                        lum=lum)
     outside: dict[int, list[tuple[int, int, int, int]]] = {}
     used: set[int] = set()
     # a figure's label is its own, whatever shape lies next to it
@@ -294,19 +448,16 @@ def _leaf_edges(r: Raster, shapes: list[Shape], blocks: list[Block],
     """The connectors between the shapes that hold no other (:func:`.connectors.find_edges` on those
     alone), with the indices of ``shapes``. A container's outline stays in the line layer, where the
     connectors that cross it are traced through it; cut out as a shape's outline, it would cut each of
-    them in two."""
+    them in two. A grid layout's straight connectors are sought between all shapes, containers too
+    (d2 draws one from a container's centre as from any shape's)."""
     import dataclasses
 
     leaves = [s for s in shapes if not s.is_container]
     if len(leaves) == len(shapes):
         return find_edges(r, shapes, blocks, outside)
     own = [dataclasses.replace(s, index=i, parent=None, children=[]) for i, s in enumerate(leaves)]
-    cells = cells_of(shapes)
-    edges = find_edges(r, own, blocks, {i: outside[s.index] for i, s in enumerate(leaves) if s.index in outside},
-                       cells=[cells[s.index] for s in leaves])
-    for e in edges:
-        e.a, e.b = leaves[e.a].index, leaves[e.b].index
-    return edges
+    return find_edges(r, own, blocks, {i: outside[s.index] for i, s in enumerate(leaves) if s.index in outside},
+                      grid=(shapes, [s.index for s in leaves]))
 
 
 def _pockets(leaves: list[Shape], masks: list[np.ndarray], gap: int) -> set[int]:
@@ -388,20 +539,22 @@ def _centred(s: Shape, blocks: list[Block]) -> bool:
 def _shapes_with_text(regions: list, blocks: list[Block], lw: int, small: list | None = None,
                       lines: np.ndarray | None = None,
                       drawn: set[tuple[int, int, int, int]] | None = None,
-                      crossings: bool = True) -> tuple[list[Shape], dict[int, int]]:
+                      crossings: bool = True, lum: np.ndarray | None = None) -> tuple[list[Shape], dict[int, int]]:
     """Shapes from regions: nested, and kept when they hold a text block or another kept shape;
     and figures (:func:`_figures`) among the empty regions and ``small`` ones, with the index of
     the block under each (by the returned shapes' indices). A region whose box is in ``drawn`` (the
     inside of a drawn rectangle, :func:`with_boxes`) holding centred text is a shape however little
     of it the text fills (a grid layout stretches its boxes). With ``crossings`` (and ``lines``), a
     region with lines crossing at a corner (:func:`crossed_corners`) is a pocket between connectors:
-    true of tools that route connectors around shapes, not of those that draw them over shapes."""
+    true of tools that route connectors around shapes, not of those that draw them over shapes.
+    With ``lum``, each shape's fill is its region's median luminance (grey), which the parts of
+    one shape share (:func:`_cap_owner`)."""
     drawn = drawn or set()
     n_big = len(regions)
     regions = sorted(regions, key=lambda f: (f[1][1], f[1][0], -f[2])) + sorted(
         small or [], key=lambda f: (f[1][1], f[1][0], -f[2]))
-    shapes = [Shape(i, "rectangle", c, box, area, (255, 255, 255)) for i, (c, box, area, _) in enumerate(regions)]
-    _nest(shapes)
+    shapes = [Shape(i, "rectangle", c, box, area, _grey(lum, box, filled)) for i, (c, box, area, filled) in enumerate(regions)]
+    _nest_closed(shapes)
     centres = [b.centre for b in blocks]
     widened = cv2.dilate(lines.view(np.uint8), np.ones((3, 3), np.uint8)) > 0 \
         if lines is not None and crossings else None
@@ -450,11 +603,35 @@ def _shapes_with_text(regions: list, blocks: list[Block], lw: int, small: list |
         cnt, box, area, filled = _union([regions[j] for j in parts[s.index]], 3 * lw + 4)
         out.append(Shape(i, "rectangle", cnt, box, area, s.fill))
         masks.append(filled)
-    _nest(out)
+    _nest_closed(out)
     for s, filled in zip(out, masks):
         s.kind = "rectangle" if s.is_container else classify(filled)
     figures = {i: figure_of[s.index] for i, s in enumerate(kept) if s.index in figure_of}
     return out, figures
+
+
+def _nest_closed(shapes: list[Shape]) -> None:
+    """:func:`.shapes._nest` with each region convex enough to be a container taken as its convex
+    hull: a connector drawn from a container's outline in to a shape inside it (d2 draws a grid's
+    connectors straight, over everything) cuts an inlet into the container's paper, and the shape
+    it reaches, with every shape joined to it, lies outside the paper's own contour.
+
+    >>> inlet = np.array([[0, 0], [100, 0], [100, 100], [0, 100], [0, 52], [38, 52], [38, 62], [62, 62],
+    ...                   [62, 38], [38, 38], [38, 48], [0, 48]], np.int32).reshape(-1, 1, 2)
+    >>> box = np.array([[40, 40], [60, 40], [60, 60], [40, 60]], np.int32).reshape(-1, 1, 2)
+    >>> shapes = [Shape(0, "rectangle", inlet, (0, 0, 101, 101), float(cv2.contourArea(inlet)), (255,) * 3),
+    ...           Shape(1, "rectangle", box, (40, 40, 21, 21), 400.0, (255,) * 3)]
+    >>> _nest_closed(shapes); shapes[1].parent, shapes[0].children
+    (0, [1])
+    """
+    import dataclasses
+
+    closed = [dataclasses.replace(s, children=[], contour=cv2.convexHull(s.contour)
+                                  if solidity(s.contour) >= CONTAINER_SOLIDITY_MIN else s.contour)
+              for s in shapes]
+    _nest(closed)
+    for s, c in zip(shapes, closed):
+        s.parent, s.children = c.parent, c.children
 
 
 def crossed_corners(contour: np.ndarray, lines: np.ndarray, lw: int) -> int:
@@ -659,16 +836,25 @@ END_HEIGHT = 0.8
 END_WIDTH = 1.0
 
 
+def _grey(lum: np.ndarray | None, box: tuple[int, int, int, int], filled: np.ndarray) -> tuple[int, int, int]:
+    """A region's fill as a grey: the median luminance of its pixels (white without ``lum``)."""
+    if lum is None:
+        return 255, 255, 255
+    x, y, w, h = box
+    v = int(np.median(lum[y:y + h, x:x + w][filled > 0]))
+    return v, v, v
+
+
 def _cap_owner(s: Shape, leaves: list[Shape], gap: int) -> Shape | None:
-    """The leaf an empty region is a part of: right above or below it and no wider (a cylinder's
-    top drawn as its own closed ellipse), or right beside it and no taller (a queue's end), and
-    together still convex. The boxes may overlap by up to half the part's height (width): the line
+    """The leaf an empty region is a part of: filled alike (:data:`CUT_FILL_DIFF_MAX`), right above
+    or below it and no wider (a cylinder's top drawn as its own closed ellipse), or right beside it
+    and no taller (a queue's end), and together still convex. The boxes may overlap by up to half the part's height (width): the line
     between a cap and its body is an arc, so the body's box begins before the cap's far edge.
 
     >>> ring = lambda x, y, w, h: cv2.ellipse2Poly((x + w // 2, y + h // 2), (w // 2, h // 2), 0, 0, 360, 10)
-    >>> def shape(i, x, y, w, h, cnt=None):
+    >>> def shape(i, x, y, w, h, cnt=None, grey=200):
     ...     c = (cnt if cnt is not None else np.array([[x, y], [x + w, y], [x + w, y + h], [x, y + h]])).reshape(-1, 1, 2)
-    ...     return Shape(i, "rectangle", c.astype(np.int32), (x, y, w, h), float(cv2.contourArea(c.astype(np.int32))), 0)
+    ...     return Shape(i, "rectangle", c.astype(np.int32), (x, y, w, h), float(cv2.contourArea(c.astype(np.int32))), (grey,) * 3)
     >>> body = shape(0, 100, 100, 200, 60)
     >>> end = shape(1, 285, 100, 40, 60, ring(285, 100, 40, 60))      # a queue's right end
     >>> top = shape(2, 100, 80, 200, 30, ring(100, 80, 200, 30))      # a cylinder's cap
@@ -676,11 +862,14 @@ def _cap_owner(s: Shape, leaves: list[Shape], gap: int) -> Shape | None:
     >>> low = shape(4, 295, 120, 24, 24, ring(295, 120, 24, 24))      # a small pocket beside it
     >>> wide = shape(5, 295, 100, 70, 60)                             # a box beside it
     >>> tall = shape(6, 70, 98, 40, 64, ring(70, 98, 40, 64))         # taller than the body
-    >>> [(_cap_owner(p, [body], 10) or p).index for p in (end, top, far, low, wide, tall)]
-    [0, 0, 3, 4, 5, 6]
+    >>> pocket = shape(7, 100, 80, 200, 30, ring(100, 80, 200, 30), grey=160)   # filled as the page is
+    >>> [(_cap_owner(p, [body], 10) or p).index for p in (end, top, far, low, wide, tall, pocket)]
+    [0, 0, 3, 4, 5, 6, 7]
     """
     sx, sy, sw, sh = s.box
     for o in leaves:
+        if abs(s.fill[0] - o.fill[0]) > CUT_FILL_DIFF_MAX:
+            continue
         ox, oy, ow, oh = o.box
         stacked = not (sx < ox - gap or sx + sw > ox + ow + gap or sh > oh) and (
             sy + sh / 2 < oy and sy + sh >= oy - gap or sy + sh / 2 > oy + oh and sy <= oy + oh + gap)
@@ -730,6 +919,12 @@ def find_boxes(lines: np.ndarray, lw: int, th: int) -> list[tuple[int, int, int,
     >>> m[10:102, 20:22] = m[10:102, 179:181] = True; m[50:52, 0:200] = True   # a box, a line across
     >>> find_boxes(m, 2, 12)
     [(20, 10, 180, 101)]
+    >>> m[0:10, 20:22] = True   # a connector running on up from its left side
+    >>> find_boxes(m, 2, 12)
+    [(20, 10, 180, 101)]
+    >>> m[0:102, 60:62] = True  # a connector crossing the top and the bottom
+    >>> find_boxes(m, 2, 12)
+    [(20, 10, 180, 101)]
     """
     if th <= 0:
         return []
@@ -759,14 +954,19 @@ def find_boxes(lines: np.ndarray, lw: int, th: int) -> list[tuple[int, int, int,
     out = []
     for hx0, hy0, hx1, hy1 in hs:
         # vertical runs starting on this run (at a corner, or a letter height lower and further
-        # out for a rounded one): the sides of boxes whose top it is
+        # out for a rounded one), or, for one of the two, running on a little above it where the
+        # top ends (a connector crossing the corner steeply; not one crossing the top): the sides
+        # of boxes whose top it is
         dy = vs[:, 1] - hy0
-        on = (dy >= -tol) & (dy <= tol + th) & (vs[:, 0] >= hx0 - tol - th) & (vs[:, 2] <= hx1 + tol + th)
+        on = (dy <= tol + th) & (vs[:, 3] >= hy0 + side) & (vs[:, 0] >= hx0 - tol - th) & (vs[:, 2] <= hx1 + tol + th)
         sides = vs[on][np.argsort(vs[on][:, 0], kind="stable")]
         for i, (lx0, ly0, lx1, ly1) in enumerate(sides):
             for rx0, ry0, rx1, ry1 in sides[i + 1:]:
-                if rx1 - lx0 < side:
+                if rx1 - lx0 < side or max(ly0, ry0) < hy0 - tol:
                     continue
+                if ly0 < hy0 - tol and (hx0 < lx0 - tol or ly0 < hy0 - 2 * th) or \
+                        ry0 < hy0 - tol and (hx1 > rx1 + tol or ry0 < hy0 - 2 * th):
+                    continue    # a line running on above the top is a side only where the top ends at it
                 x0, y0, x1 = int(lx0), int(hy0), int(rx1)
                 # the bottom at the end of the shorter side (a line may run on from the other), as far
                 # below it as that side starts below the top (a rounded corner)
