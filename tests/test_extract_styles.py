@@ -241,18 +241,24 @@ def test_a_connector_ending_on_a_cylinders_cap_reaches_the_cylinder(tmp_path):
     assert score_diagram("etl_cdc", graph, parse_file(d2)).edge_f1 == 1.0, graph["edges"]
 
 
-def test_connectors_leaving_a_queues_end_start_at_the_queue(tmp_path):
-    # d2 draws a queue's end as a closed ellipse of its own beside the labelled body: read by
-    # structure (the dark theme), it is part of the queue, and a connector leaving it starts there
+def _read_dark(tmp_path: Path, name: str, source: str) -> dict:
+    """The graph read back from ``source`` drawn by d2 in its dark theme (read by structure)."""
     from benchmark.extract.pipeline import extract
 
-    src = tmp_path / "queue.d2"
-    src.write_text("direction: right\np: Parser\nq: Dead-Letter Queue {shape: queue}\nw: Retry Worker\n"
-                   "a: On-call Alert\np -> q: unparseable\nq -> w\nq -> a: depth over 100\n", encoding="utf-8")
-    png = tmp_path / "queue.png"
+    src = tmp_path / f"{name}.d2"
+    src.write_text(source, encoding="utf-8")
+    png = tmp_path / f"{name}.png"
     render_file(src, png, style="dark")
     graph = extract(png)
     assert graph["reader"] == "any"
+    return graph
+
+
+def test_connectors_leaving_a_queues_end_start_at_the_queue(tmp_path):
+    # d2 draws a queue's end as a closed ellipse of its own beside the labelled body: read by
+    # structure (the dark theme), it is part of the queue, and a connector leaving it starts there
+    graph = _read_dark(tmp_path, "queue", "direction: right\np: Parser\nq: Dead-Letter Queue {shape: queue}\n"
+                       "w: Retry Worker\na: On-call Alert\np -> q: unparseable\nq -> w\nq -> a: depth over 100\n")
     assert {(e["src"], e["arrow"], e["dst"], e["label"]) for e in graph["edges"]} == {
         ("parser", "->", "dead-letter-queue", "unparseable"), ("dead-letter-queue", "->", "retry-worker", ""),
         ("dead-letter-queue", "->", "on-call-alert", "depth over 100")}
@@ -262,29 +268,16 @@ def test_a_grids_connector_drawn_across_a_shape_and_its_label_leaves_both_whole(
     # a grid layout draws a connector straight from shape to shape, over the shapes between them
     # and their labels. Read by structure (the dark theme): the letters the line runs through are
     # told from it by colour, and the shape's paper, which the line cuts in two, is one shape
-    from benchmark.extract.pipeline import extract
-
-    src = tmp_path / "column.d2"
-    src.write_text("grid-columns: 1\ngrid-gap: 80\na: Inventory Service\nb: Stock DB {shape: cylinder}\n"
-                   "c: Items in stock? {shape: diamond}\na -> c\n", encoding="utf-8")
-    png = tmp_path / "column.png"
-    render_file(src, png, style="dark")
-    graph = extract(png)
-    assert graph["reader"] == "any"
+    graph = _read_dark(tmp_path, "column", "grid-columns: 1\ngrid-gap: 80\na: Inventory Service\n"
+                       "b: Stock DB {shape: cylinder}\nc: Items in stock? {shape: diamond}\na -> c\n")
     assert sorted(n["label"] for n in graph["nodes"]) == ["Inventory Service", "Items in stock?", "Stock DB"]
     assert [(e["src"], e["arrow"], e["dst"], e["label"]) for e in graph["edges"]] == [
         ("inventory-service", "->", "items-in-stock", "")]
 
 
 def test_a_label_a_connector_runs_through_is_read_whole(tmp_path):
-    from benchmark.extract.pipeline import extract
-
-    src = tmp_path / "row.d2"
-    src.write_text("grid-rows: 1\ngrid-gap: 80\na: Order Service\nb: Inventory Service\nc: Billing Service\n"
-                   "a -> c\n", encoding="utf-8")
-    png = tmp_path / "row.png"
-    render_file(src, png, style="dark")
-    graph = extract(png)
+    graph = _read_dark(tmp_path, "row", "grid-rows: 1\ngrid-gap: 80\na: Order Service\nb: Inventory Service\n"
+                       "c: Billing Service\na -> c\n")
     assert sorted(n["label"].casefold() for n in graph["nodes"]) == [
         "billing service", "inventory service", "order service"]
     assert [(e["src"], e["arrow"], e["dst"]) for e in graph["edges"]] == [("order-service", "->", "billing-service")]
