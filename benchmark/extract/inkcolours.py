@@ -78,6 +78,22 @@ def sort_by_colour(rgb: np.ndarray, text: np.ndarray, lines: np.ndarray, th: int
     where the drawing's text and lines differ in colour; the masks as given otherwise. ``text`` is
     the uint8 letter mask and ``lines`` the bool rest of the ink (:func:`.generic.text_layer`),
     ``th`` the letter height, ``lw`` the line width.
+
+    >>> rgb = np.full((60, 200, 3), 30, np.uint8)
+    >>> text = np.zeros((60, 200), np.uint8); lines = np.zeros((60, 200), bool)
+    >>> T, L = (205, 214, 244), (200, 165, 245)              # d2's dark theme: text, lines
+    >>> for x in range(10, 90, 15): rgb[10:18, x:x + 7] = T; text[10:18, x:x + 7] = 1
+    >>> rgb[30:32, :] = L; lines[30:32, :] = True
+    >>> rgb[23:30, 100:107] = T; lines[23:30, 100:107] = True   # a letter touching the line
+    >>> rgb[45:47, 150:158] = L; text[45:47, 150:158] = 1       # a dash, letter-sized
+    >>> noise = np.random.default_rng(0).integers(-6, 7, rgb.shape)
+    >>> rgb = np.clip(rgb.astype(int) + noise, 0, 255).astype(np.uint8)
+    >>> t, l = sort_by_colour(rgb, text, lines, 8, 2)
+    >>> int(t[26, 103]), bool(l[31, 103]), bool(l[46, 154]), int(t[46, 154])
+    (1, True, True, 0)
+    >>> t, l = sort_by_colour(np.full_like(rgb, 200), text, lines, 8, 2)   # one colour: as given
+    >>> bool((t == text).all() and (l == lines).all())
+    True
     """
     if th <= 0:
         return text, lines
