@@ -412,7 +412,6 @@ def _core_off_outline(mask: np.ndarray, outline: np.ndarray, core: np.ndarray, k
 def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
                label_boxes: dict[int, list[tuple[int, int, int, int]]] | None = None,
                d2_heads: bool = False, dashed: np.ndarray | None = None,
-               cells: list[int | None] | None = None,
                grid: tuple[list[Shape], list[int]] | None = None) -> list[RawEdge]:
     """Edges between shapes, with arrowheads and (grey) labels.
 
@@ -423,11 +422,10 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     line can pass under a shape, hidden by its fill (:func:`_through_shapes`).
 
     A grid layout's straight connectors (:mod:`.straight`) replace the traced edges between its
-    cells when the drawing is one; ``cells`` are the container cell of each shape
-    (:func:`.straight.cells_of`, the default). With ``grid`` (all the drawing's shapes, and the
-    index among them of each shape in ``shapes``), the edges returned are between those: a grid's
-    straight connectors are sought between all of them, containers too, while the connectors are
-    traced between ``shapes`` alone.
+    cells (:func:`.straight.cells_of`) when the drawing is one. With ``grid`` (all the drawing's
+    shapes, and the index among them of each shape in ``shapes``), the edges returned are between
+    those: a grid's straight connectors are sought between all of them, containers too, while the
+    connectors are traced between ``shapes`` alone.
     """
     label_boxes = label_boxes or {}
     lw = r.line_width
@@ -474,12 +472,10 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
         route = _route([chains[i] for i in members], entries, e1.point, e2.point, lw)
         edges.append(RawEdge(e1.shape, e2.shape, e1.arrow, e2.arrow, pts, route=route, crossed=crossed))
     if grid is not None:
-        every, index_of = grid
+        shapes, index_of = grid
         for e in edges:
             e.a, e.b = index_of[e.a], index_of[e.b]
-        edges = _grid_edges(edges, r.stroke, every, blobs, gaps, lw, None)
-    else:
-        edges = _grid_edges(edges, r.stroke, shapes, blobs, gaps, lw, cells)
+    edges = _grid_edges(edges, r.stroke, shapes, blobs, gaps, lw)
     _label_edges(edges, edge_blocks, lw)
     kept = drop_repeats(edges)
     if len(kept) < len(edges):      # the labels the repeats held go to the edges left
@@ -508,7 +504,7 @@ def _along_outline(points: np.ndarray, shape: Shape, lw: int) -> bool:
 
 
 def _grid_edges(edges: list[RawEdge], stroke: np.ndarray, shapes: list[Shape], blobs: list[np.ndarray],
-                gaps: np.ndarray, lw: int, cells: list[int | None] | None) -> list[RawEdge]:
+                gaps: np.ndarray, lw: int, cells: list[int | None] | None = None) -> list[RawEdge]:
     """``edges`` with a grid layout's straight connectors (:func:`.straight.straight_lines`) in place
     of the traced edges between its cells, when the drawing is a grid (:func:`.straight.is_grid`).
     Traced edges within one container's cell stay (the container's own layout routed them), but

@@ -25,6 +25,7 @@ PlantUML, Mermaid, d2's dark theme) draw in other colours, so this path looks at
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import cv2
@@ -213,9 +214,8 @@ def merge_cut_regions(regions: list, lines: np.ndarray, lum: np.ndarray, text: n
     one straight line no wider than a line and the closing's margin, running across their union
     from side to side and on beyond it, away from it, at one end at least (a connector crossing the
     shape, where an outline between a shape and the paper beside it turns at a corner or runs on
-    along the shape);
-    and the union is convex (:data:`CUT_SOLIDITY_MIN`). Two boxes of a grid side by side meet
-    along a line too: where each holds a label of its own, clear of the line between them, they
+    along the shape); and the union is convex (:data:`CUT_SOLIDITY_MIN`). Two boxes of a grid side
+    by side meet along a line too: where each holds a label of its own, clear of the line between them, they
     stay apart (``text``, the letter mask); a label the line runs through has letters on both
     sides of it. A side of a drawn box (``boxes``, :func:`find_boxes`) is no such line: the paper
     on both sides of a container's outline, between two connectors crossing it, is two pockets.
@@ -450,8 +450,6 @@ def _leaf_edges(r: Raster, shapes: list[Shape], blocks: list[Block],
     connectors that cross it are traced through it; cut out as a shape's outline, it would cut each of
     them in two. A grid layout's straight connectors are sought between all shapes, containers too
     (d2 draws one from a container's centre as from any shape's)."""
-    import dataclasses
-
     leaves = [s for s in shapes if not s.is_container]
     if len(leaves) == len(shapes):
         return find_edges(r, shapes, blocks, outside)
@@ -624,8 +622,6 @@ def _nest_closed(shapes: list[Shape]) -> None:
     >>> _nest_closed(shapes); shapes[1].parent, shapes[0].children
     (0, [1])
     """
-    import dataclasses
-
     closed = [dataclasses.replace(s, children=[], contour=cv2.convexHull(s.contour)
                                   if solidity(s.contour) >= CONTAINER_SOLIDITY_MIN else s.contour)
               for s in shapes]
@@ -848,8 +844,9 @@ def _grey(lum: np.ndarray | None, box: tuple[int, int, int, int], filled: np.nda
 def _cap_owner(s: Shape, leaves: list[Shape], gap: int) -> Shape | None:
     """The leaf an empty region is a part of: filled alike (:data:`CUT_FILL_DIFF_MAX`), right above
     or below it and no wider (a cylinder's top drawn as its own closed ellipse), or right beside it
-    and no taller (a queue's end), and together still convex. The boxes may overlap by up to half the part's height (width): the line
-    between a cap and its body is an arc, so the body's box begins before the cap's far edge.
+    and no taller (a queue's end), and together still convex. The boxes may overlap by up to half
+    the part's height (width): the line between a cap and its body is an arc, so the body's box
+    begins before the cap's far edge.
 
     >>> ring = lambda x, y, w, h: cv2.ellipse2Poly((x + w // 2, y + h // 2), (w // 2, h // 2), 0, 0, 360, 10)
     >>> def shape(i, x, y, w, h, cnt=None, grey=200):

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from benchmark.extract.components import components
+from benchmark.extract.components import components, pixels_of
 
 #: the two colours tell text from lines when their means lie at least this many standard deviations
 #: apart (the Mahalanobis distance under the pooled covariance). Measured on the renders of one
@@ -115,7 +115,9 @@ def sort_by_colour(rgb: np.ndarray, text: np.ndarray, lines: np.ndarray, th: int
     thick[labels[core > 0]] = True
     letter = thick & (h <= 2.5 * th) & (w <= 4 * th) & (area >= LETTER_AREA_MIN * th * th)
     letter[0] = False
-    found = letter[labels]
+    found = np.zeros(lines.shape, bool)
+    fy, fx, _ = pixels_of(coloured, labels, letter)
+    found[fy, fx] = True
     # dashes: letter-sized pieces most of whose pixels are in the lines' colour
     n, labels, stats, _ = components(text)
     ys, xs = np.nonzero(text)
@@ -123,6 +125,8 @@ def sort_by_colour(rgb: np.ndarray, text: np.ndarray, lines: np.ndarray, th: int
     text_votes = np.bincount(lab, weights=rule.text_coloured(rgb[ys, xs]), minlength=n)
     dash = text_votes < stats[:, cv2.CC_STAT_AREA] / 2
     dash[0] = False
-    dashes = dash[labels]
+    dashes = np.zeros(lines.shape, bool)
+    dy, dx, _ = pixels_of(text, labels, dash)
+    dashes[dy, dx] = True
     new_text = ((text > 0) & ~dashes) | found
     return new_text.view(np.uint8), (lines & ~found) | dashes
