@@ -205,6 +205,31 @@ def test_a_bundled_flowchart_drawn_in_sketch_style_reads_with_every_direction(di
 
 
 @needs_tesseract
+def test_a_piece_of_a_containers_fill_fenced_in_like_a_person_is_no_node(tmp_path):
+    # in the sketch style, the connector from "Select vendor" up to the "CFO sign-off" diamond and
+    # the diamond's side fence in a piece of the Finance container's fill whose outline the kinds'
+    # rules take for a person (a person holds no text: its label is written under it). Nothing is
+    # written under that piece: it is no node, and the connector reaches the diamond
+    from benchmark.d2 import parse_file
+    from benchmark.dataset import DEFAULT_ROOT
+    from benchmark.extract.align import align
+    from benchmark.extract.evaluate import flow_edges, match_edges
+    from benchmark.extract.pipeline import extract
+
+    src = DEFAULT_ROOT / "diagrams" / "biz_purchase_approval.d2"
+    png = tmp_path / "biz_purchase_approval.png"
+    render_file(src, png, style="sketch")
+    graph, ref = extract(png), parse_file(src)
+    assert [n["label"] for n in graph["nodes"] if n["shape"] == "person"] != [] and \
+        all(n["label"] for n in graph["nodes"] if n["shape"] == "person"), graph["nodes"]
+    to_ref = align(graph, ref)
+    renamed = {"nodes": [], "edges": [{**e, "src": to_ref.get(e["src"], "?"), "dst": to_ref.get(e["dst"], "?")}
+                                      for e in graph["edges"]]}
+    read = {(r.src, r.dst) for _, r in match_edges(flow_edges(renamed), flow_edges(ref))}
+    assert ("procurement.vendor", "finance.cfo") in read
+
+
+@needs_tesseract
 def test_labels_of_boxes_side_by_side_stay_apart(tmp_path):
     # the sketch style's handwritten font spaces words as widely as the gap between three boxes
     # in a row: their labels are one line to tesseract, split again at the boxes' outlines

@@ -21,6 +21,8 @@ OUTLINE_SHARE_MIN = 0.55
 DASH_SHARE_MIN = 0.25
 DASH_SECTORS = 24
 WHITE = (255, 255, 255)
+#: d2 writes a person's label under it, within this many line widths of its bottom
+PERSON_LABEL_BELOW = 12
 
 
 @dataclass
@@ -257,9 +259,14 @@ def _same_fill_children(r: Raster, found: list, min_area: int, stroke8: np.ndarr
             kind = classify(filled)
             if shape_features(filled)["solidity"] < 0.85:
                 continue
-            # a leaf holds its label (a person's is underneath); a piece of the container's fill
-            # that connectors crossing it fence in (a triangle, a quadrilateral) holds none
-            if kind != "person" and int((dark[gy:gy + h, gx:gx + w] & (filled > 0)).sum()) < 4 * lw * lw:
+            # a leaf holds its label, a person's lies right under it; a piece of the container's
+            # fill that connectors crossing it fence in (a triangle, a quadrilateral; with a
+            # diamond's side, one the kinds' rules take for a person) has none
+            if kind == "person":
+                label = dark[gy + h:gy + h + PERSON_LABEL_BELOW * lw, gx:gx + w]
+            else:
+                label = dark[gy:gy + h, gx:gx + w] & (filled > 0)
+            if int(label.sum()) < 4 * lw * lw:
                 continue
             seen.add((gx, gy, w, h))
             c2 = cnt + np.array([[gx, gy]], dtype=np.int32)
