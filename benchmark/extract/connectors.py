@@ -31,7 +31,7 @@ import numpy as np
 
 from benchmark.extract.components import components, pixels_of
 from benchmark.extract.labels import Block
-from benchmark.extract.raster import Raster
+from benchmark.extract.raster import BLUENESS_MIN, Raster
 from benchmark.extract.shapes import Shape
 from benchmark.extract.skeleton import Chain, thin, trace
 from benchmark.extract.straight import cells_of, is_grid, straight_lines
@@ -137,7 +137,8 @@ def outline_band(shapes: list[Shape], shape_hw: tuple[int, int], lw: int) -> np.
 def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
                outline_distance: OutlineDistance | None = None,
                dashed: np.ndarray | None = None,
-               container_distance: OutlineDistance | None = None) -> tuple[list[np.ndarray], np.ndarray]:
+               container_distance: OutlineDistance | None = None,
+               measure: np.ndarray | None = None) -> tuple[list[np.ndarray], np.ndarray]:
     """Arrowhead blobs (their stroke pixels, x y) and the mask with them cut out.
 
     The opening keeps only what is wider than a line: the cores of the filled triangles. Every
@@ -162,10 +163,16 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
     large.
     """
     k = max(5, 2 * lw - 1)   # wider than a line (lines are lw wide, sketch lines a little more)
-    opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+    element = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
+    opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, element)
     n, labels, stats, _ = components(opened)
-    least = head_core_min(stats[1:], k, lw)
-    thick = outline_distance is not None and outline is not None and thick_outlines(opened, outline)
+    # the image's head size and whether its outlines are thick are measured on ``measure`` when given
+    m_opened, m_stats = opened, stats
+    if measure is not None:
+        m_opened = cv2.morphologyEx(measure, cv2.MORPH_OPEN, element)
+        m_stats = components(m_opened)[2]
+    least = head_core_min(m_stats[1:], k, lw)
+    thick = outline_distance is not None and outline is not None and thick_outlines(m_opened, outline)
     blobs = []
     cut = mask.copy()
     reach = 2 * lw + 2
@@ -432,10 +439,21 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     mask = connector_mask(r, shapes)
     # heads are found on the whole stroke: one that lies along a shape's outline would lose its
     # core if the outline zone were cut away first
-    blobs, _ = arrowheads(fill_small_holes(r.stroke.view(np.uint8), 12 * lw * lw), lw,
+    stroke = fill_small_holes(r.stroke.view(np.uint8), 12 * lw * lw)
+    drawn, measure = stroke, None
+    if dashed is not None:
+        ink_only, bridged = without_bridges(r, dashed)
+        if bridged:
+            # heads are sought where the image has ink: the bridges drawn between dashes, a little
+            # off their middle, widen a dashed line enough for the opening to keep pieces of it (the
+            # sketch style's rough dashes, hundreds on a large diagram). The image's head size and
+            # whether its outlines are thick are still measured on the stroke as bridged
+            drawn, measure = fill_small_holes(ink_only, 12 * lw * lw), stroke
+    blobs, _ = arrowheads(drawn, lw,
                           outline_band([s for s in shapes if not s.is_container], r.shape, lw),
                           OutlineDistance(shapes, r.shape) if d2_heads else None, dashed,
-                          OutlineDistance([s for s in shapes if s.is_container], r.shape) if d2_heads else None)
+                          OutlineDistance([s for s in shapes if s.is_container], r.shape) if d2_heads else None,
+                          measure)
     cut = mask.copy()
     blob_mask = np.zeros_like(mask)
     for blob in blobs:
@@ -483,6 +501,26 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
             e.label, e.label_block = "", None
         _label_edges(kept, edge_blocks, lw)
     return kept
+
+
+def without_bridges(r: Raster, bridges: np.ndarray) -> tuple[np.ndarray, int]:
+    """The stroke (uint8 0/1) less the pixels that only the bridging between dashes drew
+    (:func:`.strokes.drawn_strokes`: where ``bridges`` is set and the image has neither a
+    stroke's colour nor ink), and how many pixels that took out.
+
+    >>> rgb = np.full((3, 8, 3), 255, np.uint8); rgb[1, :3] = rgb[1, 5:] = (13, 50, 178)   # two dashes
+    >>> bridge = np.zeros((3, 8), np.uint8); bridge[1, 3:5] = 1
+    >>> r = Raster(rgb, rgb[..., 0], rgb[..., 2] < 200, np.zeros((3, 8), bool), 1)
+    >>> r = Raster(rgb, rgb[..., 0], r.stroke | (bridge > 0), r.ink, 1)    # the stroke as bridged
+    >>> out, n = without_bridges(r, bridge); out[1].tolist(), n
+    ([1, 1, 1, 0, 0, 1, 1, 1], 2)
+    """
+    ys, xs = np.nonzero(bridges)
+    px = r.rgb[ys, xs].astype(np.int16)
+    gone = ~((px[:, 2] - (px[:, 0] + px[:, 1]) / 2 > BLUENESS_MIN) | r.ink[ys, xs]) & r.stroke[ys, xs]
+    out = r.stroke.astype(np.uint8)
+    out[ys[gone], xs[gone]] = 0
+    return out, int(gone.sum())
 
 
 #: a loop from a shape back to it reaches this many line widths off its outline at least
