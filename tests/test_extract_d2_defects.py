@@ -8,6 +8,7 @@ import pytest
 
 from benchmark.extract.ocr import tesseract_available
 from benchmark.render import render_file, style_flags
+from tests.extract_read import edges_read
 
 needs_tesseract = pytest.mark.skipif(not tesseract_available(), reason="tesseract is not installed")
 
@@ -210,22 +211,9 @@ def test_a_piece_of_a_containers_fill_fenced_in_like_a_person_is_no_node(tmp_pat
     # the diamond's side fence in a piece of the Finance container's fill whose outline the kinds'
     # rules take for a person (a person holds no text: its label is written under it). Nothing is
     # written under that piece: it is no node, and the connector reaches the diamond
-    from benchmark.d2 import parse_file
-    from benchmark.dataset import DEFAULT_ROOT
-    from benchmark.extract.align import align
-    from benchmark.extract.evaluate import flow_edges, match_edges
-    from benchmark.extract.pipeline import extract
-
-    src = DEFAULT_ROOT / "diagrams" / "biz_purchase_approval.d2"
-    png = tmp_path / "biz_purchase_approval.png"
-    render_file(src, png, style="sketch")
-    graph, ref = extract(png), parse_file(src)
+    graph, read = edges_read("biz_purchase_approval", "sketch", tmp_path)
     assert [n["label"] for n in graph["nodes"] if n["shape"] == "person"] != [] and \
         all(n["label"] for n in graph["nodes"] if n["shape"] == "person"), graph["nodes"]
-    to_ref = align(graph, ref)
-    renamed = {"nodes": [], "edges": [{**e, "src": to_ref.get(e["src"], "?"), "dst": to_ref.get(e["dst"], "?")}
-                                      for e in graph["edges"]]}
-    read = {(r.src, r.dst) for _, r in match_edges(flow_edges(renamed), flow_edges(ref))}
     assert ("procurement.vendor", "finance.cfo") in read
 
 
@@ -235,20 +223,7 @@ def test_a_sketched_dashed_line_is_no_row_of_heads(tmp_path):
     # middle widened the dashed lines of a large diagram enough for the heads' opening to keep
     # hundreds of pieces of them: cut out as heads, they gave dashed connectors heads at both ends
     # or split them. Heads are now sought where the image has ink
-    from benchmark.d2 import parse_file
-    from benchmark.dataset import DEFAULT_ROOT
-    from benchmark.extract.align import align
-    from benchmark.extract.evaluate import flow_edges, match_edges
-    from benchmark.extract.pipeline import extract
-
-    src = DEFAULT_ROOT / "diagrams" / "etl_clickstream.d2"
-    png = tmp_path / "etl_clickstream.png"
-    render_file(src, png, style="sketch")
-    graph, ref = extract(png), parse_file(src)
-    to_ref = align(graph, ref)
-    renamed = {"nodes": [], "edges": [{**e, "src": to_ref.get(e["src"], "?"), "dst": to_ref.get(e["dst"], "?")}
-                                      for e in graph["edges"]]}
-    read = {(r.src, r.dst) for _, r in match_edges(flow_edges(renamed), flow_edges(ref))}
+    _, read = edges_read("etl_clickstream", "sketch", tmp_path)
     assert {("product.notebooks", "lake.sandbox"), ("stream.enrich", "geoip")} <= read
 
 

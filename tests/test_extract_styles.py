@@ -9,6 +9,7 @@ import pytest
 
 from benchmark.extract.ocr import tesseract_available
 from benchmark.render import render_file
+from tests.extract_read import edges_read
 
 pytestmark = pytest.mark.skipif(not tesseract_available(), reason="tesseract is not installed")
 
@@ -287,18 +288,6 @@ def test_a_grids_straight_connectors_reach_containers_read_by_structure(tmp_path
     # a grid layout draws a connector to or from a container straight from its centre, like any
     # other: read by structure (the dark theme), such lines are sought between all the shapes,
     # containers too, while the connectors are traced between the shapes that hold no other
-    from benchmark.d2 import parse_file
-    from benchmark.dataset import DEFAULT_ROOT
-    from benchmark.extract.align import align
-    from benchmark.extract.evaluate import flow_edges, match_edges
-    from benchmark.extract.pipeline import extract
-
-    src = DEFAULT_ROOT / "diagrams" / "etl_clickstream.d2"
-    png = tmp_path / "etl_clickstream.png"
-    render_file(src, png, style="dark")
-    graph, ref = extract(png), parse_file(src)
-    to_ref = align(graph, ref)
-    renamed = {"nodes": [], "edges": [{**e, "src": to_ref.get(e["src"], "?"), "dst": to_ref.get(e["dst"], "?")}
-                                      for e in graph["edges"]]}
-    read = {(r.src, r.dst) for _, r in match_edges(flow_edges(renamed), flow_edges(ref))}
+    graph, read = edges_read("etl_clickstream", "dark", tmp_path)
+    assert graph["reader"] == "any"
     assert {("lake", "cold"), ("privacy.erasure_job", "lake")} <= read

@@ -1,0 +1,24 @@
+"""A bundled diagram drawn in a style by the real tool, read back by extraction, and the D2 edges it read."""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def edges_read(name: str, style: str, tmp_path: Path) -> tuple[dict, set[tuple[str, str]]]:
+    """The graph extracted from the bundled diagram ``name`` drawn in ``style``, and the (src, dst) of
+    the reference (D2) edges it reads, its nodes aligned to the D2's."""
+    from benchmark.d2 import parse_file
+    from benchmark.dataset import DEFAULT_ROOT
+    from benchmark.extract.align import align
+    from benchmark.extract.evaluate import flow_edges, match_edges
+    from benchmark.extract.pipeline import extract
+    from benchmark.render import render_file
+
+    src = DEFAULT_ROOT / "diagrams" / f"{name}.d2"
+    png = tmp_path / f"{name}-{style}.png"
+    render_file(src, png, style=style)
+    graph, ref = extract(png), parse_file(src)
+    to_ref = align(graph, ref)
+    renamed = {"nodes": [], "edges": [{**e, "src": to_ref.get(e["src"], "?"), "dst": to_ref.get(e["dst"], "?")}
+                                      for e in graph["edges"]]}
+    return graph, {(r.src, r.dst) for _, r in match_edges(flow_edges(renamed), flow_edges(ref))}
