@@ -31,7 +31,7 @@ import numpy as np
 
 from benchmark.extract.components import components, pixels_of
 from benchmark.extract.labels import Block
-from benchmark.extract.raster import BLUENESS_MIN, Raster
+from benchmark.extract.raster import Raster, stroke_colour
 from benchmark.extract.shapes import Shape
 from benchmark.extract.skeleton import Chain, thin, trace
 from benchmark.extract.straight import cells_of, is_grid, straight_lines
@@ -516,9 +516,11 @@ def without_bridges(r: Raster, bridges: np.ndarray) -> tuple[np.ndarray, int]:
     ([1, 1, 1, 0, 0, 1, 1, 1], 2)
     """
     ys, xs = np.nonzero(bridges)
-    px = r.rgb[ys, xs].astype(np.int16)
-    gone = ~((px[:, 2] - (px[:, 0] + px[:, 1]) / 2 > BLUENESS_MIN) | r.ink[ys, xs]) & r.stroke[ys, xs]
     out = r.stroke.astype(np.uint8)
+    if len(ys) == 0:
+        return out, 0
+    drawn = stroke_colour(r.rgb[ys, xs][:, None]).reshape(-1) | r.ink[ys, xs]
+    gone = ~drawn & r.stroke[ys, xs]
     out[ys[gone], xs[gone]] = 0
     return out, int(gone.sum())
 

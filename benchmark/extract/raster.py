@@ -43,15 +43,22 @@ def load_rgb(path: Path | str) -> np.ndarray:
     return read_rgb(path)
 
 
+def stroke_colour(rgb: np.ndarray) -> np.ndarray:
+    """Which pixels of an RGB array (any shape H x W x 3) have the stroke's blue: the blue channel
+    exceeds the mean of red and green by more than ``BLUENESS_MIN`` (bool)."""
+    import cv2
+
+    r, g, b = cv2.split(np.ascontiguousarray(rgb, dtype=np.uint8))
+    return cv2.subtract(b, cv2.addWeighted(r, 0.5, g, 0.5, 0)) > BLUENESS_MIN
+
+
 def make_raster(rgb: np.ndarray, measure: bool = True) -> Raster:
     """Masks of one image (``measure=False`` skips measuring the stroke width)."""
     import cv2
 
     rgb = np.ascontiguousarray(rgb, dtype=np.uint8)
-    r, g, b = cv2.split(rgb)
     lum = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
-    blueness = cv2.subtract(b, cv2.addWeighted(r, 0.5, g, 0.5, 0))
-    stroke = blueness > BLUENESS_MIN
+    stroke = stroke_colour(rgb)
     ink = (~stroke) & (lum < TEXT_LUM_MAX)
     return Raster(rgb=rgb, lum=lum, stroke=stroke, ink=ink, line_width=stroke_width(stroke) if measure else 0)
 
@@ -59,14 +66,7 @@ def make_raster(rgb: np.ndarray, measure: bool = True) -> Raster:
 def sampled_stroke_width(rgb: np.ndarray, step: int = 4) -> int:
     """Stroke width of a large image, measured on every ``step``-th column (vertical runs) and
     row (horizontal runs) only."""
-    import cv2
-
-    def blue(a: np.ndarray) -> np.ndarray:
-        a = np.ascontiguousarray(a)
-        r, g, b = cv2.split(a)
-        return cv2.subtract(b, cv2.addWeighted(r, 0.5, g, 0.5, 0)) > BLUENESS_MIN
-
-    counts = _run_counts(blue(rgb[:, ::step])) + _row_run_counts(blue(rgb[::step, :]))
+    counts = _run_counts(stroke_colour(rgb[:, ::step])) + _row_run_counts(stroke_colour(rgb[::step, :]))
     return max(1, int(np.argmax(counts))) if counts.sum() else 2
 
 
