@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from benchmark.extract.ocr import tesseract_available
@@ -407,3 +408,67 @@ def test_connectors_crossing_an_outline_side_by_side_keep_their_partners():
     assert ("ml.scoring", "->", "serving.warehouse", "churn scores") in found
     assert not any(e["arrow"] == "--" and {mapping.get(e["src"]), mapping.get(e["dst"])} == {"ml.scoring", "batch.hold"}
                    for e in g["edges"])
+
+
+def _shapes_of(png: Path) -> tuple[list, object]:
+    """The shapes d2's colours find in a PNG, and the raster they were found on."""
+    from benchmark.extract.image import read_rgb
+    from benchmark.extract.pipeline import analysis_raster
+    from benchmark.extract.shapes import find_shapes
+
+    r, _ = analysis_raster(read_rgb(png))
+    return find_shapes(r), r
+
+
+@pytest.mark.parametrize("name", ["arch_event_driven", "arch_search"])
+def test_the_page_between_a_grids_cells_is_no_cloud(name):
+    # d2 writes a grid cell's container title in the white gap above it, and connectors drawn straight
+    # across the grid fence that gap in at its ends: a white region, outlined and holding dark text,
+    # that the white-shape rules took for a cloud (and gave the title to, leaving the container
+    # untitled). Its ring lies along the cells' outlines; a cloud's ring is its own
+    from benchmark.dataset import DEFAULT_ROOT
+
+    d2 = (DEFAULT_ROOT / "diagrams" / f"{name}.d2").read_text(encoding="utf-8")
+    shapes, r = _shapes_of(DEFAULT_ROOT / "diagrams" / f"{name}.png")
+    clouds = [s for s in shapes if s.kind == "cloud"]
+    assert len(clouds) == d2.count("shape: cloud")
+    # and a connector drawn straight through a cloud (arch_event_driven's Carrier API) cuts no slit
+    # into it from its outline to its label: the label's centre lies inside it
+    dark = (r.lum < 60) & r.ink
+    for c in clouds:
+        x, y, w, h = c.box
+        ys, xs = np.nonzero(dark[y:y + h, x:x + w])
+        assert c.contains(x + xs.mean(), y + ys.mean()), c.box
+
+
+def test_a_shape_that_connectors_reach_close_inside_its_containers_side_is_nested(tmp_path):
+    # in the sketch render of med_medication_order, five connectors cross the Prescriber container's
+    # left side and end at "Enter medication order" close inside it: their wide rough strokes cut the
+    # strip of the container's paper between the two, so the shape lay outside the paper's contour
+    # and had no parent (its connectors then ended at the container)
+    from benchmark.dataset import DEFAULT_ROOT
+
+    png = tmp_path / "med_medication_order-sketch.png"
+    render_file(DEFAULT_ROOT / "diagrams" / "med_medication_order.d2", png, style="sketch")
+    shapes, _ = _shapes_of(png)
+
+    def inside(s, c):
+        (x, y, w, h), (cx, cy, cw, ch) = s.box, c.box
+        return s is not c and cx < x and cy < y and x + w < cx + cw and y + h < cy + ch
+
+    orphans = [s.box for s in shapes if s.parent is None and any(inside(s, c) for c in shapes if c.is_container)]
+    assert orphans == []
+
+
+def test_the_page_fenced_in_around_shapes_is_no_shape(tmp_path):
+    # elk routes fin_wire_transfer_aml's connectors around a block of containers and fences in a
+    # stretch of white page around them, which the white-shape (cloud) rules took for a white
+    # container of them all: once connectors could end at it, five edges went to it. A cloud holds
+    # its label only
+    from benchmark.dataset import DEFAULT_ROOT
+    from benchmark.extract.shapes import WHITE
+
+    png = tmp_path / "fin_wire_transfer_aml-elk.png"
+    render_file(DEFAULT_ROOT / "diagrams" / "fin_wire_transfer_aml.d2", png, style="elk")
+    shapes, _ = _shapes_of(png)
+    assert [s.box for s in shapes if s.fill == WHITE and s.children] == []

@@ -37,7 +37,7 @@ from benchmark.extract.inkcolours import sort_by_colour
 from benchmark.extract.labels import Block, assign_node_labels, group_blocks, group_lines
 from benchmark.extract.ocr import LANG, Word, read_words
 from benchmark.extract.raster import Raster, stroke_width
-from benchmark.extract.shapes import Shape, _nest, classify, innermost
+from benchmark.extract.shapes import CONTAINER_SOLIDITY_MIN, Shape, classify, innermost, nest_closed, solidity
 
 #: ink is at least this much darker than the paper or fill around it
 INK_CONTRAST = 45
@@ -51,8 +51,8 @@ RING_SHARE_MAX = 0.2
 LEAF_SOLIDITY_MIN = 0.85
 #: a leaf's label is centred: its centre at most this share of the shape's size off the shape's
 CENTRE_OFFSET_MAX = 0.2
-#: containers are boxes: at least this convex, and filling at least this share of their bounding box
-CONTAINER_SOLIDITY_MIN = 0.9
+#: containers are boxes: at least CONTAINER_SOLIDITY_MIN convex, and filling at least this share of
+#: their bounding box
 CONTAINER_EXTENT_MIN = 0.8
 #: and at most this many times the area of the text it holds
 LEAF_AREA_PER_TEXT = 25
@@ -193,11 +193,6 @@ def _close(m: np.ndarray, k: int) -> np.ndarray:
     """
     return cv2.morphologyEx(m, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (k, k)),
                             borderType=cv2.BORDER_CONSTANT, borderValue=0)
-
-
-def solidity(cnt: np.ndarray) -> float:
-    """Area of a contour over the area of its convex hull."""
-    return float(cv2.contourArea(cnt)) / max(float(cv2.contourArea(cv2.convexHull(cnt))), 1.0)
 
 
 #: two pieces of one shape cut by a line have fills this close (median luminance, 0-255)
@@ -552,7 +547,7 @@ def _shapes_with_text(regions: list, blocks: list[Block], lw: int, small: list |
     regions = sorted(regions, key=lambda f: (f[1][1], f[1][0], -f[2])) + sorted(
         small or [], key=lambda f: (f[1][1], f[1][0], -f[2]))
     shapes = [Shape(i, "rectangle", c, box, area, _grey(lum, box, filled)) for i, (c, box, area, filled) in enumerate(regions)]
-    _nest_closed(shapes)
+    nest_closed(shapes)
     centres = [b.centre for b in blocks]
     widened = cv2.dilate(lines.view(np.uint8), np.ones((3, 3), np.uint8)) > 0 \
         if lines is not None and crossings else None
@@ -601,33 +596,11 @@ def _shapes_with_text(regions: list, blocks: list[Block], lw: int, small: list |
         cnt, box, area, filled = _union([regions[j] for j in parts[s.index]], 3 * lw + 4)
         out.append(Shape(i, "rectangle", cnt, box, area, s.fill))
         masks.append(filled)
-    _nest_closed(out)
+    nest_closed(out)
     for s, filled in zip(out, masks):
         s.kind = "rectangle" if s.is_container else classify(filled)
     figures = {i: figure_of[s.index] for i, s in enumerate(kept) if s.index in figure_of}
     return out, figures
-
-
-def _nest_closed(shapes: list[Shape]) -> None:
-    """:func:`.shapes._nest` with each region convex enough to be a container taken as its convex
-    hull: a connector drawn from a container's outline in to a shape inside it (d2 draws a grid's
-    connectors straight, over everything) cuts an inlet into the container's paper, and the shape
-    it reaches, with every shape joined to it, lies outside the paper's own contour.
-
-    >>> inlet = np.array([[0, 0], [100, 0], [100, 100], [0, 100], [0, 52], [38, 52], [38, 62], [62, 62],
-    ...                   [62, 38], [38, 38], [38, 48], [0, 48]], np.int32).reshape(-1, 1, 2)
-    >>> box = np.array([[40, 40], [60, 40], [60, 60], [40, 60]], np.int32).reshape(-1, 1, 2)
-    >>> shapes = [Shape(0, "rectangle", inlet, (0, 0, 101, 101), float(cv2.contourArea(inlet)), (255,) * 3),
-    ...           Shape(1, "rectangle", box, (40, 40, 21, 21), 400.0, (255,) * 3)]
-    >>> _nest_closed(shapes); shapes[1].parent, shapes[0].children
-    (0, [1])
-    """
-    closed = [dataclasses.replace(s, children=[], contour=cv2.convexHull(s.contour)
-                                  if solidity(s.contour) >= CONTAINER_SOLIDITY_MIN else s.contour)
-              for s in shapes]
-    _nest(closed)
-    for s, c in zip(shapes, closed):
-        s.parent, s.children = c.parent, c.children
 
 
 def crossed_corners(contour: np.ndarray, lines: np.ndarray, lw: int) -> int:

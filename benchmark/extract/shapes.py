@@ -7,6 +7,7 @@ that contains other shapes is a container; its ``parent`` links follow the nesti
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import cv2
@@ -21,6 +22,14 @@ OUTLINE_SHARE_MIN = 0.55
 DASH_SHARE_MIN = 0.25
 DASH_SECTORS = 24
 WHITE = (255, 255, 255)
+#: containers are boxes: a region at least this convex is taken as its convex hull when nesting
+#: (:func:`nest_closed`)
+CONTAINER_SOLIDITY_MIN = 0.9
+#: a white region whose ring lies more than this share on other shapes' outlines is the page between
+#: them (a gap between a grid's cells, fenced in by connectors where no cell bounds it), not a cloud:
+#: a cloud's ring is its own outline (none of the bundled clouds' rings lies on another shape's; the
+#: gaps between grid cells taken for clouds lay 42 % and 62 % on them)
+SHARED_OUTLINE_MAX = 0.3
 #: d2 writes a person's label under it, within this many line widths of its bottom
 PERSON_LABEL_BELOW = 12
 
@@ -87,7 +96,7 @@ def find_shapes(r: Raster) -> list[Shape]:
     found.extend(_same_fill_children(r, found, min_area, stroke8))
     found.sort(key=lambda f: (f[1][1], f[1][0], -f[2]))
     shapes = [Shape(i, "rectangle", c, box, area, col) for i, (c, box, area, col, _) in enumerate(found)]
-    _nest(shapes)
+    nest_closed(shapes)
     for s, f in zip(shapes, found):
         if s.is_container:
             s.kind = "rectangle"
@@ -180,6 +189,7 @@ def _white_shapes(r: Raster, found: list, min_area: int, stroke8: np.ndarray) ->
     out = []
     boxes = [f[1] for f in found]
     dark = (r.lum < 60) & r.ink
+    others = None      # the outlines of the shapes found, drawn when a white region gets that far
     for i in range(1, n):
         x, y, w, h, a = (int(v) for v in stats[i])
         if a < min_area or w < 4 * lw or h < 4 * lw or a > 0.25 * h_img * w_img:
@@ -188,7 +198,10 @@ def _white_shapes(r: Raster, found: list, min_area: int, stroke8: np.ndarray) ->
             continue
         if any(bx <= x and by <= y and x + w <= bx + bw and y + h <= by + bh for bx, by, bw, bh in boxes):
             continue
+        if any(x <= bx and y <= by and bx + bw <= x + w and by + bh <= y + h for bx, by, bw, bh in boxes):
+            continue  # the page around shapes, fenced in by connectors (a cloud holds its label only)
         cnt, filled = _component_outline(labels, i, x, y, w, h)
+        cnt, filled = _close_slits(filled, 2 * lw + 3)
         hull_area = max(cv2.contourArea(cv2.convexHull(cnt)), 1.0)
         if cv2.contourArea(cnt) / hull_area < 0.8:
             continue
@@ -205,6 +218,11 @@ def _white_shapes(r: Raster, found: list, min_area: int, stroke8: np.ndarray) ->
             continue
         if not _cloud_like(filled):
             continue  # white regions fenced in by connectors and outlines are not shapes
+        if others is None:
+            others = np.zeros((h_img, w_img), np.uint8)
+            cv2.drawContours(others, [f[0] for f in found], -1, 1, thickness=2 * lw + 1)
+        if others[ys[ok], xs[ok]].mean() > SHARED_OUTLINE_MAX:
+            continue  # the page between shapes (a grid's cells), its sides fenced in by connectors
         cnt = cnt + np.array([[x, y]], dtype=np.int32)
         out.append((cnt, (x, y, w, h), float(cv2.contourArea(cnt)), WHITE, filled))
     return out
@@ -219,6 +237,26 @@ def _component_outline(labels: np.ndarray, i: int, x: int, y: int, w: int, h: in
     filled = np.zeros_like(sub)
     cv2.drawContours(filled, [cnt], -1, 1, thickness=cv2.FILLED)
     return cnt, filled
+
+
+def _close_slits(filled: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """A white region's mask (box coordinates) closed by ``k``, and its outer contour: a connector
+    drawn across a white shape on the white page cuts a slit into it from its outline to the label it
+    runs through (white shapes are not closed before they are split into regions, or the page would
+    join them across their own outlines), and the label's centre then lies outside the contour.
+
+    >>> m = np.zeros((40, 60), np.uint8); m[5:35, 5:55] = 1; m[5:20, 29:31] = 0     # a slit from the top
+    >>> cnt, closed = _close_slits(m, 7); int(closed[10, 30]), int(closed.sum()) == 30 * 50
+    (1, True)
+    """
+    padded = cv2.copyMakeBorder(filled, k, k, k, k, cv2.BORDER_CONSTANT, value=0)
+    closed = cv2.morphologyEx(padded, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (k, k)))
+    closed = np.ascontiguousarray(closed[k:-k, k:-k])
+    contours, _ = cv2.findContours(closed, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    cnt = max(contours, key=cv2.contourArea)
+    out = np.zeros_like(closed)
+    cv2.drawContours(out, [cnt], -1, 1, thickness=cv2.FILLED)
+    return cnt, out
 
 
 def _same_fill_children(r: Raster, found: list, min_area: int, stroke8: np.ndarray) -> list:
@@ -301,6 +339,36 @@ def _nest(shapes: list[Shape]) -> None:
     for s in shapes:
         if s.parent is not None:
             shapes[s.parent].children.append(s.index)
+
+
+def solidity(cnt: np.ndarray) -> float:
+    """Area of a contour over the area of its convex hull."""
+    return float(cv2.contourArea(cnt)) / max(float(cv2.contourArea(cv2.convexHull(cnt))), 1.0)
+
+
+def nest_closed(shapes: list[Shape]) -> None:
+    """:func:`_nest` with each region convex enough to be a container taken as its convex hull.
+    Connectors that cross a container's outline into it cut its paper: d2 draws a grid's
+    connectors straight, over everything, and in a dagre layout several connectors arriving at a
+    shape close inside a container's side (the sketch style's wider lines) cut the strip of paper
+    between the two. The shape they reach, with every shape joined to it, then lies outside the
+    paper's own contour.
+
+    >>> inlet = np.array([[0, 0], [100, 0], [100, 100], [0, 100], [0, 52], [38, 52], [38, 62], [62, 62],
+    ...                   [62, 38], [38, 38], [38, 48], [0, 48]], np.int32).reshape(-1, 1, 2)
+    >>> box = np.array([[40, 40], [60, 40], [60, 60], [40, 60]], np.int32).reshape(-1, 1, 2)
+    >>> shapes = [Shape(0, "rectangle", inlet, (0, 0, 101, 101), float(cv2.contourArea(inlet)), (255,) * 3),
+    ...           Shape(1, "rectangle", box, (40, 40, 21, 21), 400.0, (255,) * 3)]
+    >>> nest_closed(shapes); shapes[1].parent, shapes[0].children
+    (0, [1])
+    >>> shapes = [dataclasses.replace(s, children=[]) for s in shapes]; _nest(shapes); shapes[1].parent
+    """
+    closed = [dataclasses.replace(s, children=[], contour=cv2.convexHull(s.contour)
+                                  if solidity(s.contour) >= CONTAINER_SOLIDITY_MIN else s.contour)
+              for s in shapes]
+    _nest(closed)
+    for s, c in zip(shapes, closed):
+        s.parent, s.children = c.parent, c.children
 
 
 def shape_features(mask: np.ndarray) -> dict[str, float]:
