@@ -60,6 +60,7 @@ def test_eval_prints_the_figures_and_keeps_going_past_a_broken_png(dataset, tmp_
     assert "node F1           1.000" in out
     assert "directed-edge F1  1.000" in out
     assert "edge-label acc.   1.000" in out
+    assert "nesting acc.      1.000" in out
     assert "broken" in out and "error:" in out
     data = json.loads(out_json.read_text(encoding="utf-8"))
     assert data["summary"]["matched_edges"] == 14 and data["summary"]["ref_edges"] == 14

@@ -107,6 +107,8 @@ def _evaluate(args: argparse.Namespace, lang: str) -> int:
           f"{s['ext_edges']} extracted)", file=out)
     print(f"  edge-label acc.   {_fmt(s['label_accuracy'])}  ({s['labels_correct']}/{s['labelled_edges']} "
           f"labels of found edges)", file=out)
+    print(f"  nesting acc.      {_fmt(s['nesting_accuracy'])}  ({s['nested_right']}/{s['matched_nodes']} "
+          f"found nodes in their D2 container)", file=out)
     if s["warned"]:
         print(f"  warnings          {s['warned']} diagrams (empty graph or labels holding under half "
               f"the words OCR read; see --json)", file=out)

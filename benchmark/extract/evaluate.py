@@ -1,6 +1,9 @@
-"""How well extraction recovered a diagram: node F1, directed-edge F1, edge-label accuracy.
+"""How well extraction recovered a diagram: node F1, directed-edge F1, edge-label accuracy, nesting
+accuracy.
 
-Nodes are aligned to the D2 graph by label (:mod:`.align`). An extracted edge is correct when
+Nodes are aligned to the D2 graph by label (:mod:`.align`). A found node is nested right when its
+container is the one its D2 node lies in, aligned (or both are top-level): what ``inside`` questions
+ask of the extracted graph. An extracted edge is correct when
 its aligned ends and its direction match a D2 edge in the flow view (``a <- b`` is ``b -> a``;
 undirected edges match in either order and only undirected edges). Edge labels are compared on
 the correctly found edges whose D2 edge has a label. Values that cannot be measured are None.
@@ -36,6 +39,9 @@ class DiagramScore:
     label_accuracy: float | None
     error: str | None = None
     warnings: tuple[str, ...] = ()
+    #: found nodes whose container is their D2 node's (both top-level counts), and their share
+    nested_right: int = 0
+    nesting_accuracy: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -96,8 +102,10 @@ def score_diagram(diagram: str, extracted: dict[str, Any], reference: dict[str, 
     ...                  {"id": "x", "label": "zzz"}],
     ...        "edges": [{"src": "start", "dst": "orders-db", "arrow": "->", "label": "reads"}]}
     >>> s = score_diagram("d", ext, ref)
-    >>> s.matched_nodes, round(s.node_f1, 2), s.edge_f1, s.label_accuracy
-    (2, 0.8, 1.0, 1.0)
+    >>> s.matched_nodes, round(s.node_f1, 2), s.edge_f1, s.label_accuracy, s.nesting_accuracy
+    (2, 0.8, 1.0, 1.0, 1.0)
+    >>> ref["nodes"][1]["parent"] = "a"; score_diagram("d", ext, ref).nested_right
+    1
     """
     mapping = align(extracted, reference)
     renamed = {
@@ -112,6 +120,10 @@ def score_diagram(diagram: str, extracted: dict[str, Any], reference: dict[str, 
     labelled = [(e, r) for e, r in pairs if r.label]
     correct = sum(1 for e, r in labelled if normalise_label(e.label) == normalise_label(r.label))
     n_ref, n_ext, n_match = len(reference.get("nodes", [])), len(extracted.get("nodes", [])), len(mapping)
+    ref_parent = {n["id"]: n.get("parent") for n in reference.get("nodes", [])}
+    nested = sum(1 for n in extracted.get("nodes", []) if n["id"] in mapping
+                 and (mapping.get(n["parent"], "ocr:" + n["parent"]) if n.get("parent") else None)
+                 == ref_parent.get(mapping[n["id"]]))
     np_, nr = ratio(n_match, n_ext), ratio(n_match, n_ref)
     ep, er = ratio(len(pairs), len(ext_edges)), ratio(len(pairs), len(ref_edges))
     return DiagramScore(
@@ -121,7 +133,8 @@ def score_diagram(diagram: str, extracted: dict[str, Any], reference: dict[str, 
         node_precision=np_, node_recall=nr, node_f1=f1(np_, nr) if (n_ref or n_ext) else None,
         edge_precision=ep, edge_recall=er,
         edge_f1=f1(ep, er) if ep is not None and er is not None else (0.0 if (ep is None) != (er is None) else None),
-        label_accuracy=ratio(correct, len(labelled)), warnings=tuple(extracted.get("warnings", ())))
+        label_accuracy=ratio(correct, len(labelled)), warnings=tuple(extracted.get("warnings", ())),
+        nested_right=nested, nesting_accuracy=ratio(nested, n_match))
 
 
 def failed(diagram: str, error: str) -> DiagramScore:
@@ -141,7 +154,7 @@ def summarise(scores: list[DiagramScore]) -> dict[str, Any]:
     ok = [s for s in scores if s.error is None]
     tot = {k: sum(getattr(s, k) for s in ok) for k in (
         "ref_nodes", "ext_nodes", "matched_nodes", "ref_edges", "ext_edges", "matched_edges",
-        "labelled_edges", "labels_correct")}
+        "labelled_edges", "labels_correct", "nested_right")}
     npr, nre = ratio(tot["matched_nodes"], tot["ext_nodes"]), ratio(tot["matched_nodes"], tot["ref_nodes"])
     epr, ere = ratio(tot["matched_edges"], tot["ext_edges"]), ratio(tot["matched_edges"], tot["ref_edges"])
 
@@ -155,6 +168,7 @@ def summarise(scores: list[DiagramScore]) -> dict[str, Any]:
         "node_precision": npr, "node_recall": nre, "node_f1": f1(npr, nre),
         "edge_precision": epr, "edge_recall": ere, "edge_f1": f1(epr, ere),
         "label_accuracy": ratio(tot["labels_correct"], tot["labelled_edges"]),
+        "nesting_accuracy": ratio(tot["nested_right"], tot["matched_nodes"]),
         "macro_node_f1": mean("node_f1"), "macro_edge_f1": mean("edge_f1"),
         "macro_label_accuracy": mean("label_accuracy"),
     }
