@@ -180,8 +180,9 @@ def outlined(on_stroke: np.ndarray, xs: np.ndarray, ys: np.ndarray, share_min: f
 
 def _white_shapes(r: Raster, found: list, min_area: int, stroke8: np.ndarray) -> list:
     """White-filled shapes on the white page (d2 draws clouds so): white regions closed off by
-    an outline, compact, cloud-shaped, holding dark (node label) text, and not inside a shape
-    already found."""
+    an outline (slits a connector cut into them closed, :func:`_close_slits`), compact,
+    cloud-shaped, holding dark (node label) text, neither inside a shape already found nor around
+    one, and not the page between shapes (their ring mostly along other shapes' outlines)."""
     h_img, w_img = r.shape
     lw = r.line_width
     white = colour_mask(r.rgb, WHITE, tol=3)
