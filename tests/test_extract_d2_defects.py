@@ -9,7 +9,7 @@ import pytest
 
 from benchmark.extract.ocr import tesseract_available
 from benchmark.render import render_file, style_flags
-from tests.extract_read import edges_read
+from tests.extract_read import drawn, edges_read
 
 needs_tesseract = pytest.mark.skipif(not tesseract_available(), reason="tesseract is not installed")
 
@@ -410,18 +410,19 @@ def test_connectors_crossing_an_outline_side_by_side_keep_their_partners():
                    for e in g["edges"])
 
 
-def _shapes_of(png: Path) -> tuple[list, object]:
-    """The shapes d2's colours find in a PNG, and the raster they were found on."""
+def _shapes_of(name: str, style: str, tmp_path: Path) -> tuple[list, object]:
+    """The shapes d2's colours find in the bundled diagram ``name`` drawn in ``style`` (:func:`drawn`), and
+    the raster they were found on."""
     from benchmark.extract.image import read_rgb
     from benchmark.extract.pipeline import analysis_raster
     from benchmark.extract.shapes import find_shapes
 
-    r, _ = analysis_raster(read_rgb(png))
+    r, _ = analysis_raster(read_rgb(drawn(name, style, tmp_path)))
     return find_shapes(r), r
 
 
 @pytest.mark.parametrize("name", ["arch_event_driven", "arch_search"])
-def test_the_page_between_a_grids_cells_is_no_cloud(name):
+def test_the_page_between_a_grids_cells_is_no_cloud(name, tmp_path):
     # d2 writes a grid cell's container title in the white gap above it, and connectors drawn straight
     # across the grid fence that gap in at its ends: a white region, outlined and holding dark text,
     # that the white-shape rules took for a cloud (and gave the title to, leaving the container
@@ -429,7 +430,7 @@ def test_the_page_between_a_grids_cells_is_no_cloud(name):
     from benchmark.dataset import DEFAULT_ROOT
 
     d2 = (DEFAULT_ROOT / "diagrams" / f"{name}.d2").read_text(encoding="utf-8")
-    shapes, r = _shapes_of(DEFAULT_ROOT / "diagrams" / f"{name}.png")
+    shapes, r = _shapes_of(name, "default", tmp_path)
     clouds = [s for s in shapes if s.kind == "cloud"]
     assert len(clouds) == d2.count("shape: cloud")
     # and a connector drawn straight through a cloud (arch_event_driven's Carrier API) cuts no slit
@@ -446,11 +447,7 @@ def test_a_shape_that_connectors_reach_close_inside_its_containers_side_is_neste
     # left side and end at "Enter medication order" close inside it: their wide rough strokes cut the
     # strip of the container's paper between the two, so the shape lay outside the paper's contour
     # and had no parent (its connectors then ended at the container)
-    from benchmark.dataset import DEFAULT_ROOT
-
-    png = tmp_path / "med_medication_order-sketch.png"
-    render_file(DEFAULT_ROOT / "diagrams" / "med_medication_order.d2", png, style="sketch")
-    shapes, _ = _shapes_of(png)
+    shapes, _ = _shapes_of("med_medication_order", "sketch", tmp_path)
 
     def inside(s, c):
         (x, y, w, h), (cx, cy, cw, ch) = s.box, c.box
@@ -465,10 +462,7 @@ def test_the_page_fenced_in_around_shapes_is_no_shape(tmp_path):
     # stretch of white page around them, which the white-shape (cloud) rules took for a white
     # container of them all: once connectors could end at it, five edges went to it. A cloud holds
     # its label only
-    from benchmark.dataset import DEFAULT_ROOT
     from benchmark.extract.shapes import WHITE
 
-    png = tmp_path / "fin_wire_transfer_aml-elk.png"
-    render_file(DEFAULT_ROOT / "diagrams" / "fin_wire_transfer_aml.d2", png, style="elk")
-    shapes, _ = _shapes_of(png)
+    shapes, _ = _shapes_of("fin_wire_transfer_aml", "elk", tmp_path)
     assert [s.box for s in shapes if s.fill == WHITE and s.children] == []

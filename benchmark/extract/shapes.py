@@ -7,8 +7,7 @@ that contains other shapes is a container; its ``parent`` links follow the nesti
 """
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
@@ -362,9 +361,9 @@ def nest_closed(shapes: list[Shape]) -> None:
     ...           Shape(1, "rectangle", box, (40, 40, 21, 21), 400.0, (255,) * 3)]
     >>> nest_closed(shapes); shapes[1].parent, shapes[0].children
     (0, [1])
-    >>> shapes = [dataclasses.replace(s, children=[]) for s in shapes]; _nest(shapes); shapes[1].parent
+    >>> shapes = [replace(s, children=[]) for s in shapes]; _nest(shapes); shapes[1].parent
     """
-    closed = [dataclasses.replace(s, children=[], contour=cv2.convexHull(s.contour)
+    closed = [replace(s, children=[], contour=cv2.convexHull(s.contour)
                                   if solidity(s.contour) >= CONTAINER_SOLIDITY_MIN else s.contour)
               for s in shapes]
     _nest(closed)
