@@ -7,11 +7,13 @@ every problem as an :class:`~benchmark.errors.InputError` naming file, line and 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 import networkx as nx
 import yaml
@@ -55,10 +57,15 @@ class Diagram:
     retired: dict[str, str] = field(default_factory=dict)
     #: the D2 file and its imports must lie inside this folder (None: anywhere)
     import_root: Path | None = None
+    #: the parsed form as compact JSON text, once :meth:`release` let go of the live one
+    _parsed_text: str | None = field(default=None, repr=False, compare=False)
 
     @cached_property
     def parsed(self) -> dict[str, Any]:
-        """The parser's public JSON form of the D2 file."""
+        """The parser's public JSON form of the D2 file (read once: after :meth:`release`, made again
+        from the text it kept)."""
+        if self._parsed_text is not None:
+            return json.loads(self._parsed_text)
         from benchmark.d2 import parse_file
 
         return parse_file(self.d2_path, root=self.import_root)
@@ -66,6 +73,29 @@ class Diagram:
     @cached_property
     def graph(self) -> nx.MultiDiGraph:
         return build_graph(self.parsed)
+
+    @property
+    def in_memory(self) -> bool:
+        """Whether the parsed form or the graph is held live (see :meth:`release`)."""
+        return "parsed" in self.__dict__ or "graph" in self.__dict__
+
+    def release(self) -> None:
+        """Let go of the live parsed form and graph, keeping the parsed form as compact JSON text (about a
+        tenth of their memory): the next use of :attr:`parsed` or :attr:`graph` makes them again from it,
+        without reading the D2 file again, so a diagram edited during a run reads the same throughout.
+        A diagram that never parsed keeps nothing, and its next use reports its problem again.
+
+        >>> d = Diagram(id="x", d2_path=Path("x.d2"), png_path=Path("x.png"))
+        >>> d.__dict__["parsed"] = {"nodes": [{"id": "a", "label": "A"}], "edges": []}
+        >>> d.graph.nodes["a"]["label"], d.in_memory
+        ('A', True)
+        >>> d.release(); d.in_memory, d.graph.nodes["a"]["label"]
+        (False, 'A')
+        """
+        parsed = self.__dict__.pop("parsed", None)
+        if parsed is not None:
+            self._parsed_text = json.dumps(parsed, ensure_ascii=False, separators=(",", ":"))
+        self.__dict__.pop("graph", None)
 
     @cached_property
     def source(self) -> str:
@@ -113,6 +143,20 @@ class Dataset:
                         for chunk in iter(lambda: fh.read(1 << 20), b""):
                             h.update(chunk)
         return h.hexdigest()
+
+
+@contextmanager
+def released(diagrams: Iterable[Diagram]) -> Iterator[None]:
+    """Within the block the diagrams' graphs may be made; after it, those that were not held before it are
+    let go again (:meth:`Diagram.release`), so a pass over a large dataset holds one diagram's graph at a
+    time, not every graph at once."""
+    held = [(d, d.in_memory) for d in diagrams]
+    try:
+        yield
+    finally:
+        for d, was in held:
+            if not was:
+                d.release()
 
 
 def _line(node: yaml.Node | None) -> int | None:

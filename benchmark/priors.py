@@ -43,7 +43,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from benchmark.dataset import Dataset, Diagram
+from benchmark.dataset import Dataset, Diagram, released
 from benchmark.errors import StageUnavailable
 from benchmark.graph import Subgraph
 from benchmark.questions import QUESTION_TYPES, Question, answer_to_json
@@ -503,18 +503,31 @@ def run_priors(ds: Dataset, names: Sequence[str] = NO_MODEL_BASELINES,
     questions = list(questions)
     predictors, unavailable = make_baselines(questions, llm_options, names)
     order = [n for n in names if n in predictors]
-    predictions: dict[str, dict[str, Prediction]] = {}
-    for b in order:
-        predict = predictors[b]
-        predictions[b] = {}
-        reuse = (known or {}).get(b, {}) if b in SET_FREE_BASELINES else {}
-        for i, q in enumerate(questions):
-            try:
-                predictions[b][q.id] = reuse[q.id] if q.id in reuse else predict(q, ds.diagrams[q.diagram])
-            except Exception as exc:  # e.g. a diagram that does not parse: unmeasured, the rest still run
-                predictions[b][q.id] = Prediction(None, None, f"{type(exc).__name__}: {exc}")
-            if progress is not None:
-                progress(b, i + 1, len(questions))
+    reuse = {b: (known or {}).get(b, {}) if b in SET_FREE_BASELINES else {} for b in order}
+    made: dict[str, dict[str, Prediction]] = {b: {} for b in order}
+    by_diagram: dict[str, list[Question]] = {}
+    for q in questions:
+        by_diagram.setdefault(q.diagram, []).append(q)
+    # a diagram at a time, every baseline on its questions: one graph is made at a time (and let go after,
+    # unless it was held before), not every graph of the dataset at once
+    for did, qs in by_diagram.items():
+        d = ds.diagrams.get(did)
+        with released([d] if d is not None else []):
+            for b in order:
+                predict, per = predictors[b], made[b]
+                for q in qs:
+                    try:
+                        if q.id in reuse[b]:
+                            per[q.id] = reuse[b][q.id]
+                        elif d is None:
+                            raise KeyError(did)
+                        else:
+                            per[q.id] = predict(q, d)
+                    except Exception as exc:  # e.g. a diagram that does not parse: unmeasured, the rest still run
+                        per[q.id] = Prediction(None, None, f"{type(exc).__name__}: {exc}")
+                    if progress is not None:
+                        progress(b, len(per), len(questions))
+    predictions = {b: {q.id: made[b][q.id] for q in questions} for b in order}   # in the questions' order
     res = PriorsResult(questions, order, unavailable, predictions)
     res.table = {g: {b: cell([predictions[b][q.id].correct for q in qs]) for b in order}
                  for g, qs in groups(questions).items()}

@@ -38,7 +38,7 @@ from typing import Any, Iterator, NamedTuple
 
 import networkx as nx
 
-from benchmark.dataset import Dataset, Diagram, load_dataset
+from benchmark.dataset import Dataset, Diagram, load_dataset, released
 from benchmark.errors import DiagQAError, InputError, StageUnavailable
 from benchmark.graph import Subgraph
 from benchmark.questions import Question, answer_to_json
@@ -339,20 +339,21 @@ def prepare_dataset(data_dir: Path, limit: int | None = None, sample: int | None
     good: list[Question] = []
     for did in sorted(dataset.diagrams):
         d = dataset.diagrams[did]
-        try:
-            d.graph
-        except DiagQAError as exc:
-            problems.append(exc if isinstance(exc, InputError) else InputError(str(exc), file=str(d.d2_path)))
-            continue
-        except Exception as exc:  # a parser bug must not lose the run
-            problems.append(InputError(f"cannot read diagram: {type(exc).__name__}: {exc}", file=str(d.d2_path)))
-            continue
-        for q in d.questions:
-            problem = check_question(q, d)
-            if problem:
-                problems.append(problem)
-            else:
-                good.append(q)
+        with released([d]):   # one diagram's graph at a time: the run makes each again where it needs it
+            try:
+                d.graph
+            except DiagQAError as exc:
+                problems.append(exc if isinstance(exc, InputError) else InputError(str(exc), file=str(d.d2_path)))
+                continue
+            except Exception as exc:  # a parser bug must not lose the run
+                problems.append(InputError(f"cannot read diagram: {type(exc).__name__}: {exc}", file=str(d.d2_path)))
+                continue
+            for q in d.questions:
+                problem = check_question(q, d)
+                if problem:
+                    problems.append(problem)
+                else:
+                    good.append(q)
     if sample is not None:
         from benchmark.sampling import stratified
 
@@ -417,7 +418,9 @@ class _Work:
 
     def _gold(self, diagram_id: str) -> nx.MultiDiGraph:
         # through its JSON form: the graph scored is the one graphs.json holds
-        return graph_from_json(graph_to_json(self.dataset.diagrams[diagram_id].graph))
+        diagram = self.dataset.diagrams[diagram_id]
+        with released([diagram]):
+            return graph_from_json(graph_to_json(diagram.graph))
 
     def task(self, diagram_id: str) -> "_Task":
         """What a worker needs for one diagram: the diagram and those its finders returned for its questions
@@ -812,8 +815,9 @@ def _iter_emitted(spec: RunSpec, work: _Work, order: list[str], n_workers: int, 
         return
     if n_workers <= 1:
         for task in tasks:
-            for recs in iter_diagram(work.for_task(task), task.diagram_id):
-                yield _emit(recs, rows)
+            with released(task.diagrams.values()):   # this process's own diagrams: their graphs go with the task
+                for recs in iter_diagram(work.for_task(task), task.diagram_id):
+                    yield _emit(recs, rows)
         return
     ctx = multiprocessing.get_context("forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn")
     threads = max(1, (os.cpu_count() or 1) // n_workers)

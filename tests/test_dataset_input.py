@@ -151,6 +151,34 @@ def test_a_files_equal_strings_are_one_object_and_other_files_keep_their_own(tmp
     assert dict(other.args)["source"] == "auth" and dict(other.args)["source"] is not e1.src
 
 
+
+def test_a_loaded_dataset_holds_no_graph_and_makes_each_again_from_what_it_read(tmp_path):
+    # a run's process holds every diagram while it samples: their graphs were half of it (a quarter
+    # of a GB at 5 000 diagrams), so loading, checking and the priors let each go once used
+    from benchmark.d2 import parse_file
+    from benchmark.graph import build_graph
+    from benchmark.priors import run_priors
+    from benchmark.records import graph_to_json
+    from benchmark.runner import prepare_dataset
+
+    root = dataset(tmp_path / "ds")
+    (root / "diagrams" / "d2.d2").write_text("a: A\nb: B\nc: C\na -> b: go\nb -> c\n", encoding="utf-8")
+    ds, questions, problems = prepare_dataset(root)
+    assert problems == [] and [q.id for q in questions] == ["d1-q1", "d2-q1"]
+    assert not any(d.in_memory for d in ds.diagrams.values())
+    expected = graph_to_json(build_graph(parse_file(root / "diagrams" / "d2.d2")))
+    # edited after loading: the run reads the diagram it checked, not the file as it is now
+    (root / "diagrams" / "d2.d2").write_text("x -> y\n", encoding="utf-8")
+    d1, d2 = ds.diagrams["d1"], ds.diagrams["d2"]
+    assert graph_to_json(d2.graph) == expected and d2.in_memory
+    held = d2.graph
+    res = run_priors(ds, questions=questions)     # every baseline, a diagram at a time
+    assert set(res.predictions["blind"]) == {"d1-q1", "d2-q1"}
+    assert d2.graph is held and not d1.in_memory  # what was held before stays held, the rest is let go
+    d2.release()
+    assert not d2.in_memory and graph_to_json(d2.graph) == expected
+
+
 # -- wrong types: one located problem each, among the others ------------------------------------
 
 @pytest.mark.parametrize("old, new, key, message", [
