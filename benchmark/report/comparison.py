@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from benchmark.metrics.paired import cluster_bootstrap_ci, holm, mcnemar, paired_bootstrap
-from benchmark.report.aggregate import _answer_key, _objects, is_control, mean_of, scored
+from benchmark.report.aggregate import _answer_key, _columns, _groups, _objects, is_control, mean_of
 
 #: the significance level used for verdicts (after Holm's correction)
 ALPHA = 0.05
@@ -39,23 +39,38 @@ READS = ("question_id", "diagram_id", "variant", "answerer", "correct", "guess_c
          "context_tokens", "retrieval_s", "answer_value", "answer_raw")
 
 
-def _scored(df: pd.DataFrame) -> pd.DataFrame:
-    """The scored samples (:func:`scored`) with only the columns the comparisons read: the samples
-    frame has some forty, and every selection and group of it would copy them all."""
-    return scored(df, [c for c in READS if c in df.columns])
+#: the scored samples' columns as plain lists (column -> values); a group of them is a list of row positions
+Columns = dict[str, list[Any]]
 
 
-def _per_question(g: pd.DataFrame) -> dict[str, dict[str, Any]]:
-    """question id -> the sample's paired values (errors unmeasured: ``None``)."""
+def _scored(df: pd.DataFrame) -> Columns:
+    """The scored samples' columns that the comparisons read, as plain lists (:func:`_columns`): the samples
+    frame has some forty columns, and selecting and grouping frames copied them for every group."""
+    return _columns(df, [c for c in READS if c in df.columns], only_scored=True)
+
+
+def _by_answerer(s: Columns) -> dict[Any, dict[Any, list[int]]]:
+    """answerer -> variant -> its rows, each in the order first seen (as ``groupby(sort=False)``, rows
+    with no answerer or variant left out)."""
+    out: dict[Any, dict[Any, list[int]]] = {}
+    for (answerer, variant), rows in _groups(s, ["answerer", "variant"], sort=False).items():
+        out.setdefault(answerer, {})[variant] = rows
+    return out
+
+
+def _per_question(s: Columns, rows: list[int]) -> dict[str, dict[str, Any]]:
+    """question id -> the paired values of its sample among ``rows`` (errors unmeasured: ``None``)."""
+    qid, did, guess, correct, sufficient, srr, f1 = (s[c] for c in ("question_id", "diagram_id", "guess_class",
+                                                                     "correct", "sufficient", "srr", "f1"))
     out = {}
-    for r in g.itertuples(index=False):
-        err = r.guess_class == "error"
-        out[r.question_id] = {
-            "diagram": r.diagram_id,
-            "accuracy": None if err or r.correct is None else float(bool(r.correct)),
-            "grounded_accuracy": None if err or r.guess_class is None else float(r.guess_class == "grounded"),
-            "sufficiency": None if r.sufficient is None else float(bool(r.sufficient)),
-            "srr": r.srr, "f1": r.f1,
+    for i in rows:
+        err = guess[i] == "error"
+        out[qid[i]] = {
+            "diagram": did[i],
+            "accuracy": None if err or correct[i] is None else float(bool(correct[i])),
+            "grounded_accuracy": None if err or guess[i] is None else float(guess[i] == "grounded"),
+            "sufficiency": None if sufficient[i] is None else float(bool(sufficient[i])),
+            "srr": srr[i], "f1": f1[i],
         }
     return out
 
@@ -80,9 +95,9 @@ def compare_pair(a: dict[str, dict[str, Any]], b: dict[str, dict[str, Any]], see
     return out
 
 
-def _cost(g: pd.DataFrame) -> dict[str, Any]:
-    tokens = [t for t in g["context_tokens"] if t is not None]
-    lat = [t for t in g["retrieval_s"] if t is not None]
+def _cost(s: Columns, rows: list[int]) -> dict[str, Any]:
+    tokens = [t for t in (s["context_tokens"][i] for i in rows) if t is not None]
+    lat = [t for t in (s["retrieval_s"][i] for i in rows) if t is not None]
     return {"context_tokens": float(np.mean(tokens)) if tokens else None,
             "retrieval_p50_s": float(np.median(lat)) if lat else None,
             "retrieval_p95_s": float(np.quantile(lat, 0.95)) if lat else None}
@@ -95,11 +110,10 @@ def ranking(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000) -> pd.DataFrame
     without candidates."""
     s = _scored(df)
     rows = []
-    for answerer, ga in s.groupby("answerer", sort=False):
-        per = {v: _per_question(g) for v, g in ga.groupby("variant", sort=False) if not is_control(v)}
-        if not per or _receives_nothing(ga, list(per)):
+    for answerer, groups in _by_answerer(s).items():
+        per = {v: _per_question(s, g) for v, g in groups.items() if not is_control(v)}
+        if not per or _receives_nothing(s, groups, list(per)):
             continue  # no candidate, or an answerer that receives no context: every retriever is the same to it
-        groups = {v: g for v, g in ga.groupby("variant", sort=False)}
         stats = {}
         for v, vals in per.items():
             qs = sorted(vals)
@@ -116,7 +130,7 @@ def ranking(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000) -> pd.DataFrame
         best = order[0]
         block = []
         for rank, v in enumerate(order, 1):
-            row = {"answerer": answerer, "rank": rank, "variant": v, "n": len(per[v]), **stats[v], **_cost(groups[v])}
+            row = {"answerer": answerer, "rank": rank, "variant": v, "n": len(per[v]), **stats[v], **_cost(s, groups[v])}
             if v != best:
                 row.update(compare_pair(per[v], per[best], seed, n_boot, f"rank|{answerer}|{v}|{best}"))
             block.append(row)
@@ -128,29 +142,31 @@ def ranking(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000) -> pd.DataFrame
     return _objects(pd.DataFrame(rows))
 
 
-def _full_sizes(s: pd.DataFrame) -> dict[tuple[str, Any], int]:
+def _full_sizes(s: Columns, rows: list[int]) -> dict[tuple[str, Any], int]:
     """(finder+source, question id) -> tokens of the whole diagram as that finder and source deliver it:
-    the context of the run's ``<finder>+<source>+full`` variant for that question."""
+    the context of the run's ``<finder>+<source>+full`` variant for that question (among ``rows``)."""
     out: dict[tuple[str, Any], int] = {}
-    for v, q, t in zip(s["variant"], s["question_id"], s["context_tokens"]):
+    variant, question, tokens = s["variant"], s["question_id"], s["context_tokens"]
+    for v, q, t in ((variant[i], question[i], tokens[i]) for i in rows):
         prefix, _, selector = str(v).rpartition("+")
         if selector == "full" and t is not None:
             out[(prefix, q)] = max(out.get((prefix, q), 0), int(t))
     return out
 
 
-def context_share(g: pd.DataFrame, full: dict[tuple[str, Any], int]) -> dict[str, Any]:
-    """The retrieval trade-off of one variant's samples: the largest context, the mean size of the
-    whole diagram on the same questions, and the mean share of it the context kept (context tokens /
-    whole-diagram tokens, per sample). ``None`` where the run has no ``full`` variant to compare with.
+def context_share(s: Columns, rows: list[int], full: dict[tuple[str, Any], int]) -> dict[str, Any]:
+    """The retrieval trade-off of one variant's samples (``rows`` of ``s``): the largest context, the mean
+    size of the whole diagram on the same questions, and the mean share of it the context kept (context
+    tokens / whole-diagram tokens, per sample). ``None`` where the run has no ``full`` variant to compare with.
 
-    >>> g = pd.DataFrame({"variant": ["f+d2+k"] * 2, "question_id": ["a", "b"], "context_tokens": [10, 30]})
-    >>> context_share(g, {("f+d2", "a"): 100, ("f+d2", "b"): 60})
+    >>> s = {"variant": ["f+d2+k"] * 2, "question_id": ["a", "b"], "context_tokens": [10, 30]}
+    >>> context_share(s, [0, 1], {("f+d2", "a"): 100, ("f+d2", "b"): 60})
     {'context_tokens_max': 30, 'full_tokens': 80.0, 'context_share': 0.3}
     """
-    tokens = [t for t in g["context_tokens"] if t is not None]
+    variant, question, size = s["variant"], s["question_id"], s["context_tokens"]
+    tokens = [t for t in (size[i] for i in rows) if t is not None]
     pairs = [(int(t), full[(str(v).rpartition("+")[0], q)])
-             for v, q, t in zip(g["variant"], g["question_id"], g["context_tokens"])
+             for v, q, t in ((variant[i], question[i], size[i]) for i in rows)
              if t is not None and (str(v).rpartition("+")[0], q) in full]
     shares = [t / f for t, f in pairs if f > 0]
     return {"context_tokens_max": int(max(tokens)) if tokens else None,
@@ -164,26 +180,32 @@ def costs(df: pd.DataFrame) -> pd.DataFrame:
     the context kept (:func:`context_share`), and the median and 95th-percentile seconds spent finding
     and selecting it."""
     s = _scored(df)
-    blind = {a for a, ga in s.groupby("answerer", sort=False) if _receives_nothing(ga, list(dict.fromkeys(ga["variant"])))}
-    s = s[~s["answerer"].isin(blind)] if blind else s
-    full = _full_sizes(s)
-    rows = []
-    for v, g in s.groupby("variant", sort=False):
-        rows.append({"variant": v, "control": is_control(v), **_cost(g), **context_share(g, full)})
+    by_answerer = _by_answerer(s)
+    blind = {a for a, groups in by_answerer.items() if _receives_nothing(s, groups, list(groups))}
+    answerer = s["answerer"]
+    kept = [i for i in range(len(answerer)) if answerer[i] not in blind] if blind else range(len(answerer))
+    full = _full_sizes(s, kept)
+    by_variant: dict[Any, list[int]] = {}
+    for i in kept:
+        if s["variant"][i] is not None:   # as groupby leaves it out
+            by_variant.setdefault(s["variant"][i], []).append(i)
+    rows = [{"variant": v, "control": is_control(v), **_cost(s, g), **context_share(s, g, full)}
+            for v, g in by_variant.items()]
     return _objects(pd.DataFrame(rows))
 
 
-def _receives_nothing(ga: pd.DataFrame, candidates: list[str]) -> bool:
-    """Whether the answerer received an empty context under every candidate (it reads no context: its
-    answers cannot depend on the retriever). Frames without context sizes fall back to whether some
-    question got different answers under different candidates."""
-    sizes = [t for v, t in zip(ga["variant"], ga["context_tokens"]) if v in candidates]
+def _receives_nothing(s: Columns, groups: dict[Any, list[int]], candidates: list[str]) -> bool:
+    """Whether an answerer (its rows by variant, ``groups``) received an empty context under every
+    candidate (it reads no context: its answers cannot depend on the retriever). Samples without
+    context sizes fall back to whether some question got different answers under different candidates."""
+    rows = sorted(i for v in candidates for i in groups.get(v, []))
+    sizes = [s["context_tokens"][i] for i in rows]
     if sizes and all(t is not None for t in sizes):
         return all(t == 0 for t in sizes)
     seen: dict[str, set[Any]] = {}
-    for q, v, val, raw in zip(ga["question_id"], ga["variant"], ga["answer_value"], ga["answer_raw"]):
-        if v in candidates:
-            seen.setdefault(q, set()).add(_answer_key({"answer_value": val, "answer_raw": raw}))
+    for i in rows:
+        key = _answer_key({"answer_value": s["answer_value"][i], "answer_raw": s["answer_raw"][i]})
+        seen.setdefault(s["question_id"][i], set()).add(key)
     return not any(len(keys) > 1 for keys in seen.values())
 
 
@@ -199,16 +221,16 @@ def sensitivity(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000) -> dict[str
     """
     s = _scored(df)
     per_answerer, excluded = [], []
-    for answerer, ga in s.groupby("answerer", sort=False):
-        candidates = [v for v in dict.fromkeys(ga["variant"]) if not is_control(v)]
+    for answerer, groups in _by_answerer(s).items():
+        candidates = [v for v in groups if not is_control(v)]
         if len(candidates) < 2:
             excluded.append({"answerer": answerer, "reason": "fewer than two candidate retrievers"})
             continue
-        if _receives_nothing(ga, candidates):
+        if _receives_nothing(s, groups, candidates):
             excluded.append({"answerer": answerer, "reason": "it receives no context, so its accuracy cannot vary "
                                                              "with the retriever (a spread of 0 by construction)"})
             continue
-        per = {v: _per_question(g) for v, g in ga.groupby("variant", sort=False) if v in candidates}
+        per = {v: _per_question(s, groups[v]) for v in candidates}
         acc_p, srr_p, acc_d, srr_d = [], [], [], []
         for v1, v2 in combinations(candidates, 2):
             xa, xb, _ = _paired(per[v1], per[v2], "accuracy")
@@ -251,12 +273,12 @@ def compare_runs(a: pd.DataFrame, b: pd.DataFrame, seed: int = 0, n_boot: int = 
     (10, 1.0, 0.0, 0.002)
     """
     sa, sb = _scored(a), _scored(b)
-    gb = {k: g for k, g in sb.groupby(["variant", "answerer"], sort=False)}
+    gb = _groups(sb, ["variant", "answerer"], sort=False)
     rows = []
-    for key, g in sa.groupby(["variant", "answerer"], sort=False):
+    for key, g in _groups(sa, ["variant", "answerer"], sort=False).items():
         if key not in gb:
             continue
-        pa, pb = _per_question(g), _per_question(gb[key])
+        pa, pb = _per_question(sa, g), _per_question(sb, gb[key])
         shared = sorted(set(pa) & set(pb))
         row: dict[str, Any] = {"variant": key[0], "answerer": key[1], "only_a": len(set(pa) - set(pb)),
                                "only_b": len(set(pb) - set(pa))}
