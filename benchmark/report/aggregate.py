@@ -89,11 +89,12 @@ def _columns(df: pd.DataFrame, names: Iterable[str], only_scored: bool = False) 
     """Columns of ``df`` as plain lists (``None`` kept), of the scored samples only when asked:
     grouping and averaging lists of a few thousand values is far cheaper than slicing frames."""
     names = list(dict.fromkeys(names))
-    cols = {n: df[n].tolist() for n in dict.fromkeys([*names, "guess_class", "correct"] if only_scored else names)}
-    if only_scored:
-        keep = [i for i, (g, c) in enumerate(zip(cols["guess_class"], cols["correct"])) if g is not None or c is not None]
-        cols = {n: [v[i] for i in keep] for n, v in cols.items()}
-    return {n: cols[n] for n in names}
+    if not only_scored:
+        return {n: df[n].tolist() for n in names}
+    # the rows kept are chosen first, so each column is listed once, for those rows only
+    guess, correct = df["guess_class"].to_numpy(), df["correct"].to_numpy()
+    keep = np.fromiter((g is not None or c is not None for g, c in zip(guess, correct)), dtype=bool, count=len(guess))
+    return {n: df[n].to_numpy()[keep].tolist() for n in names}
 
 
 def _groups(cols: dict[str, list[Any]], keys: list[str], sort: bool) -> dict[tuple[Any, ...], list[int]]:
