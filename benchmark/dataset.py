@@ -80,8 +80,8 @@ class Diagram:
         return "parsed" in self.__dict__ or "graph" in self.__dict__
 
     def release(self) -> None:
-        """Let go of the live parsed form and graph, keeping the parsed form as compact JSON text (about a
-        tenth of their memory): the next use of :attr:`parsed` or :attr:`graph` makes them again from it,
+        """Let go of the live parsed form and graph, keeping the parsed form as compact JSON text (about an
+        eighth of their memory): the next use of :attr:`parsed` or :attr:`graph` makes them again from it,
         without reading the D2 file again, so a diagram edited during a run reads the same throughout.
         A diagram that never parsed keeps nothing, and its next use reports its problem again.
 
