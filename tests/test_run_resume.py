@@ -492,6 +492,40 @@ def test_report_rows_of_repeated_values_take_a_few_bytes_each():
     assert list(store) == rows
 
 
+
+def test_report_rows_keep_a_column_of_timings_as_doubles_and_give_back_each_value():
+    """Timings are new in every row: a column of floats and None is kept as doubles (9 bytes a row, not a
+    float object and a pointer: 32), gives back every value exactly (None, -0.0, the smallest double),
+    and becomes a list, losing nothing, at its first value that is no float."""
+    import math
+    import tracemalloc
+
+    from benchmark.runner import RowStore
+
+    special = [None, -0.0, 5e-324, 1e300, 0.1 + 0.2]
+
+    def row(i: int) -> tuple:   # made as the run makes them: each timing a new float that only the store keeps
+        return ("s", (i * 0.001 + 1e-7) if i % 97 else special[(i // 97) % len(special)])
+
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        store = RowStore()
+        for i in range(30_000):
+            store.add(row(i))
+        per_row = (tracemalloc.get_traced_memory()[0] - before) / 30_000
+    finally:
+        tracemalloc.stop()
+    assert per_row < 16, per_row
+    rows = [row(i) for i in range(30_000)]
+    got = list(store)
+    assert got == rows and all(type(g[1]) is type(r[1]) for g, r in zip(got, rows))
+    assert math.copysign(1, store[97][1]) == -1.0 and store[97 * 2][1] == 5e-324 and store[-1] == rows[-1]
+    store.add(("s", 7))       # an int among the floats: kept as it was given, the column a list from here
+    store.add(("s", "late"))
+    assert list(store) == [*rows, ("s", 7), ("s", "late")] and type(store[-2][1]) is int
+
+
 def test_the_report_is_made_once_the_dataset_and_stages_are_let_go(tmp_path, monkeypatch):
     """The report reads only its rows and the card: when it starts, the run's parsed dataset and its
     questions are no longer held (a dataset ten times as large must not add its own size to the

@@ -113,6 +113,47 @@ _DTYPES = {"B": "uint8", "H": "uint16", "I": "uint32", "Q": "uint64"}
 _PLAIN_SHARE, _PLAIN_AFTER = 0.5, 4096
 
 
+class _Floats:
+    """A plain column whose values are all floats or ``None`` (the timings): a double and a flag a row
+    (9 bytes), not a pointer and a float object (32). :meth:`append` refuses any other value."""
+
+    __slots__ = ("values", "none")
+
+    def __init__(self) -> None:
+        self.values = array("d")
+        self.none = bytearray()
+
+    def append(self, v: Any) -> bool:
+        if type(v) is float:
+            self.values.append(v)
+            self.none.append(0)
+        elif v is None:
+            self.values.append(0.0)
+            self.none.append(1)
+        else:
+            return False
+        return True
+
+    def __getitem__(self, i: int) -> float | None:
+        return None if self.none[i] else self.values[i]
+
+    def __iter__(self) -> Iterator[float | None]:
+        return (None if none else v for v, none in zip(self.values, self.none))
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+
+def _plain_column(values: list[Any]) -> "list[Any] | _Floats":
+    """``values`` as a plain column: :class:`_Floats` when they are all floats or ``None``, else the list.
+
+    >>> type(_plain_column([0.5, None])).__name__, list(_plain_column([0.5, None])), _plain_column([1, 0.5])
+    ('_Floats', [0.5, None], [1, 0.5])
+    """
+    floats = _Floats()
+    return floats if all(floats.append(v) for v in values) else values
+
+
 class RowStore:
     """The report rows of a run, kept while it goes: one compact column per frame column, not a tuple (or
     a record) per sample.
@@ -121,7 +162,8 @@ class RowStore:
     every variant, a handful of distinct scores): each column keeps its distinct values once and, per
     row, the number of its value in the narrowest array that holds it (one byte for a column of up to
     256 values), so a run ten times as large holds far less than ten times the memory of its records.
-    A column whose values are mostly new (timings, unique to their row) is kept as a plain list. Equal
+    A column whose values are mostly new (timings, unique to their row) is kept as a plain column: an
+    array of doubles while its values are floats or ``None``, else a list. Equal
     values of one column become one object in the frame: the frame's values are read, never changed
     in place.
     :meth:`to_frame` moves the columns into the samples frame one at a time and empties the store, so
@@ -131,7 +173,7 @@ class RowStore:
     def __init__(self) -> None:
         self._n = 0
         self._width = 0
-        self._plain: list[list[Any] | None] = []      # per column: its values row by row, or None while coded
+        self._plain: list[list[Any] | _Floats | None] = []   # per column: its values row by row, or None while coded
         self._codes: list[array | None] = []          # per coded column: the number of each row's value
         self._values: list[list[Any]] = []            # per coded column: its distinct values by number
         self._index: list[dict[Any, int]] = []        # per coded column: a value's key -> its number
@@ -150,7 +192,10 @@ class RowStore:
         for j, v in enumerate(row):
             col = plain[j]
             if col is not None:
-                col.append(v)
+                if type(col) is list:
+                    col.append(v)
+                elif not col.append(v):   # the first value of a float column that is no float: a list from here
+                    plain[j] = [*col, v]
                 continue
             key = _key(v)
             code = index[j].get(key) if key is not _UNSHARED else None
@@ -176,7 +221,7 @@ class RowStore:
         assert codes is not None
         col = [vals[c] for c in codes]
         col.append(vals[-1])
-        self._plain[j], self._codes[j], self._values[j], self._index[j] = col, None, [], {}
+        self._plain[j], self._codes[j], self._values[j], self._index[j] = _plain_column(col), None, [], {}
 
     def _column(self, j: int) -> Iterator[Any]:
         col = self._plain[j]
