@@ -418,9 +418,7 @@ class _Work:
 
     def _gold(self, diagram_id: str) -> nx.MultiDiGraph:
         # through its JSON form: the graph scored is the one graphs.json holds
-        diagram = self.dataset.diagrams[diagram_id]
-        with released([diagram]):
-            return graph_from_json(graph_to_json(diagram.graph))
+        return graph_from_json(graph_to_json(self.dataset.diagrams[diagram_id].graph))
 
     def task(self, diagram_id: str) -> "_Task":
         """What a worker needs for one diagram: the diagram and those its finders returned for its questions
@@ -442,7 +440,11 @@ class _Work:
         at a time: the gold graphs this process did not score with are made, written and let go."""
         yield "{"
         for i, did in enumerate(sorted(diagram_ids)):
-            g = self.gold_graphs[did] if did in self.gold_graphs else self._gold(did)
+            if did in self.gold_graphs:
+                g = self.gold_graphs[did]
+            else:
+                with released([self.dataset.diagrams[did]]):
+                    g = self._gold(did)
             yield (", " if i else "") + json.dumps(did, ensure_ascii=False) + ": " + \
                 json.dumps(graph_to_json(g), ensure_ascii=False, sort_keys=True)
         yield "}"
