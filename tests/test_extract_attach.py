@@ -108,6 +108,34 @@ def test_stroke_run_lengths_are_those_walking_each_column_or_row_finds(seed: int
         assert _row_run_counts(a[::3]).tolist() == _runs_by_walking(a[::3].T).tolist()
 
 
+def _blue_by_rule(rgb: np.ndarray) -> np.ndarray:
+    """Stroke blue in integers: blue less the mean of red and green (halves rounded to even, as
+    OpenCV rounds), floored at 0, above BLUENESS_MIN."""
+    from benchmark.extract.raster import BLUENESS_MIN
+
+    r, g, b = (rgb[..., i].astype(np.int32) for i in range(3))
+    s = r + g
+    mean = s // 2 + ((s & 1) & ((s // 2) & 1))
+    return np.maximum(b - mean, 0) > BLUENESS_MIN
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_stroke_blue_is_the_rule_pixel_by_pixel(seed: int) -> None:
+    from benchmark.extract.raster import stroke_colour
+
+    rng = np.random.default_rng(seed)
+    for _ in range(20):
+        h, w = (int(v) for v in rng.integers(2, 90, 2))
+        rgb = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
+        rgb[::2, ::3, 2] = rgb[::2, ::3, 0] // 2 + rgb[::2, ::3, 1] // 2 + 41  # near the threshold
+        assert (stroke_colour(rgb) == _blue_by_rule(rgb)).all()
+        assert (stroke_colour(rgb[::2, 1:]) == _blue_by_rule(rgb[::2, 1:])).all()  # a strided view
+    # halves: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2
+    edge = np.array([[[0, 1, 40], [0, 1, 41], [1, 2, 42], [1, 2, 43], [2, 3, 42], [2, 3, 43], [255, 255, 255],
+                      [0, 0, 255]]], np.uint8)
+    assert stroke_colour(edge).tolist() == [[False, True, False, True, False, True, False, True]]
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_a_window_of_outline_distances_is_the_whole_images_up_to_the_distance_asked_for(seed: int) -> None:
     """Arrowheads weigh the distance to the nearest outline in small windows, measured on the outlines

@@ -119,8 +119,11 @@ def _lines(stats: np.ndarray, lw: int) -> np.ndarray:
 def _other_ink(r: Raster) -> np.ndarray:
     """uint8 mask of ink that is not d2's blue: dark or grey, or a saturated colour."""
     rgb = np.ascontiguousarray(r.rgb)
-    c0, c1, c2 = cv2.split(rgb)
-    spread = cv2.subtract(cv2.max(cv2.max(c0, c1), c2), cv2.min(cv2.min(c0, c1), c2))
+    # the channels taken alone and the rest written over them (see :func:`.raster.stroke_colour`)
+    c0, c1, c2 = (cv2.extractChannel(rgb, i) for i in range(3))
+    high = cv2.max(cv2.max(c0, c1), c2)
+    low = cv2.min(cv2.min(c0, c1, dst=c0), c2, dst=c0)
+    spread = cv2.subtract(high, low, dst=high)
     ink = (r.lum < LINE_LUM_MAX) | (spread >= LINE_SPREAD_MIN)
     ink &= ~r.stroke
     return ink.view(np.uint8)
