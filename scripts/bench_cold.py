@@ -16,7 +16,9 @@
 The two are alternated ``--runs`` times and the medians printed with their ratio (cold / floor; the
 target is at most 2). Wall times on a shared machine measure its load as well: the load average is
 printed before and after, and the run card's own wall times (load, finder fitting and ranking,
-samples, report) and the finders' fitting lines show where the cold run's time went.
+samples, report) and the finders' fitting lines show where the cold run's time went, and the
+machine's busy and idle core-seconds during the last cold run (``/proc/stat``) whether it was bound by
+the processor (little idle time: only less work shortens it) or waited.
 
     .venv/bin/python scripts/bench_cold.py                 # one floor + one cold run, default grid
     .venv/bin/python scripts/bench_cold.py --runs 3 --warm
@@ -52,6 +54,19 @@ def floor(pngs: list[Path], workers: int, lang: str) -> float:
     return time.perf_counter() - t
 
 
+def core_seconds(stat: str = "/proc/stat") -> tuple[float, float] | None:
+    """The machine's busy and idle core-seconds since boot (``/proc/stat``: user, nice, system, irq,
+    softirq and steal are busy; idle and iowait idle), or None where there is no ``/proc/stat``."""
+    try:
+        with open(stat, encoding="ascii") as fh:
+            ticks = [int(v) for v in fh.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    hz = os.sysconf("SC_CLK_TCK")
+    user, nice, system, idle, iowait, irq, softirq, steal = ticks
+    return (user + nice + system + irq + softirq + steal) / hz, (idle + iowait) / hz
+
+
 def cold_run(args: argparse.Namespace, tmp: Path, name: str, cache: Path) -> dict:
     """One ``diagqa run`` in a fresh process with ``DIAGQA_CACHE=cache``; its wall time, card times and notes."""
     env = dict(os.environ, DIAGQA_CACHE=str(cache), PYTHONPATH=str(ROOT))
@@ -65,9 +80,9 @@ def cold_run(args: argparse.Namespace, tmp: Path, name: str, cache: Path) -> dic
         cmd += ["--answerers", args.answerers]
     if args.limit:
         cmd += ["--limit", str(args.limit)]
-    t = time.perf_counter()
+    t, cores = time.perf_counter(), core_seconds()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT)
-    wall = time.perf_counter() - t
+    wall, cores_after = time.perf_counter() - t, core_seconds()
     if proc.returncode != 0:
         raise SystemExit(f"diagqa run failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     card = json.loads((tmp / "results" / name / "run.json").read_text())
@@ -77,7 +92,10 @@ def cold_run(args: argparse.Namespace, tmp: Path, name: str, cache: Path) -> dic
     return {"wall_s": wall, "card_wall_s": card["wall_s"], "samples": card["samples"],
             "fit_lines": [ln for ln in proc.stderr.splitlines() if ln.startswith("finder ")],
             "skipped": [s.get("variant") or s.get("answerer") for s in card.get("skipped", [])],
-            "cache_files": cached}
+            "cache_files": cached,
+            # the whole machine's cores meanwhile: how much of the run's time they had nothing to do
+            "core_s": {"busy": cores_after[0] - cores[0], "idle": cores_after[1] - cores[1]}
+            if cores and cores_after else None}
 
 
 def main() -> None:
@@ -131,6 +149,10 @@ def main() -> None:
     print(f"\ncold / floor = {c_med / f_med:.2f} (target: at most 2.00)")
     last = colds[-1]
     print(f"cold run card wall times (last run): {last['card_wall_s']}")
+    if last["core_s"]:
+        busy, idle = last["core_s"]["busy"], last["core_s"]["idle"]
+        print(f"the machine's cores during it: {busy:.0f} core-seconds busy, {idle:.0f} idle "
+              f"({busy / max(busy + idle, 1e-9):.0%} busy; /proc/stat, every process on the machine)")
     for line in last["fit_lines"]:
         print(f"  {line}")
     print(f"cache files written by the cold run: {last['cache_files']}; skipped: {last['skipped'] or 'none'}")
