@@ -1,22 +1,19 @@
 """``scripts/bench_cold.py``'s account of the machine's cores: busy and idle core-seconds that add up to the time passed."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.scripts_loaded import load_script
+
 pytestmark = pytest.mark.skipif(not Path("/proc/stat").exists(), reason="reads /proc/stat")
 
 
 def _bench():
-    path = Path(__file__).resolve().parent.parent / "scripts" / "bench_cold.py"
-    spec = importlib.util.spec_from_file_location("bench_cold_under_test", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("bench_cold")
 
 
 def test_core_seconds_add_up_to_the_time_passed_on_every_core_and_count_this_process_busy():

@@ -1,7 +1,6 @@
 """``scripts/bench_scale.py``'s memory measurement: a child's peak is its own, read while it runs."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -10,15 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.scripts_loaded import load_script
+
 pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
 
 
 def _bench():
-    path = Path(__file__).resolve().parent.parent / "scripts" / "bench_scale.py"
-    spec = importlib.util.spec_from_file_location("bench_scale_under_test", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("bench_scale")
 
 
 def test_the_largest_childs_peak_is_read_from_the_running_child_not_the_parent():
