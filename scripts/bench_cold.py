@@ -59,11 +59,10 @@ def core_seconds(stat: str = "/proc/stat") -> tuple[float, float] | None:
     softirq and steal are busy; idle and iowait idle), or None where there is no ``/proc/stat``."""
     try:
         with open(stat, encoding="ascii") as fh:
-            ticks = [int(v) for v in fh.readline().split()[1:9]]
-    except (OSError, ValueError):
+            user, nice, system, idle, iowait, irq, softirq, steal = (int(v) for v in fh.readline().split()[1:9])
+    except (OSError, ValueError):   # absent, or not the eight numbers a kernel since 2.6.11 writes
         return None
     hz = os.sysconf("SC_CLK_TCK")
-    user, nice, system, idle, iowait, irq, softirq, steal = ticks
     return (user + nice + system + irq + softirq + steal) / hz, (idle + iowait) / hz
 
 

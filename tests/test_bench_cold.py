@@ -41,3 +41,6 @@ def test_core_seconds_count_each_column_of_proc_stat_as_busy_or_idle(tmp_path):
     assert busy == pytest.approx((1000 + 20 + 300 + 6 + 7 + 80) / hz)
     assert idle == pytest.approx((4000 + 50) / hz)
     assert bench.core_seconds(str(tmp_path / "absent")) is None
+    for bad in ("cpu  1 2 3 4\n", "cpu  a b c d e f g h\n", ""):   # too few columns, not numbers, empty
+        stat.write_text(bad)
+        assert bench.core_seconds(str(stat)) is None
