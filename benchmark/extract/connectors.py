@@ -23,6 +23,7 @@
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -65,6 +66,7 @@ class _End:
     label_boxes: list[int] = field(default_factory=list)
     through: int | None = None     # index of the end across a shape the line runs through
     line: tuple[np.ndarray, np.ndarray] | None = None   # (point, direction) behind a hook at an outline
+    head_size: int = 0             # pixels of the arrowhead blob it was given (0: none, or not by blob)
 
 
 #: smallest arrowhead core (after the opening), in opening areas, for heads drawn at d2's default
@@ -160,7 +162,8 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
     survive the opening, and a head arriving along one joins its stretch of outline into one core
     larger than any head: with ``outline_distance`` given, the head is found in such a core as in
     an elongated one, the outline taken out, when what is left is ``OFF_THICK_OUTLINE`` least cores
-    large.
+    large. A head ending in a notch of such an outline (a person's neck) loses its core with the
+    outline's band: the head is then what is left opened a little wider, as on a dashed line.
     """
     k = max(5, 2 * lw - 1)   # wider than a line (lines are lw wide, sketch lines a little more)
     element = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
@@ -204,8 +207,10 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
         if big or _elongated(core):
             if outline is None:
                 continue  # an elongated core is where several connectors run together, not a head
-            wide = _wide_part(core, k, 2 * least) if dashed is not None and (dashed[y0:y1, x0:x1] & core).any() \
-                else None
+            # a head ending in a notch of a thick outline (a person's neck, the sketch style) loses
+            # its core with the outline's band taken out: opened a little wider, it is left alone
+            wide = _wide_part(core, k, 2 * least) \
+                if thick or (dashed is not None and (dashed[y0:y1, x0:x1] & core).any()) else None
             # a head along a thick outline keeps a head's core: smaller pieces are its rough strokes
             core = _core_off_outline(mask[y0:y1, x0:x1], outline[y0:y1, x0:x1], core, k,
                                      OFF_THICK_OUTLINE * least if big else 0.0)
@@ -455,10 +460,11 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
                           OutlineDistance([s for s in shapes if s.is_container], r.shape) if d2_heads else None,
                           measure)
     cut = mask.copy()
-    blob_mask = np.zeros_like(mask)
-    for blob in blobs:
+    # each head blob's number, from 1 (an image has a few hundred heads at most)
+    blob_ids = np.zeros(mask.shape, np.uint16 if len(blobs) < 65535 else np.int32)
+    for i, blob in enumerate(blobs):
         cut[blob[:, 1].astype(int), blob[:, 0].astype(int)] = 0
-        blob_mask[blob[:, 1].astype(int), blob[:, 0].astype(int)] = 1
+        blob_ids[blob[:, 1].astype(int), blob[:, 0].astype(int)] = i + 1
     skel = thin(cut > 0)
     chains = [c for c in trace(skel, spur=3 * lw, reach=4 * lw) if c.length() >= 4 * lw]
     unclaimed: list[np.ndarray] = []
@@ -472,14 +478,20 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     groups = _join(ends, chains, lw)
     edges = []
     outlines = _Outlines(shapes, label_boxes)
+    met: list[tuple[_End, int, bool]] = []
     for members, entries, (e1, e2), crossed in groups:
-        for e in (e1, e2):
+        for e, other in ((e1, e2), (e2, e1)):
             if e.shape is None:
                 _attach_one(e, shapes, lw, 6 * lw, label_boxes, outlines)
             if e.shape is None:
-                _follow(e, r.stroke, blob_mask, shapes, lw, label_boxes, outlines)
+                head = _follow(e, r.stroke, blob_ids, shapes, lw, label_boxes, outlines)
+                if head:
+                    met.append((e, head, other.arrow))
             elif e.at_container:
                 _through_outline(e, shapes, lw)
+    for e in _walked_heads(met):
+        e.arrow = True
+    for members, entries, (e1, e2), crossed in groups:
         if e1.shape is None or e2.shape is None:
             continue
         if e1.shape == e2.shape and not (e1.arrow or e2.arrow):
@@ -487,6 +499,7 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
         pts = np.concatenate([chains[i].points for i in members], axis=0)
         if e1.shape == e2.shape and _along_outline(pts, shapes[e1.shape], lw):
             continue  # a stretch of a rough outline, not a loop leaving the shape and coming back
+        _drop_lesser_head(e1, e2)
         route = _route([chains[i] for i in members], entries, e1.point, e2.point, lw)
         edges.append(RawEdge(e1.shape, e2.shape, e1.arrow, e2.arrow, pts, route=route, crossed=crossed))
     if grid is not None:
@@ -728,6 +741,34 @@ def _ends_aimed_at(blob: np.ndarray, ends: list[_End], reach: float, aim: float,
 def _give_head(e: _End, blob: np.ndarray) -> None:
     e.point = blob[np.argmax(np.hypot(*(blob - e.point).T))]
     e.arrow = True
+    e.head_size = len(blob)
+
+
+#: the two heads of one connector are drawn alike: one whose blob is smaller than this share of
+#: the other's is no head. Two-headed connectors read on the bundled diagrams' sketch drawings: 0.87
+#: to 0.98 where d2 drew both heads, 0.46 to 0.80 where one "head" was the thick join of the line's
+#: other end with a rough outline (a diamond's tip, a person's neck)
+HEADS_ALIKE = 0.8
+
+
+def _drop_lesser_head(e1: _End, e2: _End) -> None:
+    """Of a connector's two heads, drop the one much smaller than the other (``HEADS_ALIKE``):
+    every tool draws a two-headed connector's heads the same, so a head blob far smaller than
+    the one at the other end is where the line leaves its shape through a thick outline.
+
+    >>> a, b = _End(0, 0, np.zeros(2), np.zeros(2), True), _End(0, 1, np.zeros(2), np.zeros(2), True)
+    >>> a.head_size, b.head_size = 98, 164
+    >>> _drop_lesser_head(a, b); a.arrow, b.arrow
+    (False, True)
+    >>> a.arrow, a.head_size = True, 140
+    >>> _drop_lesser_head(a, b); a.arrow, b.arrow
+    (True, True)
+    """
+    if not (e1.arrow and e2.arrow and e1.head_size and e2.head_size):
+        return
+    small, large = (e1, e2) if e1.head_size < e2.head_size else (e2, e1)
+    if small.head_size < HEADS_ALIKE * large.head_size:
+        small.arrow = False
 
 
 def _box_distance(x: float, y: float, box: tuple[int, int, int, int]) -> float:
@@ -787,36 +828,53 @@ def _attach_one(e: _End, shapes: list[Shape], lw: int, tol: float,
         e.at_container = best[1].is_container
 
 
-def _follow(e: _End, stroke: np.ndarray, blob_mask: np.ndarray, shapes: list[Shape], lw: int,
-            label_boxes: dict[int, list[tuple[int, int, int, int]]], outlines: _Outlines) -> None:
+def _follow(e: _End, stroke: np.ndarray, blob_ids: np.ndarray, shapes: list[Shape], lw: int,
+            label_boxes: dict[int, list[tuple[int, int, int, int]]], outlines: _Outlines) -> int:
     """A loose end where several connectors merged (a fan out of one side of a shape): walk on
-    along its direction while there is stroke, and attach where the walk reaches a shape (an
-    arrowhead met on the way points there)."""
+    along its direction while there is stroke, and attach where the walk reaches a shape. Returns
+    the number (in ``blob_ids``) of the first head blob met on the way when it reaches one, else 0."""
     h, w = stroke.shape
     p = e.point.astype(float).copy()
     d = e.direction
     if not d.any():
-        return
+        return 0
     gap = 0
-    met_head = False
+    met_head = 0
     for step in range(1, 60 * lw):
         p = p + d
         x, y = int(round(p[0])), int(round(p[1]))
         if not (0 <= x < w and 0 <= y < h):
-            return
+            return 0
         win = stroke[max(0, y - 1):y + 2, max(0, x - 1):x + 2]
         gap = 0 if win.any() else gap + 1
         if gap > 2 * lw:
-            return
-        if blob_mask[max(0, y - lw):y + lw + 1, max(0, x - lw):x + lw + 1].any():
-            met_head = True
+            return 0
+        if not met_head:
+            met_head = int(blob_ids[max(0, y - lw):y + lw + 1, max(0, x - lw):x + lw + 1].max())
         if step % lw == 0:
             probe = _End(e.chain, e.which, p.copy(), d)
             _attach_one(probe, shapes, lw, 2 * lw + 2, label_boxes, outlines)
             if probe.shape is not None:
                 e.point, e.shape, e.at_container = p, probe.shape, probe.at_container
-                e.arrow = e.arrow or met_head
-                return
+                return met_head
+    return 0
+
+
+def _walked_heads(met: list[tuple[_End, int, bool]]) -> list[_End]:
+    """The walked ends (:func:`_follow`) that take the head blob met on their way, from (end, blob
+    number, whether the connector's other end has a head). A blob that several walks pass is either
+    their heads drawn one over another where they arrive together (a fan in) or where they run
+    together leaving their shape (a fan out, wide as a head at the outline): it is no head of a
+    connector whose other end has one. A blob one walk alone passes is its head.
+
+    >>> a, b, c = (_End(i, 0, np.zeros(2), np.zeros(2)) for i in range(3))
+    >>> [e.chain for e in _walked_heads([(a, 1, True), (b, 2, False), (c, 2, False)])]
+    [0, 1, 2]
+    >>> [e.chain for e in _walked_heads([(a, 1, True), (b, 1, True), (c, 1, False)])]
+    [2]
+    """
+    walks = Counter(head for _, head, _ in met)
+    return [e for e, head, headed in met if walks[head] == 1 or not headed]
 
 
 def _through_outline(e: _End, shapes: list[Shape], lw: int) -> None:
