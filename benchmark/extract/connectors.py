@@ -207,17 +207,19 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
         if big or _elongated(core):
             if outline is None:
                 continue  # an elongated core is where several connectors run together, not a head
-            # a head ending in a notch of a thick outline (a person's neck, the sketch style) loses
-            # its core with the outline's band taken out: opened a little wider, it is left alone
-            wide = _wide_part(core, k, 2 * least) \
-                if thick or (dashed is not None and (dashed[y0:y1, x0:x1] & core).any()) else None
             # a head along a thick outline keeps a head's core: smaller pieces are its rough strokes
-            core = _core_off_outline(mask[y0:y1, x0:x1], outline[y0:y1, x0:x1], core, k,
-                                     OFF_THICK_OUTLINE * least if big else 0.0)
-            if core is None and wide is not None and not (near is not None and _on_outline(wide, near, k)):
-                core = wide
-            if core is None:
+            off = _core_off_outline(mask[y0:y1, x0:x1], outline[y0:y1, x0:x1], core, k,
+                                    OFF_THICK_OUTLINE * least if big else 0.0)
+            if off is None and (thick or (dashed is not None and (dashed[y0:y1, x0:x1] & core).any())):
+                # a head ending in a notch of a thick outline (a person's neck, the sketch style)
+                # loses its core with the outline's band taken out, and a dashed line's bridged
+                # gaps widen it: opened a little wider, the head is left alone
+                wide = _wide_part(core, k, 2 * least)
+                if wide is not None and not (near is not None and _on_outline(wide, near, k)):
+                    off = wide
+            if off is None:
                 continue
+            core = off
         region = cv2.dilate(core, grow) & mask[y0:y1, x0:x1]
         ry, rx = np.nonzero(region)
         cut[ry + y0, rx + x0] = 0
