@@ -480,3 +480,58 @@ def test_the_page_fenced_in_around_shapes_is_no_shape(tmp_path):
 
     shapes, _ = _shapes_of("fin_wire_transfer_aml", "elk", tmp_path)
     assert [s.box for s in shapes if s.fill == WHITE and s.children] == []
+
+
+def crop_edges(name: str, x0: int, x1: int, y0: int, y1: int) -> set[tuple[str, str, str, str]]:
+    """The edges read from a part of a bundled diagram's render (drawn by d2)."""
+    from benchmark.dataset import DEFAULT_ROOT
+    from benchmark.extract.pipeline import extract_image
+    from benchmark.extract.raster import load_rgb
+
+    rgb = load_rgb(DEFAULT_ROOT / "diagrams" / f"{name}.png")
+    return edges(extract_image(rgb[y0:y1, x0:x1].copy()))
+
+
+@needs_tesseract
+def test_the_small_head_of_a_grey_dashed_connector_is_found():
+    # a grey dashed connector's head is drawn a little smaller than the blue ones: its core is under
+    # the image's least head core, but nothing but its own line's last dash leaves it
+    assert crop_edges("state_subscription", 0, 700, 7600, 8300) == {
+        ("exit-survey", "->", "churn-feedback-store", "answers")}
+
+
+@needs_tesseract
+def test_a_grey_head_tesseract_reads_as_a_letter_stays_a_head():
+    # the head of the grey dashed "запись о релизе" into a container's shape was read as the word "у",
+    # taken for text and cut out of the strokes
+    assert ("деплой-в-прод", "->", "документация.страница-релиза-в-вики", "запись о релизе") in \
+        crop_edges("cicd_ru_deploy", 4000, 5700, 9800, 11100)
+
+
+@needs_tesseract
+def test_a_head_arriving_at_a_diamonds_side_at_a_shallow_angle_is_found():
+    # the head of "yes" lies along the diamond's side, its core a little smaller than the image's heads
+    assert crop_edges("state_subscription", 6500, 7700, 3700, 4500) == {
+        ("seat-count-within-new-plan", "->", "downgrade-at-period-end", "yes")}
+
+
+def test_a_fill_of_a_colour_of_its_own_is_found_however_small_a_share_of_the_image():
+    # med_triage_ru's only queue covers under 0.04 % of its 79 Mpx render, the share the palette asked
+    # of a fill; a blend colour along a long straight line is no fill however many pixels it has
+    from benchmark.extract.raster import fill_palette
+
+    rgb = np.full((2000, 2000, 3), 255, np.uint8)
+    rgb[500:530, 500:530] = (222, 225, 235)        # 900 pixels: a small queue
+    rgb[1500, 50:1950] = (200, 205, 230)           # an anti-aliased line's blend, 1 900 pixels
+    palette = fill_palette(rgb, min_area=144)
+    assert (222, 225, 235) in palette and (200, 205, 230) not in palette
+    assert palette[0] == (255, 255, 255)
+
+
+@needs_tesseract
+def test_a_dashed_connector_across_a_containers_title_reaches_the_shape_inside():
+    # "метрики канарейки", grey and dashed, runs through the container's title "Мониторинг": bridged
+    # across it, the line took the letters it touched, read as a head at the title (the edge went to
+    # the container); the letters are no part of it
+    assert ("канареечный-релиз", "->", "мониторинг.prometheus", "метрики канарейки") in \
+        crop_edges("cicd_ru_deploy", 3350, 5450, 9150, 11750)

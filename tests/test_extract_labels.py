@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmark.extract.align import comparable
 from benchmark.extract.ocr import tesseract_available
 from benchmark.render import render_file
 
@@ -144,3 +145,45 @@ def test_a_container_takes_one_title_and_leaves_the_labels_near_its_top_to_the_e
     labels = assign_node_labels([near, title, inside], shapes, {}, used)
     assert labels == {0: "Warehouse", 1: "Pick items"}
     assert used == {1, 2}
+
+
+@needs_tesseract
+def test_a_person_a_grid_stretched_takes_its_label_from_below():
+    # arch_search's grid stretches the person "Shopper" to its column's width: a flat head over a flat
+    # body, no longer read as a person, so its label below it went to no node
+    from benchmark.dataset import DEFAULT_ROOT
+    from benchmark.extract.pipeline import extract_image
+    from benchmark.extract.raster import load_rgb
+
+    rgb = load_rgb(DEFAULT_ROOT / "diagrams" / "arch_search.png")
+    g = extract_image(rgb[2250:2750, 0:2700].copy())
+    assert [(n["label"], n["shape"]) for n in g["nodes"]] == [("Shopper", "person")]
+
+
+@needs_tesseract
+def test_a_short_label_ocr_skipped_is_read_again_in_its_shape(tmp_path):
+    # tesseract's sparse reading of med_triage_ru skipped the box "КТ" alone: a shape left without a
+    # label whose dark ink no word was read from is read again; ink read already is not
+    import cv2
+
+    from benchmark.extract.labels import read_unlabelled
+    from benchmark.extract.ocr import Word
+    from benchmark.extract.pipeline import analysis_raster
+    from benchmark.extract.raster import load_rgb
+    from benchmark.extract.shapes import find_shapes
+
+    src, png = tmp_path / "kt.d2", tmp_path / "kt.png"
+    src.write_text("kt: КТ\n", encoding="utf-8")
+    render_file(src, png)
+    rgb = load_rgb(png)
+    r, factor = analysis_raster(rgb)
+    shapes = find_shapes(r)
+    assert len(shapes) == 1
+    labels: dict[int, str] = {}
+    read_unlabelled(labels, shapes, r, [], rgb, factor, "eng+rus")
+    assert comparable(labels[0]) == comparable("КТ")   # Latin or Cyrillic look-alikes
+    # the same ink with a word read over it: nothing to read again
+    x, y, w, h = cv2.boundingRect((r.ink & (r.lum < 100)).astype("uint8"))
+    labels = {}
+    read_unlabelled(labels, shapes, r, [Word("КТ", x, y, w, h, 96.0, 16.0)], rgb, factor, "eng+rus")
+    assert labels == {}

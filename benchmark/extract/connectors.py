@@ -23,6 +23,7 @@
 """
 from __future__ import annotations
 
+
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterator
@@ -140,7 +141,8 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
                outline_distance: OutlineDistance | None = None,
                dashed: np.ndarray | None = None,
                container_distance: OutlineDistance | None = None,
-               measure: np.ndarray | None = None) -> tuple[list[np.ndarray], np.ndarray]:
+               measure: np.ndarray | None = None,
+               lone: bool = False) -> tuple[list[np.ndarray], np.ndarray]:
     """Arrowhead blobs (their stroke pixels, x y) and the mask with them cut out.
 
     The opening keeps only what is wider than a line: the cores of the filled triangles. Every
@@ -164,6 +166,11 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
     an elongated one, the outline taken out, when what is left is ``OFF_THICK_OUTLINE`` least cores
     large. A head ending in a notch of such an outline (a person's neck) loses its core with the
     outline's band: the head is then what is left opened a little wider, as on a dashed line.
+
+    With ``lone``, a core smaller than the image's heads is a head when it stands alone
+    (:func:`_lone_core`: one stroke or none leaves it, outlines aside): a grey dashed connector's
+    head, drawn smaller than d2's blue ones, has only its line's last dash behind it, where lines
+    crossing leave three or four arms.
     """
     k = max(5, 2 * lw - 1)   # wider than a line (lines are lw wide, sketch lines a little more)
     element = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
@@ -184,7 +191,10 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
     h_img, w_img = mask.shape
     for i in range(1, n):
         x, y, w, h, a = (int(v) for v in stats[i])
-        if a < least:  # smaller cores: where lines cross or meet an outline
+        # smaller cores are where lines cross or meet an outline, but for a small head standing alone
+        # (a grey dashed connector's, drawn a little smaller than the blue ones)
+        if a < least and not (lone and a >= LONE_HEAD_MIN * k * k
+                              and _lone_core(mask, outline, stats[i], k)):
             continue
         # a larger core is lines run together, or (a rough outline thicker than the opening) an
         # outline with a head arriving along it: the head is what is left without the outline
@@ -231,6 +241,39 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
 #: than its lines (the sketch style's rough strokes, drawn twice): d2's plain outlines keep under
 #: 1 % (where lines meet them), sketch renders 13-19 %
 THICK_OUTLINES = 0.05
+
+
+#: smallest core of a head standing alone (see :func:`_lone_core`), in opening areas
+LONE_HEAD_MIN = 0.6
+
+
+def _lone_core(mask: np.ndarray, outline: np.ndarray | None, stat: np.ndarray, k: int) -> bool:
+    """Does at most one stroke leave the core (the shapes' ``outline`` band aside)? Where lines
+    cross or meet, three or four do; a head has its own line behind it, or none (a dashed line's
+    last gap).
+
+    >>> m = np.zeros((40, 40), np.uint8); m[17:23, 17:23] = 1; stat = np.array([18, 18, 4, 4])
+    >>> _lone_core(m, None, stat, 5)
+    True
+    >>> m[19:21, :20] = 1; _lone_core(m, None, stat, 5)      # its line behind it
+    True
+    >>> m[19:21, :] = 1; m[:, 19:21] = 1; _lone_core(m, None, stat, 5)   # two lines crossing
+    False
+    """
+    x, y, w, h = (int(v) for v in stat[:4])
+    cx, cy = x + w / 2, y + h / 2
+    radius = max(w, h) / 2 + k
+    n = max(16, int(2 * np.pi * radius))
+    t = np.arange(n) * (2 * np.pi / n)
+    px = np.clip(np.round(cx + radius * np.cos(t)).astype(int), 0, mask.shape[1] - 1)
+    py = np.clip(np.round(cy + radius * np.sin(t)).astype(int), 0, mask.shape[0] - 1)
+    on = mask[py, px] > 0
+    if outline is not None:
+        on &= outline[py, px] == 0
+    if not on.any():
+        return True
+    arms = int(np.count_nonzero(on & ~np.roll(on, 1)))
+    return arms <= 1
 
 
 def thick_outlines(opened: np.ndarray, outline: np.ndarray) -> bool:
@@ -329,7 +372,7 @@ class OutlineDistance:
 
 #: a core this many opening areas large or more is a head's, unless it lies within one opening
 #: width of an outline: a wedge where a line meets an outline is smaller (about 0.7 areas)
-HEAD_CORE_SURE = 1.2
+HEAD_CORE_SURE = 1.0
 #: and no more than this many (a larger core is two heads or lines run together)
 HEAD_CORE_ONE = 2.0
 #: any other core is a head only when it reaches this many opening widths off the outline
@@ -460,7 +503,7 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
                           outline_band([s for s in shapes if not s.is_container], r.shape, lw),
                           OutlineDistance(shapes, r.shape) if d2_heads else None, dashed,
                           OutlineDistance([s for s in shapes if s.is_container], r.shape) if d2_heads else None,
-                          measure)
+                          measure, lone=d2_heads)
     cut = mask.copy()
     # each head blob's number, from 1 (an image has a few hundred heads at most)
     blob_ids = np.zeros(mask.shape, np.uint16 if len(blobs) < 65535 else np.int32)

@@ -10,7 +10,11 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
+import cv2
+import numpy as np
+
 from benchmark.extract.ocr import Word
+from benchmark.extract.raster import Raster
 from benchmark.extract.shapes import Shape, innermost
 
 
@@ -320,8 +324,10 @@ def split_across_shapes(blocks: list[Block], shapes: list[Shape]) -> list[Block]
 
 def assign_node_labels(blocks: list[Block], shapes: list[Shape],
                        outside: dict[int, list[tuple[int, int, int, int]]] | None = None,
-                       used: set[int] | None = None) -> dict[int, str]:
-    """Label text per shape index, from the dark blocks (grey ones are left for edges).
+                       used: set[int] | None = None, persons_below: bool = False) -> dict[int, str]:
+    """Label text per shape index, from the dark blocks (grey ones are left for edges). With
+    ``persons_below`` (d2's renders, where only a person's label goes below it), a shape left without
+    a label takes a block just below it that no shape took, and becomes a ``person``.
 
     Boxes of labels drawn outside their shape (below a person, above a container) are added to
     ``outside`` when given: connectors may end at them. ``used`` collects the indices of the
@@ -360,11 +366,77 @@ def assign_node_labels(blocks: list[Block], shapes: list[Shape],
             titles[owner.index] = (score, bi, owner)
     for _, bi, owner in titles.values():
         take(owner, bi)
+    # a person a grid layout stretched to its column's width no longer looks like one (a flat head
+    # over a flat body): a shape left without a label takes a block no shape took, just below it,
+    # where d2 puts a person's label, and is a person
+    taken = {id(b) for bs in by_shape.values() for b in bs}
+    for bi, b in enumerate(blocks if persons_below else ()):
+        if b.grey or id(b) in taken or any(s.contains(*b.centre) for s in leaves):
+            continue
+        found = _below_owner(b, [s for s in leaves if s.index not in by_shape])
+        if found is not None:
+            take(found, bi)
+            found.kind = "person"
     labels: dict[int, str] = {}
     for idx, bs in by_shape.items():
         bs.sort(key=lambda b: (b.box[1], b.box[0]))
         labels[idx] = "\n".join(b.text for b in bs)
     return labels
+
+
+#: darkest a pixel of a node label is (d2 writes them near-black; edge labels are grey)
+LABEL_LUM_MAX = 100
+#: unread label ink in a shape, in line widths squared, that makes it worth reading again
+UNREAD_INK_MIN = 4
+
+
+def read_unlabelled(labels: dict[int, str], shapes: list[Shape], r: Raster, words: list[Word], rgb: np.ndarray,
+                    factor: int, lang: str) -> None:
+    """Labels for the shapes left without one that hold dark text no word was read from: tesseract's
+    sparse-text reading of the whole image skips some short labels (``КТ`` alone in a box). Each
+    such shape's unread ink is read again as one line (:func:`.ocr.read_lines`, one call for all;
+    ``rgb`` is the full image, ``factor`` how much larger than ``r``); what it reads is its label."""
+    from benchmark.extract.ocr import fix_script, read_lines
+
+    lw = r.line_width
+    todo, boxes = [], []
+    for s in shapes:
+        if s.is_container or labels.get(s.index):
+            continue
+        x, y, w, h = s.box
+        inner = np.zeros((h, w), np.uint8)
+        cv2.drawContours(inner, [s.contour - np.array([x, y], np.int32)], -1, 1, thickness=cv2.FILLED)
+        inner = cv2.erode(inner, np.ones((4 * lw + 1, 4 * lw + 1), np.uint8))
+        dark = (r.ink[y:y + h, x:x + w] & (r.lum[y:y + h, x:x + w] <= LABEL_LUM_MAX) & (inner > 0)).astype(np.uint8)
+        for wd in words:   # ink OCR read already (the rest of a label cut by a connector)
+            dark[max(0, wd.y - y - lw):max(0, wd.y + wd.h - y + lw), max(0, wd.x - x - lw):max(0, wd.x + wd.w - x + lw)] = 0
+        if cv2.countNonZero(dark) < UNREAD_INK_MIN * lw * lw:
+            continue
+        bx, by, bw, bh = cv2.boundingRect(dark)
+        todo.append(s.index)
+        boxes.append(tuple(int(v * factor) for v in (x + bx, y + by, bw, bh)))
+    for i, got in zip(todo, read_lines(rgb, boxes, lang)):
+        text = " ".join(fix_script(t) for t, c in got if c >= READ_AGAIN_MIN_CONF and any(ch.isalnum() for ch in t))
+        if text:
+            labels[i] = text
+
+
+#: least confidence of a word read again in a shape with no label
+READ_AGAIN_MIN_CONF = 60
+
+
+def _below_owner(b: Block, shapes: list[Shape]) -> Shape | None:
+    """Of ``shapes``, the one whose bottom the block lies just below, where d2 puts a person's label
+    (the nearest; None when none)."""
+    x, y, w, h = b.box
+    cx, lh = x + w / 2, b.line_height
+    best: tuple[float, Shape] | None = None
+    for s in shapes:
+        sx, sy, sw, sh = s.box
+        d = y - (sy + sh)
+        if sx - lh <= cx <= sx + sw + lh and -0.5 * lh <= d <= 2.5 * lh and (best is None or abs(d) < best[0]):
+            best = (abs(d), s)
+    return best[1] if best else None
 
 
 def _outside_owner(b: Block, shapes: list[Shape]) -> tuple[float, Shape] | None:

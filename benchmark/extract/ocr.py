@@ -342,13 +342,20 @@ def reread_in_script(rgb: np.ndarray, boxes: list[tuple[int, int, int, int]], sc
 
     With both languages loaded, tesseract sometimes reads a short word in the wrong one (italic
     ``no`` as Cyrillic ``по``, ``да`` as ``4a``); read in the image's own language it reads it right.
-    The lines go to tesseract in one call, stacked under each other.
     """
+    one = SCRIPT_LANGS[script]
+    if one not in lang.split("+"):
+        return [[] for _ in boxes]
+    return read_lines(rgb, boxes, one)
+
+
+def read_lines(rgb: np.ndarray, boxes: list[tuple[int, int, int, int]], lang: str = LANG) -> list[list[tuple[str, float]]]:
+    """Each box of ``rgb`` (x, y, w, h: one line of text) read by tesseract in ``lang``: its words, in
+    order, and their confidences. The lines go to tesseract in one call, stacked under each other."""
     import pytesseract
 
-    one = SCRIPT_LANGS[script]
-    if one not in lang.split("+") or not boxes:
-        return [[] for _ in boxes]
+    if not boxes:
+        return []
     # one tesseract call: the lines stacked under each other, well apart, read as a block
     h_img, w_img = rgb.shape[:2]
     pieces = []
@@ -366,7 +373,7 @@ def reread_in_script(rgb: np.ndarray, boxes: list[tuple[int, int, int, int]], sc
         top = gap // 2 + i * gap
         canvas[top:top + p.shape[0], 20:20 + p.shape[1]] = p
         tops.append((top, top + p.shape[0]))
-    data = pytesseract.image_to_data(canvas, lang=one, config="--psm 6", output_type=pytesseract.Output.DICT)
+    data = pytesseract.image_to_data(canvas, lang=lang, config="--psm 6", output_type=pytesseract.Output.DICT)
     out: list[list[tuple[str, float, int]]] = [[] for _ in boxes]
     for t, c, left, top, hh in zip(data["text"], data["conf"], data["left"], data["top"], data["height"]):
         if not (t or "").strip() or float(c) < 0:

@@ -20,14 +20,15 @@ import numpy as np
 
 from benchmark.extract.connectors import RawEdge, find_edges
 from benchmark.extract.labels import (assign_node_labels, group_blocks, group_lines, is_dashed_stroke,
-                                      reread_foreign_labels, slug, split_across_shapes, split_run_together)
+                                      read_unlabelled, reread_foreign_labels, slug, split_across_shapes,
+                                      split_run_together)
 from benchmark.extract.ocr import LANG, Word, read_words
 from benchmark.extract.raster import Raster, load_rgb, make_raster
 from benchmark.extract.shapes import Shape, find_shapes
 from benchmark.extract.strokes import drawn_strokes
 
 #: bump when the output for the same image may change (invalidates the cache)
-EXTRACTOR_VERSION = "53"
+EXTRACTOR_VERSION = "54"
 #: a graph whose labels hold less than this share of the words OCR read gets a warning
 LOW_COVERAGE = 0.5
 #: a d2-read graph is checked against a reading by structure when more than this share of its
@@ -74,7 +75,8 @@ def extract_image(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] |
     split_run_together(blocks, rgb, factor)
     blocks = split_across_shapes(blocks, shapes)
     outside: dict[int, list[tuple[int, int, int, int]]] = {}
-    labels = assign_node_labels(blocks, shapes, outside)
+    labels = assign_node_labels(blocks, shapes, outside, persons_below=True)
+    read_unlabelled(labels, shapes, r, words, rgb, factor, lang)
     edge_blocks = [b for b in blocks if b.grey]
     edges = find_edges(dataclasses.replace(r, stroke=stroke), shapes, edge_blocks, outside, d2_heads=True,
                        dashed=dashed)

@@ -121,17 +121,21 @@ def stroke_width(stroke: np.ndarray) -> int:
     return max(1, int(np.argmax(counts)))
 
 
-def fill_palette(rgb: np.ndarray, min_share: float = 0.0004) -> list[tuple[int, int, int]]:
-    """The flat light colours that cover a noticeable share of the image (white first).
+def fill_palette(rgb: np.ndarray, min_area: int = 0) -> list[tuple[int, int, int]]:
+    """The flat light colours that fill at least ``min_area`` pixels of the image (white first).
 
-    Anti-aliased pixels are blends and never reach the share, so only real fills remain.
+    A pixel counts for its colour where its right and lower neighbours have that colour too
+    (on a grid of every other pixel of a large image): fills are flat, while anti-aliased blends
+    lie along lines and text and never count, so one shape of a colour of its own (the only queue
+    of a large diagram) is kept however small a share of the image it covers.
     """
-    flat = rgb.reshape(-1, 3)
-    step = 4 if flat.shape[0] > 400_000 else 1
-    sample = flat[::step]
-    packed = (sample[:, 0].astype(np.int32) << 16) | (sample[:, 1].astype(np.int32) << 8) | sample[:, 2]
-    values, counts = np.unique(packed, return_counts=True)
-    need = max(50, int(min_share * sample.shape[0]))
+    step = 2 if rgb.shape[0] * rgb.shape[1] > 400_000 else 1
+    sub = rgb[::step, ::step]
+    packed = (sub[:, :, 0].astype(np.int32) << 16) | (sub[:, :, 1].astype(np.int32) << 8) | sub[:, :, 2]
+    here = packed[:-1, :-1]
+    flat = (here == packed[1:, :-1]) & (here == packed[:-1, 1:])
+    values, counts = np.unique(here[flat], return_counts=True)
+    need = max(FLAT_MIN, min_area // (step * step))
     out = []
     for v, n in zip(values, counts):
         if n < need:
@@ -143,6 +147,10 @@ def fill_palette(rgb: np.ndarray, min_share: float = 0.0004) -> list[tuple[int, 
         out.append((r, g, b))
     out.sort(key=lambda c: (c != (255, 255, 255), -sum(c)))
     return out
+
+
+#: fewest flat pixels (of the grid looked at) that make a colour a fill
+FLAT_MIN = 50
 
 
 def pack(colour: tuple[int, int, int]) -> int:

@@ -79,7 +79,7 @@ def find_shapes(r: Raster) -> list[Shape]:
     h_img, w_img = r.shape
     found: list = []
     stroke8 = r.stroke.view(np.uint8) if r.stroke.dtype == np.bool_ else r.stroke.astype(np.uint8)
-    palette = fill_palette(r.rgb)
+    palette = fill_palette(r.rgb, min_area)
     regions = [(c, (0, 0, w_img, h_img)) for c in palette if c != WHITE]
     for colour, region in regions:
         found.extend(_candidates(r, colour, region, kernel, min_area, stroke8))

@@ -43,7 +43,8 @@ LINE_WORD_SHARE = 0.8
 def drawn_strokes(r: Raster, words: list) -> tuple[np.ndarray, set[int], np.ndarray]:
     """The image's stroke mask with lines of any colour added and their dashes bridged (bool),
     the indices of the ``words`` that are pieces of those lines, not text (tesseract reads a
-    run of dashes as ``---``, ``eee`` or ``1``), and the mask of the bridged gaps (uint8).
+    run of dashes as ``---``, ``eee`` or ``1``, and a grey arrowhead as ``v``: :func:`_head_words`),
+    and the mask of the bridged gaps (uint8).
 
     ``words`` are the OCR words (image coordinates of ``r``).
 
@@ -83,6 +84,7 @@ def drawn_strokes(r: Raster, words: list) -> tuple[np.ndarray, set[int], np.ndar
             ink = labels[y0:y1, x0:x1][other[y0:y1, x0:x1] > 0]
             if line[ink].mean() >= LINE_WORD_SHARE:
                 line_words.add(i)
+    line_words |= _head_words(words, boxes, other, lw)
     # pass 2: bridged again, stopping at edge labels
     text = np.zeros((h, w), np.uint8)
     grey = np.zeros((h, w), np.uint8)
@@ -102,10 +104,40 @@ def drawn_strokes(r: Raster, words: list) -> tuple[np.ndarray, set[int], np.ndar
     line &= text_share < 0.9
     span = np.maximum(stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT])
     short = (span < LINE_SPAN_MIN * lw) & (text_share < 0.5)
-    keep = (line[lab] & (grey[ys, xs] == 0)) | (short[lab] & ~in_text)
+    # a line bridged across a label (a dashed connector over a container's title) joins the letters it
+    # touches: they are not kept with it (its own pixels, drawn over them in its lighter colour, are)
+    letter = in_text & (r.lum[ys, xs] <= LETTER_LUM_MAX)
+    keep = (line[lab] & (grey[ys, xs] == 0) & ~letter) | (short[lab] & ~in_text)
     out = r.stroke.copy()
     out[ys[keep], xs[keep]] = True
     return out, line_words, bridges
+
+
+#: darkest ink of a line of another colour (d2's grey connectors): labels are darker (near-black)
+LETTER_LUM_MAX = 80
+#: longest word that may be an arrowhead tesseract read as a letter
+HEAD_WORD_LEN = 2
+#: share of its ink a head keeps under the opening that keeps heads; letters are strokes a line
+#: wide and keep less than half
+SOLID_SHARE = 0.5
+
+
+def _head_words(words: list, boxes: list[tuple[int, int, int, int]], other: np.ndarray, lw: int) -> set[int]:
+    """The words that are arrowheads of connectors in another colour (a grey dashed data flow's
+    head read as ``v``, ``у`` or ``^^``): one or two characters of grey ink, most of which is solid
+    (kept by the opening that finds heads, :func:`.connectors.arrowheads`)."""
+    k = max(5, 2 * lw - 1)
+    element = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
+    out = set()
+    for i, wd in enumerate(words):
+        if len(wd.text) > HEAD_WORD_LEN or getattr(wd, "ink", 0.0) <= LETTER_LUM_MAX:
+            continue
+        x0, y0, x1, y1 = boxes[i]
+        ink = other[y0:y1, x0:x1]
+        n = cv2.countNonZero(ink)
+        if n and cv2.countNonZero(cv2.morphologyEx(ink, cv2.MORPH_OPEN, element)) >= SOLID_SHARE * n:
+            out.add(i)
+    return out
 
 
 def _lines(stats: np.ndarray, lw: int) -> np.ndarray:
