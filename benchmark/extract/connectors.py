@@ -23,7 +23,6 @@
 """
 from __future__ import annotations
 
-
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterator
@@ -137,6 +136,12 @@ def outline_band(shapes: list[Shape], shape_hw: tuple[int, int], lw: int) -> np.
     return band
 
 
+def head_opening(lw: int) -> int:
+    """The size of the opening that keeps arrowheads' cores: wider than a line (lines are ``lw``
+    wide, the sketch style's a little more)."""
+    return max(5, 2 * lw - 1)
+
+
 def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
                outline_distance: OutlineDistance | None = None,
                dashed: np.ndarray | None = None,
@@ -172,7 +177,7 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
     head, drawn smaller than d2's blue ones, has only its line's last dash behind it, where lines
     crossing leave three or four arms.
     """
-    k = max(5, 2 * lw - 1)   # wider than a line (lines are lw wide, sketch lines a little more)
+    k = head_opening(lw)
     element = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
     opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, element)
     n, labels, stats, _ = components(opened)

@@ -388,6 +388,8 @@ def assign_node_labels(blocks: list[Block], shapes: list[Shape],
 LABEL_LUM_MAX = 100
 #: unread label ink in a shape, in line widths squared, that makes it worth reading again
 UNREAD_INK_MIN = 4
+#: least confidence of a word read again in a shape with no label
+READ_AGAIN_MIN_CONF = 60
 
 
 def read_unlabelled(labels: dict[int, str], shapes: list[Shape], r: Raster, words: list[Word], rgb: np.ndarray,
@@ -421,22 +423,21 @@ def read_unlabelled(labels: dict[int, str], shapes: list[Shape], r: Raster, word
             labels[i] = text
 
 
-#: least confidence of a word read again in a shape with no label
-READ_AGAIN_MIN_CONF = 60
+
+def _below(b: Block, s: Shape) -> float | None:
+    """How far below shape ``s``'s bottom block ``b`` lies, when it lies where d2 puts a person's
+    label (under the shape, within two and a half of its lines); else None."""
+    x, y, w, h = b.box
+    lh = b.line_height
+    sx, sy, sw, sh = s.box
+    d = y - (sy + sh)
+    return abs(d) if sx - lh <= x + w / 2 <= sx + sw + lh and -0.5 * lh <= d <= 2.5 * lh else None
 
 
 def _below_owner(b: Block, shapes: list[Shape]) -> Shape | None:
-    """Of ``shapes``, the one whose bottom the block lies just below, where d2 puts a person's label
-    (the nearest; None when none)."""
-    x, y, w, h = b.box
-    cx, lh = x + w / 2, b.line_height
-    best: tuple[float, Shape] | None = None
-    for s in shapes:
-        sx, sy, sw, sh = s.box
-        d = y - (sy + sh)
-        if sx - lh <= cx <= sx + sw + lh and -0.5 * lh <= d <= 2.5 * lh and (best is None or abs(d) < best[0]):
-            best = (abs(d), s)
-    return best[1] if best else None
+    """Of ``shapes``, the one the block lies just below (:func:`_below`; the nearest, None when none)."""
+    near = [(d, s.index, s) for s in shapes if (d := _below(b, s)) is not None]
+    return min(near)[2] if near else None
 
 
 def _outside_owner(b: Block, shapes: list[Shape]) -> tuple[float, Shape] | None:
@@ -451,11 +452,10 @@ def _outside_owner(b: Block, shapes: list[Shape]) -> tuple[float, Shape] | None:
         if not (sx - lh <= cx <= sx + sw + lh):
             continue
         if s.kind == "person" and not s.is_container:
-            d = y - (sy + sh)
-            if -0.5 * lh <= d <= 2.5 * lh:
-                score = abs(d)
-            else:
+            below = _below(b, s)
+            if below is None:
                 continue
+            score = below
         elif s.is_container:
             below = sy - (y + h)               # label above the container (dagre)
             inside = y - sy                    # label inside, at the top (elk, nested)

@@ -19,6 +19,7 @@ import cv2
 import numpy as np
 
 from benchmark.extract.components import components, pixels_of
+from benchmark.extract.connectors import head_opening
 from benchmark.extract.raster import Raster
 
 #: lightest luminance of a pixel taken for a line of another colour (the light greys d2 files
@@ -126,7 +127,7 @@ def _head_words(words: list, boxes: list[tuple[int, int, int, int]], other: np.n
     """The words that are arrowheads of connectors in another colour (a grey dashed data flow's
     head read as ``v``, ``у`` or ``^^``): one or two characters of grey ink, most of which is solid
     (kept by the opening that finds heads, :func:`.connectors.arrowheads`)."""
-    k = max(5, 2 * lw - 1)
+    k = head_opening(lw)
     element = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
     out = set()
     for i, wd in enumerate(words):
