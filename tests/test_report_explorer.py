@@ -221,10 +221,12 @@ def test_columns_written_out_in_chunks_give_the_same_page_data(tiny, monkeypatch
 
 
 def test_the_samples_frame_is_let_go_before_the_explorer_reads_the_samples(tiny, tmp_path, monkeypatch):
-    """A report from the run's rows (as `diagqa run` and `diagqa report` make it) frees its samples frame once
-    the tables are made: the explorer, which reads samples.jsonl again, does not hold both."""
+    """A report from the run's rows (as `diagqa run` and `diagqa report` make it) frees its samples frame (the
+    rows' coded columns) once the tables are made: the explorer, which reads samples.jsonl again, does not hold
+    both, and the caller's store is left empty."""
     import gc
 
+    from benchmark.report.columns import SampleColumns
     from benchmark.report.rows import RowStore, frame_row
     from benchmark.runner import write_report_atomic
 
@@ -234,7 +236,8 @@ def test_the_samples_frame_is_let_go_before_the_explorer_reads_the_samples(tiny,
 
     def counting(*args, **kwargs):
         gc.collect()
-        alive.append([o.shape for o in gc.get_objects() if type(o) is pd.DataFrame and len(o) == len(records)])
+        alive.append([o.shape if type(o) is pd.DataFrame else type(o).__name__ for o in gc.get_objects()
+                      if type(o) in (pd.DataFrame, SampleColumns) and len(o) == len(records)])
         return real(*args, **kwargs)
 
     monkeypatch.setattr(explorer, "explorer_data", counting)
@@ -263,3 +266,24 @@ def test_graphs_json_is_read_a_diagram_at_a_time_as_json_reads_it(tmp_path):
         f.write_text(bad, encoding="utf-8")
         with pytest.raises(json.JSONDecodeError):
             list(iter_graphs(f))
+
+
+def test_a_report_from_the_rows_coded_columns_is_the_report_from_their_frame(tiny, tmp_path, monkeypatch):
+    """`diagqa run` and `diagqa report` hand the report a RowStore (read as coded columns, a few at a time);
+    the files are the same, byte for byte, as from the pandas frame of the same rows."""
+    from benchmark.report import write_report
+    from benchmark.report.rows import RowStore, frame_row
+
+    run_dir, records, card = tiny
+    monkeypatch.setenv("DIAGQA_CACHE", str(tmp_path / "cache"))
+    store = RowStore()
+    for rec in records:
+        store.add(frame_row(rec))
+    files = {}
+    for name, rows in (("frame", [frame_row(r) for r in records]), ("coded", store)):
+        out = tmp_path / name
+        out.mkdir()
+        write_report(out, rows, dict(card), n_boot=100, run_files=run_dir)
+        files[name] = {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    assert {"summary.csv", "report.md", "report.html", "decisions.jsonl"} <= set(files["frame"])
+    assert files["frame"] == files["coded"]

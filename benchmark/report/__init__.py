@@ -123,7 +123,7 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
     from benchmark.judge.section import run_sections
     from benchmark.report.document import analyse, build_sections
     from benchmark.report.explorer import DRAWN, explorer_data, node_labels
-    from benchmark.report.html import render_html
+    from benchmark.report.html import write_html
     from benchmark.report.markdown import render_markdown
     from benchmark.report.usage import usage_json, usage_section, usage_table, with_usage
 
@@ -161,5 +161,5 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
     draw = set(a.samples.loc[drawn, "diagram_id"])
     del a, drawn, usage   # the samples frame and its tables: the explorer reads the samples one at a time
     explorer = explorer_data(run_files, whole, card, draw=draw)
-    (run_dir / "report.html").write_text(render_html(sections, title, figs, explorer), encoding="utf-8")
+    write_html(run_dir / "report.html", sections, title, figs, explorer)
     return {"summary": run_dir / SUMMARY, "markdown": run_dir / "report.md", "html": run_dir / "report.html"}

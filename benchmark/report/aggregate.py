@@ -34,6 +34,7 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
+from benchmark.report.columns import SampleColumns
 from benchmark.report.rows import FRAME_COLUMNS, RowStore, frame_row
 
 GROUP = ["variant", "answerer"]
@@ -64,15 +65,18 @@ SRR_HIGH = 0.7
 
 # -- the frame ------------------------------------------------------------------------------------
 
-def frame(records: Iterable[Any]) -> pd.DataFrame:
+def frame(records: Iterable[Any]) -> "pd.DataFrame | SampleColumns":
     """One row per sample (:data:`FRAME_COLUMNS`): ids, question facts, the metric columns (``None`` when
     unmeasured), error stage. ``records`` are sample records, dicts of their shape, or rows already
     made by :func:`benchmark.report.rows.frame_row` (tuples); a frame already made is returned as it is,
-    and a :class:`benchmark.report.rows.RowStore` is made into one and emptied."""
-    if isinstance(records, pd.DataFrame):
+    and a :class:`benchmark.report.rows.RowStore` becomes a
+    :class:`benchmark.report.columns.SampleColumns`, which takes the store's coded columns (leaving it
+    empty) and gives the tables pandas objects of the few columns each reads (every table function takes
+    either)."""
+    if isinstance(records, (pd.DataFrame, SampleColumns)):
         return records
     if isinstance(records, RowStore):
-        return records.to_frame()
+        return SampleColumns(records.take())   # the store given is left empty
     rows = [rec if isinstance(rec, tuple) else frame_row(rec) for rec in records]
     return pd.DataFrame(rows, columns=list(FRAME_COLUMNS), dtype=object)  # None stays None (unmeasured)
 
@@ -80,6 +84,8 @@ def frame(records: Iterable[Any]) -> pd.DataFrame:
 def scored(df: pd.DataFrame, columns: Iterable[str] | None = None) -> pd.DataFrame:
     """The samples that have metrics (no stage error before scoring); with ``columns``, only those (and
     the two the test reads), selected before the rows so the frame's other columns are not copied."""
+    if isinstance(df, SampleColumns):
+        return df.scored(FRAME_COLUMNS if columns is None else columns)
     if columns is not None:
         df = df[list(dict.fromkeys([*columns, "guess_class", "correct"]))]
     return df[df["guess_class"].notna() | df["correct"].notna()]
@@ -88,6 +94,8 @@ def scored(df: pd.DataFrame, columns: Iterable[str] | None = None) -> pd.DataFra
 def _columns(df: pd.DataFrame, names: Iterable[str], only_scored: bool = False) -> dict[str, list[Any]]:
     """Columns of ``df`` as plain lists (``None`` kept), of the scored samples only when asked:
     grouping and averaging lists of a few thousand values is far cheaper than slicing frames."""
+    if isinstance(df, SampleColumns):
+        return df.lists(names, only_scored)
     names = list(dict.fromkeys(names))
     if not only_scored:
         return {n: df[n].tolist() for n in names}

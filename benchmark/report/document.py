@@ -329,7 +329,7 @@ def build_sections(a: Analysis, card: dict[str, Any], plots: dict[str, bytes],
     if a.pairs:
         from benchmark.report.pairs import pairs_section
 
-        out.append(pairs_section(pair_records(a.samples), a.pairs))
+        out.append(pairs_section(pair_records(a.samples, a.pairs), a.pairs))
 
     faith = Section("Faithfulness")
     rows = [[r["variant"], r["answerer"], fmt_ci(r, "faithfulness"), fmt(r["with_claims"]), fmt(r["unmeasured"]),
@@ -422,8 +422,12 @@ def floor_section(a: Analysis) -> Section:
     return sec
 
 
-def pair_records(samples: pd.DataFrame) -> list[dict[str, Any]]:
-    """The samples frame as the records :func:`benchmark.metrics.pairs.pair_table` reads."""
-    cols = [samples[c].tolist() for c in ("variant", "answerer", "question_id", "answer_value", "correct", "answer_raw")]
+def pair_records(samples: pd.DataFrame, pairs: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """The samples frame as the records :func:`benchmark.metrics.pairs.pair_table` reads; with ``pairs``
+    (original question id -> counterfactual one), only the samples of questions on either side of a pair."""
+    names = ("variant", "answerer", "question_id", "answer_value", "correct", "answer_raw")
+    if pairs is not None:
+        samples = samples.loc[samples["question_id"].isin({*pairs, *pairs.values()}), list(names)]
+    cols = [samples[c].tolist() for c in names]
     return [{"variant": v, "answerer": an, "question_id": q, "metrics": {"answer_value": av, "correct": c},
              "answer": {"raw": raw}} for v, an, q, av, c, raw in zip(*cols)]

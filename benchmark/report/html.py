@@ -32,7 +32,8 @@ def packed(value: Any) -> str:
     """``value`` as the page embeds it: compact JSON, gzip-compressed (no timestamp), base64.
 
     The JSON is written into the compressor piece by piece (a long list a few thousand items at a time),
-    so the explorer's data of a large run is never held as one uncompressed text.
+    so the explorer's data of a large run is never held as one uncompressed text; :func:`packed_pieces`
+    gives the same text in pieces, so that it need not be held whole either.
 
     >>> import base64, gzip, json
     >>> json.loads(gzip.decompress(base64.b64decode(packed({"a": [1, None]}))))
@@ -41,12 +42,27 @@ def packed(value: Any) -> str:
     >>> json.loads(gzip.decompress(base64.b64decode(packed(big)))) == big
     True
     """
+    return "".join(packed_pieces(value))
+
+
+def packed_pieces(value: Any) -> Iterator[str]:
+    """:func:`packed` of ``value`` in pieces whose concatenation is the same text: each piece the base64 of
+    whole groups of three compressed bytes, what is left carried into the next.
+
+    >>> "".join(packed_pieces({"x": list(range(20000))})) == packed({"x": list(range(20000))})
+    True
+    """
     import zlib
 
     out = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)  # the gzip format, no file name or time
-    parts = [out.compress(piece) for piece in _json_pieces(value)]
-    parts.append(out.flush())
-    return base64.b64encode(b"".join(parts)).decode("ascii")
+    left = b""
+    for piece in _json_pieces(value):
+        left += out.compress(piece)
+        cut = len(left) - len(left) % 3
+        if cut:
+            yield base64.b64encode(left[:cut]).decode("ascii")
+            left = left[cut:]
+    yield base64.b64encode(left + out.flush()).decode("ascii")
 
 
 #: items of a list dumped at once
@@ -115,23 +131,40 @@ def render_html(sections: list[Section], title: str, plots: dict[str, bytes],
                 explorer: dict[str, Any] | None = None) -> str:
     """The page: the report's sections, then (given its data, see :mod:`benchmark.report.explorer`) the
     sample explorer."""
+    return "".join(html_pieces(sections, title, plots, explorer))
+
+
+def write_html(path: Path, sections: list[Section], title: str, plots: dict[str, bytes],
+               explorer: dict[str, Any] | None = None) -> None:
+    """:func:`render_html` written to ``path`` a piece at a time: the explorer's data of a large run (its
+    size grows with the samples) is never held whole, compressed or not."""
+    with Path(path).open("w", encoding="utf-8", newline="") as fh:
+        for piece in html_pieces(sections, title, plots, explorer):
+            fh.write(piece)
+
+
+def html_pieces(sections: list[Section], title: str, plots: dict[str, bytes],
+                explorer: dict[str, Any] | None = None) -> Iterator[str]:
+    """The text of :func:`render_html` in pieces, the explorer's data last but the script."""
     nav = " ".join(f'<a href="#s{i}">{html.escape(s.title)}</a>' for i, s in enumerate(sections))
     body = []
     for i, sec in enumerate(sections):
         body.append(f'<section><h2 id="s{i}">{html.escape(sec.title)}</h2>')
         body.extend(_block(b, plots) for b in sec.blocks)
         body.append("</section>")
-    data = ""
     if explorer is not None:
         nav += ' <a href="#samples-explorer">Samples</a>'
         body.append(f'<section><h2 id="samples-explorer">Samples</h2><p>{html.escape(EXPLORER_INTRO)}</p>'
                     '<div id="explorer"><p class="loading note">Opening the samples…</p></div></section>')
-        data = f'<script id="diagqa-data" type="application/octet-stream">{packed(explorer)}</script>'
     dialog = ('<dialog id="drill" aria-label="sample"><button id="drill-close" type="button">close ✕</button>'
               '<div id="drill-body"></div></dialog>')
-    return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            '<link rel="icon" href="data:,">'
-            f"<title>{html.escape(title)}</title><style>{asset('report.css')}</style></head><body>"
-            f"<h1>{html.escape(title)}</h1><nav>{nav}</nav><main>{''.join(body)}</main>{dialog}{data}"
-            f"<script>{asset('report.js')}</script></body></html>\n")
+    yield ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+           '<link rel="icon" href="data:,">'
+           f"<title>{html.escape(title)}</title><style>{asset('report.css')}</style></head><body>"
+           f"<h1>{html.escape(title)}</h1><nav>{nav}</nav><main>{''.join(body)}</main>{dialog}")
+    if explorer is not None:
+        yield '<script id="diagqa-data" type="application/octet-stream">'
+        yield from packed_pieces(explorer)
+        yield "</script>"
+    yield f"<script>{asset('report.js')}</script></body></html>\n"

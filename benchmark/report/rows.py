@@ -106,6 +106,10 @@ def _key(v: Any) -> Any:
     return _UNSHARED
 
 
+def _missing(v: Any) -> bool:
+    return v is None or (type(v) is float and v != v)  # v != v: NaN
+
+
 _WIDER = {"B": "H", "H": "I", "I": "Q"}
 _DTYPES = {"B": "uint8", "H": "uint16", "I": "uint32", "Q": "uint64"}
 #: a column is coded while at most this share of its rows hold a value not seen before in it (measured from
@@ -233,6 +237,52 @@ class RowStore:
     def __len__(self) -> int:
         return self._n
 
+    @property
+    def width(self) -> int:
+        """Values per row (0 before the first row)."""
+        return self._width
+
+    def column(self, j: int, rows: Any = None) -> Any:
+        """Column ``j`` as a numpy array of objects (as :meth:`to_frame` makes it), of every row or of the
+        row positions ``rows`` (an integer array) in their order; the store is left as it is."""
+        import numpy as np
+
+        col, codes = self._plain[j], self._codes[j]
+        if col is None:
+            vals = np.fromiter(self._values[j], dtype=object, count=len(self._values[j]))
+            picked = np.frombuffer(codes, dtype=_DTYPES[codes.typecode]) if len(codes) else np.empty(0, dtype=int)  # type: ignore[union-attr]
+            return vals[picked if rows is None else picked[rows]]
+        if type(col) is _Floats:
+            floats = np.frombuffer(col.values, dtype=float) if len(col) else np.empty(0)
+            none = np.frombuffer(col.none, dtype=bool) if len(col) else np.empty(0, dtype=bool)
+            if rows is not None:
+                floats, none = floats[rows], none[rows]
+            out = floats.astype(object)
+            out[none] = None
+            return out
+        if rows is None:
+            return np.fromiter(col, dtype=object, count=len(col))  # each value one object (a list is not unpacked)
+        return np.fromiter((col[i] for i in rows), dtype=object, count=len(rows))
+
+    def present(self, j: int) -> Any:
+        """Whether each row's value of column ``j`` is measured (neither ``None`` nor NaN), as a numpy bool array."""
+        import numpy as np
+
+        col, codes = self._plain[j], self._codes[j]
+        if col is None:
+            known = np.fromiter((not _missing(v) for v in self._values[j]), dtype=bool, count=len(self._values[j]))
+            return known[np.frombuffer(codes, dtype=_DTYPES[codes.typecode])] if len(codes) else np.empty(0, dtype=bool)  # type: ignore[union-attr]
+        return np.fromiter((not _missing(v) for v in col), dtype=bool, count=len(col))
+
+    def take(self) -> "RowStore":
+        """A store holding these rows, this one left empty (as :meth:`to_frame` leaves it): whoever made the
+        rows does not keep them alive once the report holds them."""
+        out = RowStore()
+        out._n, out._width, out._plain, out._codes, out._values, out._index = (
+            self._n, self._width, self._plain, self._codes, self._values, [{} for _ in self._index])
+        self.__init__()  # type: ignore[misc]
+        return out
+
     def __getitem__(self, i: int) -> tuple[Any, ...]:
         if not -self._n <= i < self._n:
             raise IndexError("report row index out of range")
@@ -274,6 +324,8 @@ def reads_samples_file(records: Any) -> bool:
     """
     import pandas as pd
 
-    if isinstance(records, (RowStore, pd.DataFrame)):
+    from benchmark.report.columns import SampleColumns
+
+    if isinstance(records, (RowStore, pd.DataFrame, SampleColumns)):
         return True
     return bool(records) and isinstance(records[0], tuple)

@@ -1,0 +1,155 @@
+"""The report's samples frame kept as coded columns (benchmark.report.columns.SampleColumns): every table made
+from it is the one made from the whole pandas frame, and the page is written in pieces that make the same text."""
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import math
+import random
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchmark.report import aggregate as agg
+from benchmark.report.columns import SampleColumns
+from benchmark.report.document import analyse, build_sections, pair_records
+from benchmark.report.markdown import render_markdown
+from benchmark.report.rows import FRAME_COLUMNS, RowStore
+
+CLASSES = ("grounded", "lucky_guess", "misread", "retrieval_miss", "abstained_appropriate", "abstained_miss", "error")
+
+
+def _rows(n: int, seed: int = 3) -> list[tuple]:
+    """Report rows of every kind a run makes: stage errors (no metrics), answerer errors, abstentions, a
+    ``correct`` without a guess class, ``None`` gaps, list and mapping values, bools beside ints, timings unique to their row (a plain column)
+    and a column whose floats give way to another kind of value late (a plain list)."""
+    rnd = random.Random(seed)
+    rows = []
+    for i in range(n):
+        q = f"q{i % 97}"
+        variant = rnd.choice(["o+d2+none", "o+d2+full", "o+d2+khop2", "o+d2+bm25-8", "clip+ocr+khop2"])
+        answerer = rnd.choice(["solver", "keyword", "blind"])
+        stage_error = rnd.random() < 0.03
+        cls = None if stage_error else rnd.choice(CLASSES)
+        correct = None if cls in (None, "error") else cls in ("grounded", "lucky_guess")
+        srr = None if cls is None else rnd.choice([0.0, 0.25, 0.5, 1.0, None])
+        r = dict.fromkeys(FRAME_COLUMNS)
+        r.update(question_id=q, diagram_id=f"d{i % 31}", variant=variant, answerer=answerer,
+                 selector=variant.rsplit("+", 1)[1], qtype=rnd.choice(["reachable", "path", "count_out"]),
+                 counter_prior=rnd.random() < 0.2, twin_question=f"q{(i + 1) % 97}" if i % 5 == 0 else None,
+                 question_text=f"text of {q}", gold=[["A", "B"], True, 3, "A"][i % 4],
+                 answer_raw=rnd.choice(["yes", "no", "A", None]), answer_error="boom" if cls == "error" else None,
+                 answer_error_kind=rnd.choice([None, "unparsable"]) if cls == "error" else None,
+                 answer_usage={"prompt_tokens": i % 7, "calls": 1} if answerer == "keyword" else None,
+                 context_text="A -> B" if cls == "lucky_guess" else None, finder=variant.split("+")[0],
+                 finder_rank=rnd.choice([1, 2, None]), source=variant.split("+")[1],
+                 found_diagram=f"d{(i + (i % 11 == 0)) % 31}", twin_of=f"q{i % 13}" if i % 9 == 0 else None,
+                 error_stage="select" if stage_error else None, error_message="no such node" if stage_error else None,
+                 correct=correct, sufficient=None if cls is None else cls in ("grounded", "misread", "abstained_miss"),
+                 guess_class=cls, srr=srr, precision=None if srr is None else rnd.choice([0.5, 1.0, None]),
+                 f1=srr, node_srr=srr, faithfulness=rnd.choice([None, 0.0, 0.5, 1.0]), n_claims=rnd.choice([0, 1, 2]),
+                 claims_supported=1, claims_unsupported=rnd.choice([0, 1]), claims_fabricated=0,
+                 answer_value=rnd.choice([True, False, 1, "A", ["A", "B"], None]), abstained=cls and "abstained" in cls,
+                 error="timeout" if cls == "error" else None,
+                 precision_reason="nothing retrieved" if srr is not None and rnd.random() < 0.1 else None,
+                 sufficient_if_aligned=rnd.choice([None, True]), evidence_recall=rnd.choice([None, 0.5]),
+                 evidence_precision=None, context_tokens=rnd.randrange(0, 400),
+                 retrieval_s=round(rnd.random(), 6) if i % 50 else None,
+                 answer_s=rnd.random() if i < n - 10 else "late")
+        if i % 211 == 5:   # scored without a class (a record from before guess classes): still a scored sample
+            r.update(guess_class=None, correct=True, error_stage=None, error_message=None)
+        rows.append(tuple(r.values()))
+    return rows
+
+
+def _store(rows: list[tuple]) -> RowStore:
+    store = RowStore()
+    for row in rows:
+        store.add(row)
+    return store
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return _rows(5000)
+
+
+def test_the_store_keeps_plain_and_coded_columns(rows):
+    store = _store(rows)
+    plain = {name for j, name in enumerate(FRAME_COLUMNS) if store._plain[j] is not None}
+    # unique values become plain columns: doubles while they are floats, a list once another kind of value came
+    assert {"retrieval_s", "answer_s"} <= plain and "variant" not in plain and "gold" not in plain
+    assert type(store._plain[FRAME_COLUMNS.index("retrieval_s")]).__name__ == "_Floats"
+    assert type(store._plain[FRAME_COLUMNS.index("answer_s")]) is list
+
+
+def test_columns_are_the_frames_columns(rows):
+    df = agg.frame(rows)
+    store = _store(rows)
+    sc = agg.frame(store)
+    assert isinstance(sc, SampleColumns) and len(store) == 0   # the store given is left empty
+    assert len(sc) == len(df) and list(sc.columns) == list(df.columns) and "srr" in sc and "nope" not in sc
+    for name in FRAME_COLUMNS:
+        assert sc[name].equals(df[name]), name
+        assert [type(v) for v in sc[name]] == [type(v) for v in df[name]], name   # True stays True, 1 stays 1
+    mask = df["guess_class"] == "lucky_guess"
+    assert sc[sc["guess_class"] == "lucky_guess"].equals(df[mask])
+    assert sc.loc[mask, ["variant", "gold"]].equals(df.loc[mask, ["variant", "gold"]])
+    assert sc.loc[mask.to_numpy(), "srr"].equals(df.loc[mask, "srr"])
+    assert sc[["answer_usage", "srr"]].equals(df[["answer_usage", "srr"]])
+    for columns in (None, ["answerer", "srr"], ["variant", "guess_class", "gold"]):
+        assert agg.scored(sc, columns).equals(agg.scored(df, columns)), columns
+    names = ["answerer", "srr", "gold", "answer_s", "retrieval_s"]
+    for only in (False, True):
+        assert agg._columns(sc, names, only) == agg._columns(df, names, only)
+    with pytest.raises(KeyError):
+        sc["nope"]
+    with pytest.raises(ValueError, match="a mask of"):
+        sc[np.ones(3, dtype=bool)]
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, pd.DataFrame):
+        return isinstance(b, pd.DataFrame) and a.equals(b)
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, float) and math.isnan(a):
+        return isinstance(b, float) and math.isnan(b)
+    return a == b
+
+
+def test_every_table_is_the_same_from_the_coded_columns(rows):
+    """The whole analysis (every table, the sensitivity and claim checks) and the report's text from the coded
+    columns equal those from the pandas frame of the same rows."""
+    whole = analyse(list(rows), seed=5, n_boot=50)
+    coded = analyse(_store(rows), seed=5, n_boot=50)
+    assert isinstance(coded.samples, SampleColumns) and isinstance(whole.samples, pd.DataFrame)
+    for name in ("summary", "guess", "lucky", "by_type", "by_prior", "twins", "faith", "buckets", "claim", "floor",
+                 "finding", "sources", "ranking", "costs", "sensitivity"):
+        assert _same(getattr(whole, name), getattr(coded, name)), name
+    assert len(whole.lucky) and len(whole.twins) and len(whole.finding)   # the comparison is not of empty tables
+    pairs = {"q1": "q2", "q5": "q6"}
+    assert pair_records(coded.samples, pairs) == [r for r in pair_records(whole.samples)
+                                                  if r["question_id"] in {"q1", "q2", "q5", "q6"}]
+    for a in (whole, coded):
+        a.pairs = pairs
+    card = {"run_id": "r", "samples": len(rows)}
+    md = [render_markdown(build_sections(a, dict(card), {}), "t") for a in (whole, coded)]
+    assert md[0] == md[1] and "Counterfactual pairs" in md[0]
+
+
+def test_the_page_written_in_pieces_is_the_page(tmp_path):
+    from benchmark.report import html
+    from benchmark.report.document import Section
+
+    explorer = {"columns": {"x": list(range(30000)), "y": ["é"] * 5}, "q": [{"t": "a < b"}]}
+    sections = [Section("One", ["**bold** text"])]
+    page = html.render_html(sections, "t <1>", {}, explorer)
+    html.write_html(tmp_path / "r.html", sections, "t <1>", {}, explorer)
+    assert (tmp_path / "r.html").read_bytes() == page.encode("utf-8")
+    data = page.split('<script id="diagqa-data" type="application/octet-stream">')[1].split("</script>")[0]
+    assert json.loads(gzip.decompress(base64.b64decode(data))) == explorer
+    pieces = list(html.packed_pieces(explorer))
+    assert len(pieces) > 2 and all(len(p) % 4 == 0 for p in pieces)   # whole base64 groups, joined as one text
