@@ -20,7 +20,7 @@ from typing import Any
 
 from benchmark.errors import DiagQAError, InputError
 from benchmark.records import SampleRecord, graph_from_json, loads_line, read_samples
-from benchmark.report.rows import FRAME_COLUMNS, frame_row
+from benchmark.report.rows import FRAME_COLUMNS, RowStore, frame_row
 from benchmark.runner import CARD, GRAPHS, SAMPLES, _error, foreign_view, score_stored, write_report_atomic
 from benchmark.rundir import RunLock, write_atomic
 
@@ -196,13 +196,14 @@ _ERROR_STAGE = FRAME_COLUMNS.index("error_stage")
 
 
 class _Scored:
-    """What scoring sample lines gives: report rows (``frame_row``), score seconds, where metrics changed
+    """What scoring sample lines gives: report rows (``frame_row``; a :class:`RowStore` of every part's rows once
+    :func:`score_file` puts them together), score seconds, where metrics changed
     (and the parts of the file written anew there), a bad line."""
 
     __slots__ = ("rows", "seconds", "changed", "bad", "parts")
 
     def __init__(self) -> None:
-        self.rows: list[tuple[Any, ...]] = []
+        self.rows: list[tuple[Any, ...]] | RowStore = []   # a RowStore once the parts are put together
         self.seconds: list[float | None] = []
         self.changed: list[int] = []             # byte offsets of the records whose metrics changed
         self.bad: tuple[int, str] | None = None  # (byte offset, message) of the first bad line
@@ -330,11 +331,14 @@ def score_file(path: Path, graphs: dict[str, Any], workers: int = 1, min_paralle
             meanwhile()
         parts = [_score_part(path, (0, path.stat().st_size), graphs)]
     out = _Scored()
+    out.rows = RowStore()   # the report's rows of every sample, coded as a run keeps them
     for part in parts:
         out.parts.extend(part.parts)
         if part.bad is not None and out.bad is None:
             out.bad = part.bad
-        out.rows.extend(part.rows)
+        for row in part.rows:
+            out.rows.add(row)
+        part.rows = []
         out.seconds.extend(part.seconds)
         out.changed.extend(part.changed)
     if out.bad is not None:
@@ -429,7 +433,7 @@ def _rescore(run_dir: Path, report: bool, workers: int) -> tuple[Path, Sequence[
     if changed:  # the records whose metrics changed, with their new score time; the others as the run wrote them
         _rewrite(spath, scored.parts)
     records = RescoredRecords(spath, len(scored.seconds))
-    card["sample_errors"] = sum(1 for row in scored.rows if row[_ERROR_STAGE] is not None)
+    card["sample_errors"] = int(scored.rows.present(_ERROR_STAGE).sum()) if len(scored.rows) else 0
     t1 = time.perf_counter()
     if report:
         write_report_atomic(run_dir, scored.rows, card)

@@ -114,9 +114,23 @@ def test_rescore_file_parts_in_processes_equal_serial(finished):
     serial = score_file(path, graphs, workers=1)
     parallel = score_file(path, graphs, workers=2, min_parallel=0)  # 16 parts of a 36-line file
     assert len(serial.rows) == len(records) == 36
-    assert serial.rows == parallel.rows and serial.changed == parallel.changed == []
+    assert list(serial.rows) == list(parallel.rows) and serial.changed == parallel.changed == []
     assert [s is None for s in serial.seconds] == [s is None for s in parallel.seconds]
-    assert serial.rows == [frame_row(r) for r in rescore_records(records, graphs)]
+    assert list(serial.rows) == [frame_row(r) for r in rescore_records(records, graphs)]
+
+
+def test_rescore_counts_the_samples_with_a_stage_error(finished):
+    """The card's ``sample_errors`` after a re-score counts the records that carry a stage error (read from the
+    coded rows of every part), and the report lists them."""
+    d = finished.run_dir
+    lines = [json.loads(line) for line in (d / "samples.jsonl").read_text().splitlines()]
+    for r in lines[3:5]:
+        r.update(metrics=None, error={"stage": "select", "message": "no such node"})
+    (d / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    for workers in (1, 2):
+        _, _, card = rescore(d, workers=workers)
+        assert card["sample_errors"] == 2
+    assert "Samples with a stage error" in (d / "report.md").read_text()
 
 
 def test_file_parts_cover_every_line_once(tmp_path):
