@@ -116,9 +116,9 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
     coded columns the tables read a few at a time, :class:`benchmark.report.columns.SampleColumns`; the
     store given is emptied), or the samples frame made of such rows; in the last cases the decisions and
     the interactive page read the samples one by one from ``samples.jsonl``, and the frame is let go once
-    the tables are made. report.html is written a piece at a time (:func:`benchmark.report.html.write_html`). The run's own files (``samples.jsonl``, ``graphs.json``) are
-    read from ``run_files`` (default ``run_dir``), so the report can be written elsewhere first and moved
-    into place.
+    the tables are made. report.html is written a piece at a time (:func:`benchmark.report.html.write_html`).
+    The run's own files (``samples.jsonl``, ``graphs.json``) are read from ``run_files`` (default
+    ``run_dir``), so the report can be written elsewhere first and moved into place.
     """
     from benchmark.errors import DiagQAError
     from benchmark.judge.section import run_sections

@@ -57,10 +57,8 @@ class SampleColumns:
     def _frame(self, names: Iterable[str], rows: np.ndarray | None = None) -> pd.DataFrame:
         names = list(names)
         index = pd.RangeIndex(len(self)) if rows is None else pd.Index(rows, dtype="int64")
-        if not names:
-            return pd.DataFrame(index=index)
         return pd.DataFrame({n: pd.Series(self._values(n, rows), index=index, dtype=object, copy=False) for n in names},
-                            columns=names)
+                            index=index, columns=names)
 
     def _rows(self, mask: Any) -> np.ndarray:
         """The positions a boolean mask (a Series or array of one value per sample) keeps."""

@@ -242,15 +242,23 @@ class RowStore:
         """Values per row (0 before the first row)."""
         return self._width
 
+    def _code_array(self, j: int) -> Any:
+        """The numbers of coded column ``j``'s values, row by row, as a numpy view of its array."""
+        import numpy as np
+
+        codes = self._codes[j]
+        assert codes is not None
+        return np.frombuffer(codes, dtype=_DTYPES[codes.typecode]) if len(codes) else np.empty(0, dtype=np.uint8)
+
     def column(self, j: int, rows: Any = None) -> Any:
         """Column ``j`` as a numpy array of objects (as :meth:`to_frame` makes it), of every row or of the
         row positions ``rows`` (an integer array) in their order; the store is left as it is."""
         import numpy as np
 
-        col, codes = self._plain[j], self._codes[j]
+        col = self._plain[j]
         if col is None:
             vals = np.fromiter(self._values[j], dtype=object, count=len(self._values[j]))
-            picked = np.frombuffer(codes, dtype=_DTYPES[codes.typecode]) if len(codes) else np.empty(0, dtype=int)  # type: ignore[union-attr]
+            picked = self._code_array(j)
             return vals[picked if rows is None else picked[rows]]
         if type(col) is _Floats:
             floats = np.frombuffer(col.values, dtype=float) if len(col) else np.empty(0)
@@ -260,23 +268,25 @@ class RowStore:
             out = floats.astype(object)
             out[none] = None
             return out
+        # fromiter keeps each value as one object (a list-valued answer is not unpacked)
         if rows is None:
-            return np.fromiter(col, dtype=object, count=len(col))  # each value one object (a list is not unpacked)
+            return np.fromiter(col, dtype=object, count=len(col))
         return np.fromiter((col[i] for i in rows), dtype=object, count=len(rows))
 
     def present(self, j: int) -> Any:
         """Whether each row's value of column ``j`` is measured (neither ``None`` nor NaN), as a numpy bool array."""
         import numpy as np
 
-        col, codes = self._plain[j], self._codes[j]
+        col = self._plain[j]
         if col is None:
             known = np.fromiter((not _missing(v) for v in self._values[j]), dtype=bool, count=len(self._values[j]))
-            return known[np.frombuffer(codes, dtype=_DTYPES[codes.typecode])] if len(codes) else np.empty(0, dtype=bool)  # type: ignore[union-attr]
+            return known[self._code_array(j)]
         return np.fromiter((not _missing(v) for v in col), dtype=bool, count=len(col))
 
     def take(self) -> "RowStore":
         """A store holding these rows, this one left empty (as :meth:`to_frame` leaves it): whoever made the
-        rows does not keep them alive once the report holds them."""
+        rows does not keep them alive once the report holds them. The store taken is for reading: it has
+        no index of values, so a row added to it would give its values new numbers."""
         out = RowStore()
         out._n, out._width, out._plain, out._codes, out._values, out._index = (
             self._n, self._width, self._plain, self._codes, self._values, [{} for _ in self._index])
@@ -303,14 +313,8 @@ class RowStore:
             raise ValueError(f"report rows of {width} values, the samples frame has {len(FRAME_COLUMNS)} columns")
         block = np.empty((width, n), dtype=object)
         for j in range(self._width):
-            col, codes = self._plain[j], self._codes[j]
-            if col is not None:
-                # fromiter keeps each value as one object (a list-valued answer is not unpacked)
-                block[j] = np.fromiter(col, dtype=object, count=n)
-            elif n:
-                vals = np.fromiter(self._values[j], dtype=object, count=len(self._values[j]))
-                block[j] = vals[np.frombuffer(codes, dtype=_DTYPES[codes.typecode])]  # type: ignore[union-attr]
-            self._plain[j], self._codes[j], self._values[j], self._index[j] = [], None, [], {}
+            block[j] = self.column(j)
+            self._plain[j], self._codes[j], self._values[j], self._index[j] = [], None, [], {}  # each column let go as it is moved
         self.__init__()  # type: ignore[misc]
         return pd.DataFrame(block.T, columns=list(FRAME_COLUMNS), dtype=object, copy=False)
 
