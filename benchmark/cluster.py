@@ -257,6 +257,11 @@ class Session:
         futures = {n: task.remote(n, self._options, data, qs) for n in names}
         return lambda: {n: ray.get(f) for n, f in futures.items()}
 
+    def let_go_of_data(self) -> None:
+        """Drop this side's hold on the dataset and questions once the finders are submitted (the run
+        holds its questions packed while the samples are made, :meth:`benchmark.runner._Work.planned`)."""
+        self._dataset = self._questions = None
+
     def close(self) -> None:
         if self._started:
             self.ray.shutdown()

@@ -26,12 +26,14 @@ import gc
 import json
 import multiprocessing
 import os
+import pickle
 import platform
 import shutil
 import sys
 import tempfile
 import time
 import traceback
+import zlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple
@@ -377,9 +379,32 @@ def check_question(q: Question, diagram: Diagram) -> InputError | None:
 
 # -- the work of one diagram -----------------------------------------------------------------------
 
+def _pack(value: Any) -> bytes:
+    """``value`` pickled and deflated: a diagram's questions and their finders' results take under a tenth
+    of their memory as live objects this way (see :class:`_Shelved`)."""
+    return zlib.compress(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), 1)
+
+
+def _unpack(data: bytes) -> Any:
+    return pickle.loads(zlib.decompress(data))
+
+
+class _Shelved(NamedTuple):
+    """One diagram's work while it waits for its task (:meth:`_Work.task`): its questions to run and their
+    finders' results packed (:func:`_pack`: ``(questions, {finder: {question id: result}})``), the diagrams
+    those results name, and its samples already done. The run holds each diagram's work from planning until
+    its task is handed out (a run ten times as large has ten times as many diagrams)."""
+
+    packed: bytes
+    read: tuple[str, ...]
+    done: frozenset[str]
+
+
 @dataclass
 class _Work:
-    """What every worker needs; built once per process."""
+    """What every worker needs; built once per process. The run's own (:meth:`planned`) keeps each
+    diagram's questions and finders' results on its ``shelf`` until the diagram's task is made; a
+    worker's (:meth:`for_task`) has one task's in ``questions`` and ``found``."""
 
     dataset: Dataset
     questions: dict[str, list[Question]]          # diagram id -> its questions to run
@@ -390,6 +415,23 @@ class _Work:
     gold_graphs: dict[str, nx.MultiDiGraph] = field(default_factory=dict)
     done: frozenset[str] = frozenset()            # sample ids already in samples.jsonl (a resumed run)
     _graphs: dict[tuple[str, str], Any] = field(default_factory=dict)
+    shelf: dict[str, _Shelved] = field(default_factory=dict)   # diagram id -> its work, until its task is made
+
+    @classmethod
+    def planned(cls, dataset: Dataset, questions: dict[str, list[Question]], variants: list[Variant],
+                answerers: list[str], stages: _Stages, found: dict[str, dict[str, dict[str, Any]]],
+                done: set[str] | frozenset[str] = frozenset()) -> "_Work":
+        """The run's work: each diagram's questions (``questions``: diagram id -> its questions to run) and
+        their finders' results shelved, with the samples of them in ``done`` (a resumed run's)."""
+        shelf = {}
+        for did, qs in questions.items():
+            mine = {f: {q.id: per[q.id] for q in qs} for f, per in found.items()}
+            read = sorted({did} | {r["diagram"] for per in mine.values() for r in per.values()
+                                   if r["diagram"] is not None})
+            ids = (sample_id(q.id, v.name, a) for q in qs for v in variants for a in answerers)
+            shelf[did] = _Shelved(_pack((qs, mine)), tuple(read),
+                                  frozenset(s for s in ids if s in done) if done else frozenset())
+        return cls(dataset, {}, variants, answerers, stages, {}, shelf=shelf)
 
     def graph(self, source: str, diagram_id: str) -> tuple[nx.MultiDiGraph, float]:
         key = (source, diagram_id)
@@ -421,19 +463,19 @@ class _Work:
         return graph_from_json(graph_to_json(self.dataset.diagrams[diagram_id].graph))
 
     def task(self, diagram_id: str) -> "_Task":
-        """What a worker needs for one diagram: the diagram and those its finders returned for its questions
-        (nothing else of the dataset), its questions, their finders' results and its samples already done."""
-        qs = self.questions.get(diagram_id, [])
-        found = {f: {q.id: per[q.id] for q in qs} for f, per in self.found.items()}
-        read = {diagram_id} | {r["diagram"] for per in found.values() for r in per.values() if r["diagram"] is not None}
-        ids = (sample_id(q.id, v.name, a) for q in qs for v in self.variants for a in self.answerers)
-        done = frozenset(s for s in ids if s in self.done) if self.done else frozenset()
-        return _Task(diagram_id, self.dataset.root, {d: self.dataset.diagrams[d] for d in sorted(read)}, qs, found, done)
+        """What a worker needs for one diagram (of the run's :meth:`planned` work): the diagram and those its
+        finders returned for its questions (nothing else of the dataset), its questions and their finders'
+        results (still packed: they are unpacked in the worker) and its samples already done. The diagram
+        leaves the shelf: the task holds its work from then on."""
+        shelved = self.shelf.pop(diagram_id)
+        return _Task(diagram_id, self.dataset.root, {d: self.dataset.diagrams[d] for d in shelved.read},
+                     shelved.packed, shelved.done)
 
     def for_task(self, task: "_Task") -> "_Work":
         """This work's stages set to ``task``, with graph caches of its own (let go with it)."""
-        return replace(self, dataset=Dataset(task.root, task.diagrams), questions={task.diagram_id: task.questions},
-                       found=task.found, done=task.done, gold_graphs={}, _graphs={})
+        questions, found = _unpack(task.packed)
+        return replace(self, dataset=Dataset(task.root, task.diagrams), questions={task.diagram_id: questions},
+                       found=found, done=task.done, gold_graphs={}, _graphs={}, shelf={})
 
     def gold_json_pieces(self, diagram_ids: list[str]) -> Iterator[str]:
         """graphs.json (``json.dumps`` of ``{diagram id: graph_to_json(gold graph)}``, keys sorted) a diagram
@@ -456,9 +498,17 @@ class _Task(NamedTuple):
     diagram_id: str
     root: Path
     diagrams: dict[str, Diagram]                  # the diagram and those its finders returned
-    questions: list[Question]
-    found: dict[str, dict[str, dict[str, Any]]]   # finder -> question id -> {diagram, rank, error, time}
+    packed: bytes                                 # (its questions, {finder: {question id: result}}): see _pack
     done: frozenset[str]
+
+    @property
+    def questions(self) -> list[Question]:
+        return _unpack(self.packed)[0]
+
+    @property
+    def found(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """finder -> question id -> {diagram, rank, error, time}"""
+        return _unpack(self.packed)[1]
 
 
 def reads_context(answerer: Any) -> bool:
@@ -1063,28 +1113,54 @@ def _sample_run(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress
                           "(its content hash differs); resumed samples would not match: start a new run")
     t_loaded = time.perf_counter()
     cluster = None
-    ranked: dict[str, dict[str, dict[str, Any]]] = {}
     if spec.executor == "ray":  # finders are fitted and ranked on the cluster, the diagrams worked on there
         from benchmark.cluster import Session
 
         cluster = Session(spec.address, spec.workers, spec.options, dataset, questions)
     try:
-        return _execute_stages(spec, run_dir, started, progress=progress, quiet=quiet, report=report, previous=previous,
-                               t_start=t_start, t_loaded=t_loaded, dataset=dataset, questions=questions,
-                               problems=problems, cluster=cluster, ranked=ranked)
+        plan = _plan(spec, run_dir, started, progress=progress, quiet=quiet, report=report, previous=previous,
+                     t_start=t_start, t_loaded=t_loaded, dataset=dataset, questions=questions, problems=problems,
+                     cluster=cluster)
+        # each diagram's questions are on the plan's shelf now: while the samples are made the run holds as
+        # objects only the questions of the diagram being worked on
+        del questions
+        for d in dataset.diagrams.values():
+            d.questions = []
+        if cluster is not None:
+            cluster.let_go_of_data()
+        return _sample(spec, run_dir, plan, progress=progress, quiet=quiet, t_start=t_start)
     finally:
         if cluster is not None:
             cluster.close()
 
 
-def _execute_stages(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool, quiet: bool, report: bool,
-                    previous: dict[str, Any] | None, t_start: float, t_loaded: float, dataset: Dataset,
-                    questions: list[Question], problems: list[InputError], cluster: Any,
-                    ranked: dict[str, dict[str, dict[str, Any]]]) -> tuple[RunResult, RowStore | None, float]:
+class _Plan(NamedTuple):
+    """The run's work planned (:func:`_plan`), for :func:`_sample` to do."""
+
+    work: _Work
+    order: list[str]          # the diagrams with samples to make, in order
+    diagram_ids: list[str]    # every diagram with a question run (graphs.json)
+    card: dict[str, Any]
+    tally: Tally
+    rows: RowStore | None
+    total: int
+    n_workers: int
+    skipped: list[dict[str, Any]]
+    problems: list[InputError]   # the dataset's, of the questions left out
+    t_ranked: float
+
+
+def _plan(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool, quiet: bool, report: bool,
+          previous: dict[str, Any] | None, t_start: float, t_loaded: float, dataset: Dataset,
+          questions: list[Question], problems: list[InputError], cluster: Any) -> _Plan:
+    """The images read, the stages resolved, every question ranked by the finders, a resumed run's samples
+    counted, and the run card (status ``running``) written: each diagram's questions and their finders'
+    results shelved in the plan's work (:meth:`_Work.planned`)."""
     from benchmark.records import loads_line
 
     if cluster is None:
         read_images(spec, dataset, questions, progress=progress and not quiet)
+    ranked: dict[str, dict[str, dict[str, Any]]] = {}   # the finders fitted and ranked on the cluster
     variants, answerers, instances, skipped, resolved = _resolve(
         spec, dataset, lambda msg: _say(msg, quiet), cluster.fit_finders if cluster is not None else None, ranked)
     for s in skipped:
@@ -1125,12 +1201,12 @@ def _execute_stages(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, prog
             tally.add(_outcome(rec))
             if rows is not None:
                 rows.add(frame_row(rec))
+        del expected
     todo_diagrams = {q.diagram for q in questions
                      if any(sample_id(q.id, v.name, a) not in done for v in variants for a in answerers)}
     order = sorted(todo_diagrams)
-    todo_questions = {q.id for d in order for q in by_diagram[d]}
-    work = _Work(dataset, {d: qs for d, qs in by_diagram.items() if d in todo_diagrams}, variants, answerers, stages,
-                 found, done=frozenset(s for s in done if s.rsplit("|", 2)[0] in todo_questions))
+    work = _Work.planned(dataset, {d: qs for d, qs in by_diagram.items() if d in todo_diagrams}, variants, answerers,
+                         stages, found, done)
     n_workers = max(1, min(spec.workers, len(order)))
     t_ranked = time.perf_counter()
 
@@ -1160,16 +1236,27 @@ def _execute_stages(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, prog
              "workers": n_workers, "command": card["command"]}]
         card["command"] = previous.get("command")
     card.update(_priors_and_pairs(spec, dataset, questions))
+    dataset.prior_predictions = {}   # read only for the card's priors: not held while the samples are made
     write_atomic(run_dir / CARD, _card_text(card))
     if previous is not None:
         _say(f"resuming run {spec.run_id}: {tally.samples} of {total} samples done, {total - tally.samples} to run",
              quiet)
+    return _Plan(work, order, list(by_diagram), card, tally, rows, total, n_workers, skipped, problems, t_ranked)
 
+
+def _sample(spec: RunSpec, run_dir: Path, plan: _Plan, *, progress: bool, quiet: bool,
+            t_start: float) -> tuple[RunResult, RowStore | None, float]:
+    """The plan's samples made and appended to samples.jsonl, then graphs.json written and the card
+    completed (see :func:`_sample_run`)."""
     from tqdm import tqdm
 
+    from benchmark.records import loads_line
+
+    work, card, tally, rows, total = plan.work, plan.card, plan.tally, plan.rows, plan.total
+    answerers, skipped = work.answerers, plan.skipped
     log = SampleLog(run_dir / SAMPLES)
     peak: dict[str, int] = {}  # most requests in flight at once per limited answerer (Ray executor)
-    batches = _iter_emitted(spec, work, order, n_workers, report, peak)
+    batches = _iter_emitted(spec, work, plan.order, plan.n_workers, rows is not None, peak)
     interrupted = False
     try:
         with tqdm(total=total, initial=tally.samples, desc=f"diagqa run {spec.run_id}", unit="sample",
@@ -1202,16 +1289,16 @@ def _execute_stages(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, prog
     runtime_down = tally.runtime_unavailable()
     for s in runtime_down:
         _say(f"unavailable during the run: {s['component']}: {s['reason']} ({s['samples']} samples)", quiet)
-    write_atomic(run_dir / GRAPHS, work.gold_json_pieces(list(by_diagram)))
+    write_atomic(run_dir / GRAPHS, work.gold_json_pieces(plan.diagram_ids))
     failures = tally.failures(answerers)
     card.update(status="failed" if failures else "complete", failures=failures, skipped=skipped + runtime_down,
                 samples=tally.samples, sample_errors=tally.stage_errors,
                 answerer_failures={a: {"samples": n, "failed": f} for a, (n, f) in sorted(tally.by_answerer.items())})
-    card["wall_s"]["samples"] = round(t_samples - t_ranked, 3)
+    card["wall_s"]["samples"] = round(t_samples - plan.t_ranked, 3)
     if spec.executor != "local":
-        card["executor"] = {"name": spec.executor, "address": spec.address, "actors": n_workers,
+        card["executor"] = {"name": spec.executor, "address": spec.address, "actors": plan.n_workers,
                             "peak_in_flight": dict(sorted(peak.items()))}
-    return RunResult(str(spec.run_id), run_dir, card, problems, skipped + runtime_down, failures), rows, t_start
+    return RunResult(str(spec.run_id), run_dir, card, plan.problems, skipped + runtime_down, failures), rows, t_start
 
 
 def _priors_and_pairs(spec: RunSpec, dataset: Dataset, questions: list[Question]) -> dict[str, Any]:

@@ -607,6 +607,40 @@ def test_a_worker_gets_one_diagrams_task_with_only_the_diagrams_it_reads(tmp_pat
     assert samples_without_timings(worked) == samples_without_timings(one.run_dir / "samples.jsonl")
 
 
+def test_while_samples_are_made_the_run_holds_only_the_questions_of_the_diagram_worked_on(tmp_path, monkeypatch):
+    """The run keeps each diagram's questions and their finders' results packed until the diagram's task is
+    made (a run ten times as large has ten times as many): while a diagram is worked on, the questions alive
+    as objects are that diagram's, the dataset's diagrams hold none, and the samples are the same."""
+    import gc
+
+    from benchmark import runner
+    from benchmark.questions import Question
+
+    names = ["algo_login_lockout_a", "algo_login_lockout_b", "arch_auth_cache_a", "arch_auth_cache_b"]
+    data = copy_bundled(tmp_path / "data", names)
+    spec = tiny_spec(tmp_path, data_dir=data, variants=("test-twin+d2+khop1", "oracle+d2+none"),
+                     answerers=("solver", "blind"), limit=None)
+    before = run(spec, progress=False, quiet=True)
+    seen = []
+    real = runner.iter_diagram
+
+    def watching(work, diagram_id):
+        for batch in real(work, diagram_id):
+            gc.collect()
+            alive = [o for o in gc.get_objects() if type(o) is Question]
+            held = [q for o in gc.get_objects() if type(o) is runner.Diagram for q in o.questions]
+            seen.append((diagram_id, {q.diagram for q in alive}, len(held)))
+            yield batch
+
+    monkeypatch.setattr(runner, "iter_diagram", watching)
+    after = run(tiny_spec(tmp_path, data_dir=data, variants=("test-twin+d2+khop1", "oracle+d2+none"),
+                          answerers=("solver", "blind"), limit=None, run_id="r2"), progress=False, quiet=True)
+    assert [d for d, _, _ in seen] and {d for d, _, _ in seen} == set(names)
+    assert all(diagrams == {d} and held == 0 for d, diagrams, held in seen), seen
+    assert samples_without_timings(after.run_dir / "samples.jsonl") == \
+        samples_without_timings(before.run_dir / "samples.jsonl")
+
+
 def test_a_pool_worker_gives_its_math_libraries_its_share_of_the_cores():
     """The local pool's processes share the cores: torch (embedding texts for the dense stages) gets the
     worker's share, not one thread per core in every worker; a value the user set is kept."""
