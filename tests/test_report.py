@@ -146,7 +146,9 @@ def test_plots_are_deterministic(frame):
 
 
 def test_doctests():
-    for mod in (agg, tables):
+    from benchmark.report import comparison
+
+    for mod in (agg, tables, comparison):
         result = doctest.testmod(mod)
         assert result.failed == 0 and result.attempted > 0, mod.__name__
 
@@ -156,7 +158,7 @@ def test_bootstrap_by_counts_has_the_law_of_resampling_indices(values):
     """Two levels (binomial), a few (multinomial), many (indices): all match plain index resampling."""
     import numpy as np
 
-    agg._interval.cache_clear()
+    agg._INTERVALS.clear()
     low, high = agg.bootstrap(values, 0, "law", n_boot=20000)
     kept = np.array(values, dtype=float)
     means = kept[np.random.default_rng(123).integers(0, kept.size, size=(20000, kept.size))].mean(axis=1)
@@ -165,12 +167,21 @@ def test_bootstrap_by_counts_has_the_law_of_resampling_indices(values):
     assert low < float(np.mean(kept)) < high
 
 
-def test_bootstrap_of_equal_values_under_one_key_is_computed_once():
-    agg._interval.cache_clear()
+def test_bootstrap_of_equal_values_under_one_key_is_computed_once(monkeypatch):
+    agg._INTERVALS.clear()
+    computed = []
+    interval = agg._interval
+    monkeypatch.setattr(agg, "_interval", lambda *a: computed.append(a) or interval(*a))
     first = agg.bootstrap([0.2, 0.4, 0.4, 1.0], 0, "once")
     assert agg.bootstrap([1.0, 0.4, None, 0.2, 0.4], 0, "once") == first  # order and None do not matter
-    assert agg._interval.cache_info().hits == 1
+    assert len(computed) == 1
     assert agg.bootstrap([0.2, 0.4, 0.4, 0.9], 0, "once") != first
+    assert agg.bootstrap([0.2, 0.4, 0.4, 1.0], 0, "other") != first   # another key: another stream
+    assert len(computed) == 3
+    # what is kept is bounded, the oldest going first; an interval made again is the same
+    monkeypatch.setattr(agg, "KEPT_INTERVALS", 2)
+    assert agg.bootstrap([0.1, 0.3], 0, "third") and len(agg._INTERVALS) == 2
+    assert agg.bootstrap([0.2, 0.4, 0.4, 1.0], 0, "once") == first and len(computed) == 5
 
 
 def test_grounded_accuracy_against_context_size_plot(frame):

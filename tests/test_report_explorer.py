@@ -216,6 +216,11 @@ def test_columns_written_out_in_chunks_give_the_same_page_data(tiny, monkeypatch
     assert any(c._file is not None for c in spooled["columns"].values())   # written out, not held
     assert list(spooled["columns"]["answer.late_field"]) == [None] * 5 + list(range(5, len(records)))
     assert list(spooled["columns"]["sample_id"]) == [r["sample_id"] for r in records]
+    # each sample's references to its question and context are written out the same way, and the questions
+    # (one per question of the run) go to a spool file as they are met
+    assert spooled["q"]._file is not None and list(spooled["q"]) == list(held["q"])
+    assert list(spooled["c"]) == list(held["c"]) and list(spooled["questions"]) == list(held["questions"])
+    assert type(spooled["questions"]) is explorer.Spool
     page = json.loads(gzip.decompress(base64.b64decode(packed(spooled))))
     assert packed(spooled) == packed(held) and page["columns"]["srr"] == [r["metrics"]["srr"] for r in records]
 

@@ -378,11 +378,11 @@ def test_bootstrap_by_blocks_draws_the_same_resamples_as_one_block(monkeypatch):
 
     values = np.sort(np.random.default_rng(3).random(4999)).tobytes()  # > COUNTED_VALUES levels: by index
     monkeypatch.setattr(agg, "RESAMPLE_BLOCK", 10**9)  # every resample in one (1000, 4999) draw
-    whole = agg._interval.__wrapped__(values, 0, "g|srr", 1000, 0.95)
+    whole = agg._interval(values, 0, "g|srr", 1000, 0.95)
     monkeypatch.setattr(agg, "RESAMPLE_BLOCK", 4999 * 7 + 3)  # blocks of 7 resamples, the last one shorter
-    assert agg._interval.__wrapped__(values, 0, "g|srr", 1000, 0.95) == whole
+    assert agg._interval(values, 0, "g|srr", 1000, 0.95) == whole
     monkeypatch.setattr(agg, "RESAMPLE_BLOCK", 1)
-    assert agg._interval.__wrapped__(values, 0, "g|srr", 1000, 0.95) == whole
+    assert agg._interval(values, 0, "g|srr", 1000, 0.95) == whole
 
 
 def test_report_rows_share_repeated_values():

@@ -26,7 +26,7 @@ out of a mean and counted in a ``*_missing`` column, never averaged as NaN.
 """
 from __future__ import annotations
 
-import functools
+import hashlib
 import math
 import zlib
 from typing import Any, Iterable
@@ -142,6 +142,9 @@ def mean_of(series: Iterable[Any]) -> float | None:
 COUNTED_VALUES = 32
 #: values drawn at once when resampling by index (a block of resamples of 2**18 values: 3 MB)
 RESAMPLE_BLOCK = 1 << 18
+#: bootstrap intervals kept (:func:`_cached_interval`): equal values under one key are resampled once
+KEPT_INTERVALS = 4096
+_INTERVALS: dict[tuple[Any, ...], tuple[float, float]] = {}
 
 
 def bootstrap(series: Iterable[Any], seed: int, key: str, n_boot: int = 1000, level: float = 0.95) -> tuple[float | None, float | None]:
@@ -169,10 +172,22 @@ def bootstrap(series: Iterable[Any], seed: int, key: str, n_boot: int = 1000, le
     kept, _ = _values(series)
     if not kept.size:
         return None, None
-    return _interval(np.sort(kept).tobytes(), seed, key, n_boot, level)
+    return _cached_interval(np.sort(kept).tobytes(), seed, key, n_boot, level)
 
 
-@functools.lru_cache(maxsize=4096)
+def _cached_interval(sorted_values: bytes, seed: int, key: str, n_boot: int, level: float) -> tuple[float, float]:
+    """:func:`_interval`, computed once for equal values under one key (tables share groups): the interval
+    is kept under a digest of the values, not the values, which would hold a copy of every group's column
+    (memory that grows with the run's samples). The oldest of :data:`KEPT_INTERVALS` goes first."""
+    k = (hashlib.blake2b(sorted_values, digest_size=20).digest(), len(sorted_values), seed, key, n_boot, level)
+    got = _INTERVALS.get(k)
+    if got is None:
+        while len(_INTERVALS) >= KEPT_INTERVALS:
+            del _INTERVALS[next(iter(_INTERVALS))]
+        got = _INTERVALS[k] = _interval(sorted_values, seed, key, n_boot, level)
+    return got
+
+
 def _interval(sorted_values: bytes, seed: int, key: str, n_boot: int, level: float) -> tuple[float, float]:
     kept = np.frombuffer(sorted_values, dtype=float)
     n = kept.size
@@ -204,7 +219,7 @@ def _with_ci(out: dict[str, Any], name: str, values: list[Any], seed: int, key: 
     kept, missing = _values(values)
     out[name] = float(kept.mean()) if kept.size else None
     out[f"{name}_low"], out[f"{name}_high"] = (
-        _interval(np.sort(kept).tobytes(), seed, f"{key}|{name}", n_boot, 0.95) if kept.size else (None, None))
+        _cached_interval(np.sort(kept).tobytes(), seed, f"{key}|{name}", n_boot, 0.95) if kept.size else (None, None))
     out[f"{name}_missing"] = missing
 
 
@@ -334,10 +349,10 @@ def twin_consistency(df: pd.DataFrame) -> pd.DataFrame:
     A pair where either answer is missing is counted in ``unmeasured``.
     """
     cols = ("twin_question", "answer_value", "answer_raw", "correct", "found_diagram", "diagram_id")
-    s = scored(df, [*GROUP, "question_id", *cols])
+    s = _columns(df, [*GROUP, "question_id", *cols], only_scored=True)   # lists: no frame copied per group
     rows = []
-    for (variant, answerer), g in s.groupby(GROUP, sort=False):
-        by_q = {q: dict(zip(cols, vals)) for q, *vals in zip(g["question_id"], *(g[c] for c in cols))}
+    for (variant, answerer), g in _groups(s, GROUP, sort=False).items():
+        by_q = {s["question_id"][i]: {c: s[c][i] for c in cols} for i in g}
         pairs = sorted({tuple(sorted((q, r["twin_question"]))) for q, r in by_q.items()
                         if r["twin_question"] and r["twin_question"] in by_q})
         differ, differ_own, unmeasured, finder_same = [], [], 0, 0

@@ -20,7 +20,7 @@ every difference's interval; p-values are Holm-corrected within each answerer an
 from __future__ import annotations
 
 from itertools import combinations
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 import pandas as pd
@@ -58,31 +58,59 @@ def _by_answerer(s: Columns) -> dict[Any, dict[Any, list[int]]]:
     return out
 
 
-def _per_question(s: Columns, rows: list[int]) -> dict[str, dict[str, Any]]:
-    """question id -> the paired values of its sample among ``rows`` (errors unmeasured: ``None``)."""
-    qid, did, guess, correct, sufficient, srr, f1 = (s[c] for c in ("question_id", "diagram_id", "guess_class",
-                                                                     "correct", "sufficient", "srr", "f1"))
-    out = {}
-    for i in rows:
-        err = guess[i] == "error"
-        out[qid[i]] = {
-            "diagram": did[i],
-            "accuracy": None if err or correct[i] is None else float(bool(correct[i])),
-            "grounded_accuracy": None if err or guess[i] is None else float(guess[i] == "grounded"),
-            "sufficiency": None if sufficient[i] is None else float(bool(sufficient[i])),
-            "srr": srr[i], "f1": f1[i],
-        }
-    return out
+class PerQuestion:
+    """Question id -> the paired values of its sample among ``rows`` of ``s`` (the last sample of a question
+    met twice): ``value(q, metric)`` for ``diagram`` and each metric (errors unmeasured: ``None``). The
+    values are read from the columns when asked: a comparison holds a row number per sample of every
+    candidate, not a mapping of values (a run ten times as large has ten times as many samples).
+
+    >>> s = {"question_id": ["a", "b"], "diagram_id": ["d", "d"], "guess_class": ["grounded", "error"],
+    ...      "correct": [True, None], "sufficient": [True, False], "srr": [1.0, 0.5], "f1": [1.0, None]}
+    >>> p = PerQuestion(s, [0, 1]); sorted(p), p.value("a", "grounded_accuracy"), p.value("b", "accuracy")
+    (['a', 'b'], 1.0, None)
+    >>> p.values("sufficiency"), p.values("srr")
+    ([1.0, 0.0], [1.0, 0.5])
+    """
+
+    def __init__(self, s: Columns, rows: list[int]) -> None:
+        self._s = s
+        qid = s["question_id"]
+        self._row = {qid[i]: i for i in rows}
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._row)
+
+    def __len__(self) -> int:
+        return len(self._row)
+
+    def value(self, q: Any, metric: str) -> Any:
+        s, i = self._s, self._row[q]
+        if metric == "diagram":
+            return s["diagram_id"][i]
+        if metric in ("srr", "f1"):
+            return s[metric][i]
+        if metric == "sufficiency":
+            sufficient = s["sufficient"][i]
+            return None if sufficient is None else float(bool(sufficient))
+        guess = s["guess_class"][i]
+        if metric == "accuracy":
+            correct = s["correct"][i]
+            return None if guess == "error" or correct is None else float(bool(correct))
+        if metric == "grounded_accuracy":
+            return None if guess == "error" or guess is None else float(guess == "grounded")
+        raise KeyError(metric)
+
+    def values(self, metric: str) -> list[Any]:
+        """``metric`` of every question, in the order the questions were first met."""
+        return [self.value(q, metric) for q in self._row]
 
 
-def _paired(a: dict[str, dict[str, Any]], b: dict[str, dict[str, Any]], metric: str
-            ) -> tuple[list[Any], list[Any], list[Any]]:
+def _paired(a: PerQuestion, b: PerQuestion, metric: str) -> tuple[list[Any], list[Any], list[Any]]:
     qs = sorted(set(a) & set(b))
-    return [a[q][metric] for q in qs], [b[q][metric] for q in qs], [a[q]["diagram"] for q in qs]
+    return [a.value(q, metric) for q in qs], [b.value(q, metric) for q in qs], [a.value(q, "diagram") for q in qs]
 
 
-def compare_pair(a: dict[str, dict[str, Any]], b: dict[str, dict[str, Any]], seed: int, n_boot: int,
-                 key: str) -> dict[str, Any]:
+def compare_pair(a: PerQuestion, b: PerQuestion, seed: int, n_boot: int, key: str) -> dict[str, Any]:
     """Every metric of ``a`` against ``b`` on their shared questions: the difference a - b with its
     cluster-bootstrap interval, and the p-value (McNemar for 0/1 outcomes, paired bootstrap for shares)."""
     out: dict[str, Any] = {"pairs": len(set(a) & set(b))}
@@ -111,16 +139,16 @@ def ranking(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000) -> pd.DataFrame
     s = _scored(df)
     rows = []
     for answerer, groups in _by_answerer(s).items():
-        per = {v: _per_question(s, g) for v, g in groups.items() if not is_control(v)}
+        per = {v: PerQuestion(s, g) for v, g in groups.items() if not is_control(v)}
         if not per or _receives_nothing(s, groups, list(per)):
             continue  # no candidate, or an answerer that receives no context: every retriever is the same to it
         stats = {}
         for v, vals in per.items():
             qs = sorted(vals)
-            cl = [vals[q]["diagram"] for q in qs]
+            cl = [vals.value(q, "diagram") for q in qs]
             st: dict[str, Any] = {}
             for metric in (*BINARY, *SHARES):
-                xs = [vals[q][metric] for q in qs]
+                xs = [vals.value(q, metric) for q in qs]
                 st[metric] = mean_of(xs)
                 st[f"{metric}_low"], st[f"{metric}_high"] = cluster_bootstrap_ci(
                     xs, cl, seed, n_boot, key=f"rank|{answerer}|{v}|{metric}")
@@ -230,7 +258,7 @@ def sensitivity(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000) -> dict[str
             excluded.append({"answerer": answerer, "reason": "it receives no context, so its accuracy cannot vary "
                                                              "with the retriever (a spread of 0 by construction)"})
             continue
-        per = {v: _per_question(s, groups[v]) for v in candidates}
+        per = {v: PerQuestion(s, groups[v]) for v in candidates}
         acc_p, srr_p, acc_d, srr_d = [], [], [], []
         for v1, v2 in combinations(candidates, 2):
             xa, xb, _ = _paired(per[v1], per[v2], "accuracy")
@@ -241,8 +269,8 @@ def sensitivity(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000) -> dict[str
             srr_p.append(d.p)
             srr_d.append(d.diff)
         acc_h, srr_h = holm(acc_p), holm(srr_p)
-        acc_means = [mean_of([x["accuracy"] for x in per[v].values()]) for v in candidates]
-        srr_means = [mean_of([x["srr"] for x in per[v].values()]) for v in candidates]
+        acc_means = [mean_of(per[v].values("accuracy")) for v in candidates]
+        srr_means = [mean_of(per[v].values("srr")) for v in candidates]
 
         def spread(xs: list[Any]) -> float | None:
             xs = [x for x in xs if x is not None]
@@ -278,13 +306,13 @@ def compare_runs(a: pd.DataFrame, b: pd.DataFrame, seed: int = 0, n_boot: int = 
     for key, g in _groups(sa, ["variant", "answerer"], sort=False).items():
         if key not in gb:
             continue
-        pa, pb = _per_question(sa, g), _per_question(sb, gb[key])
+        pa, pb = PerQuestion(sa, g), PerQuestion(sb, gb[key])
         shared = sorted(set(pa) & set(pb))
         row: dict[str, Any] = {"variant": key[0], "answerer": key[1], "only_a": len(set(pa) - set(pb)),
                                "only_b": len(set(pb) - set(pa))}
         for metric in (*BINARY, *SHARES):
-            row[f"{metric}_a"] = mean_of([pa[q][metric] for q in shared])
-            row[f"{metric}_b"] = mean_of([pb[q][metric] for q in shared])
+            row[f"{metric}_a"] = mean_of([pa.value(q, metric) for q in shared])
+            row[f"{metric}_b"] = mean_of([pb.value(q, metric) for q in shared])
         row.update(compare_pair(pa, pb, seed, n_boot, f"compare|{key[0]}|{key[1]}"))
         rows.append(row)
     for metric in (*BINARY, *SHARES):

@@ -332,13 +332,14 @@ def explorer_data(run_dir: Path, records: list[Any] | None, card: dict[str, Any]
     # (one per distinct context text and subgraph: ten times as many in a run ten times as large) go
     # to a spool file, not into memory
     diagrams, missing = _diagrams(card, graphs, draw, render)
-    questions: list[dict[str, Any]] = []
+    # the questions, the contexts and each sample's references to them grow with the run: they are kept on
+    # disk as they are made, like the samples' columns
+    questions = Spool()
     q_index: dict[str, int] = {}
     contexts = Spool()
     c_index: dict[bytes, int] = {}
     columns = _Columns()
-    q_refs: list[int] = []
-    c_refs: list[int | None] = []
+    refs = _Columns()   # per sample: "q" its question's index, "c" its context's (None: no context)
     for rec in _records(run_dir, records):
         q = rec["question"]
         qid = rec["question_id"]
@@ -372,15 +373,15 @@ def explorer_data(run_dir: Path, records: list[Any] | None, card: dict[str, Any]
                                       "edges": len(retrieved.get("edges") or [])}
                 contexts.append(c)
         columns.add(sample_fields(rec))
-        q_refs.append(q_index[qid])
-        c_refs.append(cref)
+        refs.add({"q": q_index[qid], "c": cref})
     fields = columns.columns()
+    by_sample = refs.columns()
     return {
         "fields": list(fields),
         "grid": [g for g in GRID if g in fields],
         "columns": fields,
-        "q": q_refs,
-        "c": c_refs,
+        "q": by_sample.get("q", Column(None, [])),
+        "c": by_sample.get("c", Column(None, [])),
         "questions": questions,
         "contexts": contexts,
         "diagrams": diagrams,
