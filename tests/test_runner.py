@@ -627,8 +627,10 @@ def test_while_samples_are_made_the_run_holds_only_the_questions_of_the_diagram_
     def watching(work, diagram_id):
         for batch in real(work, diagram_id):
             gc.collect()
-            alive = [o for o in gc.get_objects() if type(o) is Question]
-            held = [q for o in gc.get_objects() if type(o) is runner.Diagram for q in o.questions]
+            # (this run's questions and diagrams: those of its data folder; other tests' may still be alive)
+            alive = [o for o in gc.get_objects() if type(o) is Question and str(data) in (o.file or "")]
+            held = [q for o in gc.get_objects() if type(o) is runner.Diagram and str(data) in str(o.d2_path)
+                    for q in o.questions]
             seen.append((diagram_id, {q.diagram for q in alive}, len(held)))
             yield batch
 
