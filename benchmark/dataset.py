@@ -58,15 +58,15 @@ class Diagram:
     retired: dict[str, str] = field(default_factory=dict)
     #: the D2 file and its imports must lie inside this folder (None: anywhere)
     import_root: Path | None = None
-    #: the parsed form as compact JSON text, deflated, once :meth:`release` let go of the live one
-    _parsed_text: bytes | None = field(default=None, repr=False, compare=False)
+    #: the parsed form as compact JSON text, deflated (zlib), once :meth:`release` let go of the live one
+    _parsed_packed: bytes | None = field(default=None, repr=False, compare=False)
 
     @cached_property
     def parsed(self) -> dict[str, Any]:
         """The parser's public JSON form of the D2 file (read once: after :meth:`release`, made again
         from the text it kept)."""
-        if self._parsed_text is not None:
-            return json.loads(zlib.decompress(self._parsed_text))
+        if self._parsed_packed is not None:
+            return json.loads(zlib.decompress(self._parsed_packed))
         from benchmark.d2 import parse_file
 
         return parse_file(self.d2_path, root=self.import_root)
@@ -96,7 +96,7 @@ class Diagram:
         """
         parsed = self.__dict__.pop("parsed", None)
         if parsed is not None:
-            self._parsed_text = zlib.compress(json.dumps(parsed, ensure_ascii=False, separators=(",", ":")).encode(), 1)
+            self._parsed_packed = zlib.compress(json.dumps(parsed, ensure_ascii=False, separators=(",", ":")).encode(), 1)
         self.__dict__.pop("graph", None)
 
     @cached_property
