@@ -58,9 +58,18 @@ class LLMServer:
                         step = server.script.pop(0) if server.script else {"content": server.responder(body)}
                 if self.path.rstrip("/") != "/v1/chat/completions":
                     step = {"status": 404}
+                self._served = False
                 try:
                     self._reply(step)
                 finally:
+                    self._finish()
+
+            def _finish(self) -> None:
+                """This request no longer counts as in flight: called before the reply's body is written,
+                since a client that reads the whole reply may send its next request before this thread
+                comes back from the write (which would count the two as served at once)."""
+                if not self._served:
+                    self._served = True
                     with server._lock:
                         server.in_flight -= 1
 
@@ -80,6 +89,7 @@ class LLMServer:
                     for name, value in step.get("headers", {}).items():
                         self.send_header(name, value)
                     self.end_headers()
+                    self._finish()
                     if step.get("trickle"):
                         for i in range(len(payload)):
                             self.wfile.write(payload[i:i + 1])
