@@ -14,6 +14,13 @@ writing report.md and report.html; then the sizes of report.html and of its part
 ``--cold`` renders every diagram again and embeds every text again (empty caches per run; the
 embedding model loads once per process, in the first run), as the first report of a
 dataset does; d2 runs in its own process, so its CPU time is not counted.
+
+``--tables`` measures memory instead: the run's rows are read as the report reads them (the coded columns
+of a RowStore), then each table of the analysis is made alone under ``tracemalloc``, and its traced peak
+over what was held before it is printed, in MB and in bytes per sample (Python's allocations, counted
+exactly: one run, not a median; a table's time is printed beside it, slowed by the tracing):
+
+    .venv/bin/python scripts/bench_report.py results/<run-id> --tables
 """
 from __future__ import annotations
 
@@ -76,12 +83,55 @@ def one(run_dir: Path, cold: bool) -> dict[str, float]:
                 "plots_MB": sum(len(f) for f in figs.values()) * 4 / 3 / 1e6, "diagrams": len(data["diagrams"])}
 
 
+def tables(run_dir: Path) -> int:
+    """Print each table's traced peak (see the module's docstring)."""
+    import tracemalloc
+
+    from benchmark.records import loads_line
+    from benchmark.report import aggregate as agg
+    from benchmark.report import comparison
+    from benchmark.report.rows import RowStore, frame_row
+    from benchmark.report.usage import usage_table
+    from benchmark.rundir import scan_samples
+
+    rows = RowStore()
+    for _, rec in scan_samples(run_dir / "samples.jsonl", loads_line):
+        rows.add(frame_row(rec))
+    n = len(rows)
+    seed = int(json.loads((run_dir / "run.json").read_text(encoding="utf-8")).get("seed") or 0)
+    tracemalloc.start()
+    df = agg.frame(rows)
+    summary = agg.summary_table(df, seed)
+    parts = [("guess", agg.guess_tables, ()), ("summary", agg.summary_table, (seed,)),
+             ("blind floor", agg.blind_floor, (seed,)), ("srr buckets", agg.srr_buckets, ()),
+             ("costs", comparison.costs, ()), ("lucky guesses", agg.lucky_guesses, ()),
+             ("by question type", agg.breakdown, ("qtype",)), ("by counter-prior", agg.breakdown, ("counter_prior",)),
+             ("twin consistency", agg.twin_consistency, ()), ("faithfulness", agg.faithfulness_table, (seed,)),
+             ("claim check", agg.claim_check, (summary,)), ("ranking", comparison.ranking, (seed,)),
+             ("sensitivity", comparison.sensitivity, (seed,)), ("usage", usage_table, ())]
+    print(f"{n} samples; traced peak of each table over what was held before it")
+    print(f"{'table':18s} {'peak MB':>8s} {'B/sample':>9s} {'s':>6s}")
+    for name, make, extra in parts:
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        t = time.perf_counter()
+        make(df, *extra)
+        peak = tracemalloc.get_traced_memory()[1] - before
+        print(f"{name:18s} {peak / 2**20:8.1f} {peak / max(n, 1):9.0f} {time.perf_counter() - t:6.1f}")
+    tracemalloc.stop()
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("run_dir", type=Path)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--cold", action="store_true", help="render every diagram again (empty render cache)")
+    ap.add_argument("--tables", action="store_true",
+                    help="the traced memory peak of each table of the analysis instead of the times")
     args = ap.parse_args()
+    if args.tables:
+        return tables(args.run_dir)
     results = [one(args.run_dir, args.cold) for _ in range(args.runs)]
     keys = list(results[0])
     print(" ".join(f"{k:>11s}" for k in keys))

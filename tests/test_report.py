@@ -146,9 +146,9 @@ def test_plots_are_deterministic(frame):
 
 
 def test_doctests():
-    from benchmark.report import comparison
+    from benchmark.report import columns, comparison
 
-    for mod in (agg, tables, comparison):
+    for mod in (agg, tables, comparison, columns):
         result = doctest.testmod(mod)
         assert result.failed == 0 and result.attempted > 0, mod.__name__
 
@@ -191,3 +191,43 @@ def test_grounded_accuracy_against_context_size_plot(frame):
     png = tradeoff.grounded_vs_tokens(s, costs)
     assert png.startswith(b"\x89PNG") and png == tradeoff.grounded_vs_tokens(s, costs)
     assert tradeoff.grounded_vs_tokens(s, costs.iloc[0:0]) is None
+
+
+def test_unmeasured_section_counts_errors_reasons_and_claimless_answers_among_scored_samples():
+    """Answerer errors by kind and listed in order, precision's reasons in first-seen order, faithfulness
+    unmeasured (None and NaN alike), with a stage error's sample (not scored) counted nowhere; the same
+    from the samples frame and from the coded columns."""
+    import math
+
+    from benchmark.report.rows import FRAME_COLUMNS, RowStore
+    from benchmark.report.sections import unmeasured_section
+
+    def row(i, answerer, guess, error=None, precision=1.0, reason=None, faith=1.0, stage=None):
+        r = dict.fromkeys(FRAME_COLUMNS)
+        r.update(question_id=f"q{i}", variant="o+d2+khop2", answerer=answerer, guess_class=guess,
+                 correct=None if guess in ("error", None) else True, error=error, answer_error=error and f"{error} #{i}",
+                 precision=precision, precision_reason=reason, faithfulness=faith, error_stage=stage)
+        return tuple(r[c] for c in FRAME_COLUMNS)
+
+    rows = [row(0, "llm", "error", "timeout", precision=None, reason="empty context"),
+            row(1, "solver", "grounded", faith=None),
+            row(2, "llm", "error", "refusal"),
+            row(3, "solver", "misread", precision=math.nan, reason="empty context", faith=math.nan),
+            row(4, "llm", "error", "timeout"),
+            row(5, "keyword", "lucky_guess", precision=None, reason="no edges"),
+            row(6, "keyword", None, "timeout", precision=None, reason="stage", faith=None, stage="select")]
+    store = RowStore()
+    for r in rows:
+        store.add(r)
+    for df in (agg.frame(rows), agg.frame(store)):
+        kinds, listed, reasons, faith = unmeasured_section(df)
+        assert kinds.caption.startswith("Answerer errors (3)")
+        assert kinds.rows == [["llm", "refusal", "1"], ["llm", "timeout", "2"]]
+        assert [r[2:4] for r in listed.rows] == [["q0", "timeout"], ["q2", "refusal"], ["q4", "timeout"]]
+        assert listed.rows[0][4] == "timeout #0"
+        assert reasons.rows == [["o+d2+khop2", "llm", "empty context", "1"],
+                                ["o+d2+khop2", "solver", "empty context", "1"],
+                                ["o+d2+khop2", "keyword", "no edges", "1"]]
+        assert faith == "Faithfulness is unmeasured for 2 answers: they state no claims."
+    clean = [row(0, "solver", "grounded")]
+    assert unmeasured_section(agg.frame(clean)) == ["No answerer error: every answer was measured."]

@@ -103,7 +103,10 @@ def test_columns_are_the_frames_columns(rows):
         assert agg.scored(sc, columns).equals(agg.scored(df, columns)), columns
     names = ["answerer", "srr", "gold", "answer_s", "retrieval_s"]
     for only in (False, True):
-        assert agg._columns(sc, names, only) == agg._columns(df, names, only)
+        lazy, listed = agg._columns(sc, names, only), agg._columns(df, names, only)
+        assert {n: lazy[n] for n in names} == listed   # each made when it is read
+        with pytest.raises(KeyError):
+            lazy["variant"]   # not asked for
     with pytest.raises(KeyError):
         sc["nope"]
     with pytest.raises(ValueError, match="a mask of"):

@@ -254,20 +254,28 @@ def test_the_samples_frame_is_let_go_before_the_explorer_reads_the_samples(tiny,
     assert alive == [[]] and len(rows) == 0
 
 
-def test_graphs_json_is_read_a_diagram_at_a_time_as_json_reads_it(tmp_path):
+@pytest.mark.parametrize("chunk", [1 << 20, 1, 2, 3, 7])
+def test_graphs_json_is_read_a_diagram_at_a_time_as_json_reads_it(tmp_path, monkeypatch, chunk):
     """iter_graphs yields graphs.json's pairs in order, equal to json.loads of the file, whatever the
-    spacing, braces inside labels included; malformed files raise as json.loads does."""
+    spacing, braces inside labels included, and wherever a chunk of the file read ends (in a key, a
+    label, a number, the spaces); malformed files raise as json.loads does."""
+    from benchmark.report import explorer
     from benchmark.report.explorer import _graphs, iter_graphs, node_labels
+
+    monkeypatch.setattr(explorer, "GRAPHS_CHUNK", chunk)
 
     f = tmp_path / "graphs.json"
     graphs = {"b": {"nodes": [{"id": "x", "label": "a } or {"}], "links": []}, "a": {"nodes": [{"id": "y"}]}, "c": {}}
-    for text in (json.dumps(graphs), json.dumps(graphs, indent=2), "{ }", '{"a":{}}\n'):
+    numbers = {"n": 12345, "d": {"w": 1.5e-07, "k": [10, 200, 3000]}, "t": -42, "ё": "Сервис заказов"}
+    for text in (json.dumps(graphs), json.dumps(graphs, indent=2), "{ }", '{"a":{}}\n', json.dumps(numbers),
+                 json.dumps(numbers, ensure_ascii=False, indent=3) + "\n\n"):
         f.write_text(text, encoding="utf-8")
         assert list(iter_graphs(f)) == list(json.loads(text).items())
     f.write_text(json.dumps(graphs), encoding="utf-8")
     assert _graphs(tmp_path, {"a", "zz"}) == {"a": graphs["a"]} and _graphs(tmp_path) == graphs
     assert node_labels(tmp_path) == {"b": {"x": "a } or {"}, "a": {"y": "y"}, "c": {}}
-    for bad in ("", "{", '{"a" {}}', '{"a": {},}', '{"a": {}} x', "[]", '{"a": {}'):
+    for bad in ("", "{", '{"a" {}}', '{"a": {},}', '{"a": {}} x', "[]", '{"a": {}', '{"a": 12', '{"a": 1} 2',
+                '{"a": {"b": [1, 2}}'):
         f.write_text(bad, encoding="utf-8")
         with pytest.raises(json.JSONDecodeError):
             list(iter_graphs(f))

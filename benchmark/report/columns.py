@@ -79,10 +79,11 @@ class SampleColumns:
         return _Loc(self)
 
     def lists(self, names: Iterable[str], only_scored: bool = False) -> dict[str, list[Any]]:
-        """Columns as plain lists (``None`` kept), of the scored samples only when asked (a guess class or
-        a ``correct`` value), each made from its codes for those rows alone."""
+        """Columns ``names`` as plain lists (``None`` kept), of the scored samples only when asked (a guess
+        class or a ``correct`` value), each made from its codes for those rows alone when it is first read
+        (:class:`_Lists`): a table that asks for more columns than it reads never holds the others."""
         rows = self.scored_rows() if only_scored else None
-        return {n: self._values(n, rows).tolist() for n in dict.fromkeys(names)}
+        return _Lists(lambda n: self._values(n, rows).tolist(), names)
 
     def scored_rows(self) -> np.ndarray:
         """The positions of the samples that have metrics (no stage error before scoring)."""
@@ -94,6 +95,32 @@ class SampleColumns:
         """:func:`benchmark.report.aggregate.scored` of this frame: ``columns`` (and the two the test reads)
         of the scored samples, indexed by their positions."""
         return self._frame(dict.fromkeys([*columns, "guess_class", "correct"]), self.scored_rows())
+
+
+class _Lists(dict):
+    """Column name -> its values as a list, each made by ``make(name)`` when first read and kept; a name not
+    among ``names`` is a ``KeyError``, as in the mapping of every column made at once. Iterating or
+    counting it sees only the columns read so far (the tables only look names up).
+
+    >>> made = []
+    >>> cols = _Lists(lambda n: made.append(n) or [n] * 2, ["a", "b"])
+    >>> cols["a"], cols["a"], made, "b" in cols
+    (['a', 'a'], ['a', 'a'], ['a'], False)
+    >>> cols["c"]
+    Traceback (most recent call last):
+    KeyError: 'c'
+    """
+
+    def __init__(self, make: Any, names: Iterable[str]) -> None:
+        super().__init__()
+        self._make = make
+        self._names = frozenset(names)
+
+    def __missing__(self, name: str) -> list[Any]:
+        if name not in self._names:
+            raise KeyError(name)
+        values = self[name] = self._make(name)
+        return values
 
 
 class _Loc:

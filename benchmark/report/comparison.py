@@ -20,13 +20,13 @@ every difference's interval; p-values are Holm-corrected within each answerer an
 from __future__ import annotations
 
 from itertools import combinations
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 import pandas as pd
 
 from benchmark.metrics.paired import cluster_bootstrap_ci, holm, mcnemar, paired_bootstrap
-from benchmark.report.aggregate import _answer_key, _columns, _groups, _objects, is_control, mean_of
+from benchmark.report.aggregate import _answer_key, _columns, _groups, _objects, is_control, mean_of, row_numbers
 
 #: the significance level used for verdicts (after Holm's correction)
 ALPHA = 0.05
@@ -210,13 +210,21 @@ def costs(df: pd.DataFrame) -> pd.DataFrame:
     s = _scored(df)
     by_answerer = _by_answerer(s)
     blind = {a for a, groups in by_answerer.items() if _receives_nothing(s, groups, list(groups))}
-    answerer = s["answerer"]
-    kept = [i for i in range(len(answerer)) if answerer[i] not in blind] if blind else range(len(answerer))
+    answerer, variant = s["answerer"], s["variant"]
+    kept: Iterable[int] = range(len(answerer))
+    if blind:
+        seen = row_numbers(len(answerer))
+        seen.extend(i for i, a in enumerate(answerer) if a not in blind)
+        kept = seen
     full = _full_sizes(s, kept)
-    by_variant: dict[Any, list[int]] = {}
+    by_variant: dict[Any, Any] = {}
     for i in kept:
-        if s["variant"][i] is not None:   # as groupby leaves it out
-            by_variant.setdefault(s["variant"][i], []).append(i)
+        v = variant[i]
+        if v is not None:   # as groupby leaves it out
+            group = by_variant.get(v)
+            if group is None:
+                group = by_variant[v] = row_numbers(len(variant))
+            group.append(i)
     rows = [{"variant": v, "control": is_control(v), **_cost(s, g), **context_share(s, g, full)}
             for v, g in by_variant.items()]
     return _objects(pd.DataFrame(rows))

@@ -21,6 +21,7 @@ import hashlib
 import json
 import re
 import tempfile
+import zlib
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -221,40 +222,80 @@ def _records(run_dir: Path, records: list[Any] | None) -> Iterator[dict[str, Any
 _SPACE = re.compile(r"[ \t\n\r]*")
 
 
+#: characters of graphs.json read at a time (:func:`iter_graphs`)
+GRAPHS_CHUNK = 1 << 20
+
+
 def iter_graphs(path: Path) -> Iterator[tuple[str, Any]]:
-    """The ``(diagram id, graph)`` pairs of a ``graphs.json`` (one JSON object), read one at a time, so
-    the graphs of every diagram are never held at once (a run ten times as large has ten times as many).
-    Malformed JSON raises :class:`json.JSONDecodeError`, as :func:`json.loads` would.
+    """The ``(diagram id, graph)`` pairs of a ``graphs.json`` (one JSON object), read one at a time from a
+    chunk of the file at a time (:data:`GRAPHS_CHUNK` characters), so neither the file's text nor the graphs
+    of every diagram are ever held at once (a run ten times as large has ten times as many).
+    Malformed JSON raises :class:`json.JSONDecodeError`, as :func:`json.loads` would (its position counted
+    in the chunks held).
 
     >>> import tempfile; f = Path(tempfile.mkdtemp()) / "g.json"; _ = f.write_text('{"a": {"nodes": []}, "b" :{}}')
     >>> list(iter_graphs(f))
     [('a', {'nodes': []}), ('b', {})]
     """
-    text = path.read_text(encoding="utf-8")
     decode = json.JSONDecoder().raw_decode
+    with open(path, encoding="utf-8") as fh:
+        text, i, eof = "", 0, False   # text[i:]: what is read and not parsed yet
 
-    def expect(chars: str, i: int) -> int:
-        i = _SPACE.match(text, i).end()
-        if text[i:i + 1] not in tuple(chars):
-            raise json.JSONDecodeError(f"expected {' or '.join(map(repr, chars))}", text, i)
-        return i
+        def more() -> bool:
+            """Read the next chunk (the parsed part let go); False at the end of the file."""
+            nonlocal text, i, eof
+            chunk = "" if eof else fh.read(GRAPHS_CHUNK)
+            eof = not chunk
+            if chunk:
+                text, i = text[i:] + chunk, 0
+            return bool(chunk)
 
-    i = expect("{", 0) + 1
-    j = _SPACE.match(text, i).end()
-    if text[j:j + 1] == "}":   # no diagram
-        i = j
-    else:
-        while True:
-            i = expect('"', i)
-            key, i = decode(text, i)
-            value, i = decode(text, _SPACE.match(text, expect(":", i) + 1).end())
-            yield key, value
-            i = expect(",}", i)
-            if text[i] == "}":
-                break
-            i += 1
-    if _SPACE.match(text, i + 1).end() != len(text):
-        raise json.JSONDecodeError("extra data", text, i + 1)
+        def space() -> None:
+            nonlocal i
+            i = _SPACE.match(text, i).end()
+            while i == len(text) and more():
+                i = _SPACE.match(text, i).end()
+
+        def expect(chars: str) -> None:
+            space()
+            if text[i:i + 1] not in tuple(chars):
+                raise json.JSONDecodeError(f"expected {' or '.join(map(repr, chars))}", text, i)
+
+        def value() -> Any:
+            """The JSON value at ``i``, reading on while it is cut off by the chunk's end (a value that ends
+            at the end of the text read may go on, as a number does)."""
+            nonlocal i
+            while True:
+                try:
+                    v, end = decode(text, i)
+                except json.JSONDecodeError:
+                    if not more():
+                        raise
+                    continue
+                if end < len(text) or not more():
+                    i = end
+                    return v
+
+        expect("{")
+        i += 1
+        space()
+        if text[i:i + 1] != "}":   # a diagram at least
+            while True:
+                expect('"')
+                key = value()
+                expect(":")
+                i += 1
+                space()
+                graph = value()
+                yield key, graph
+                expect(",}")
+                if text[i] == "}":
+                    break
+                i += 1
+        i += 1
+        space()
+        if i != len(text):
+            raise json.JSONDecodeError("extra data", text, i)
 
 
 def _run_graphs(run_dir: Path) -> Iterator[tuple[str, Any]]:
@@ -322,12 +363,12 @@ def explorer_data(run_dir: Path, records: list[Any] | None, card: dict[str, Any]
         draw = {rec["diagram_id"] for rec in _records(run_dir, records)
                 if (rec.get("metrics") or {}).get("guess_class") in DRAWN}
     # one pass over graphs.json: every diagram's labels, and the graphs of the drawn diagrams only (mapped
-    # onto their drawings)
+    # onto their drawings), deflated until then: nearly every diagram of a run is drawn
     labels, graphs = {}, {}
     for did, g in _run_graphs(run_dir):
         labels[did] = _labels(g)
         if did in draw:
-            graphs[did] = g
+            graphs[did] = zlib.compress(json_bytes(g), 1)
     # the diagrams first, so each question's and context's map is made as it is met and the contexts
     # (one per distinct context text and subgraph: ten times as many in a run ten times as large) go
     # to a spool file, not into memory
@@ -458,8 +499,10 @@ class SpooledText:
         return json.loads(b"".join(self.json_pieces()))
 
 
-def _diagrams(card: dict[str, Any], graphs: dict[str, Any], ids: Iterable[str],
+def _diagrams(card: dict[str, Any], graphs: dict[str, bytes], ids: Iterable[str],
               render: bool) -> tuple[dict[str, Any], dict[str, str]]:
+    """The drawings of diagrams ``ids`` and their maps (each diagram's gold graph in ``graphs`` as deflated
+    JSON: see :func:`explorer_data`), and why those not drawn were not."""
     import os
     import subprocess
     from concurrent.futures import ThreadPoolExecutor
@@ -502,7 +545,7 @@ def _diagrams(card: dict[str, Any], graphs: dict[str, Any], ids: Iterable[str],
                 missing[did] = err
                 continue
             try:
-                out[did] = diagram_map(svg, graphs.get(did, {}))
+                out[did] = diagram_map(svg, json.loads(zlib.decompress(graphs[did])) if did in graphs else {})
             except (RuntimeError, OSError, DiagQAError) as exc:
                 missing[did] = str(exc)
                 continue

@@ -119,13 +119,26 @@ def outcomes_table(summary: pd.DataFrame) -> Table:
                  rows, align=["l", "l"] + ["r"] * len(cols))
 
 
+def _na(value: Any) -> bool:
+    """Whether a value is missing as pandas' ``isna`` counts a scalar: ``None`` or NaN."""
+    return value is None or (isinstance(value, float) and value != value)   # value != value: NaN
+
+
 def unmeasured_section(df: pd.DataFrame) -> list[Any]:
-    """Why values are unmeasured: answerer errors by kind (and the first few listed), precision's reasons."""
+    """Why values are unmeasured: answerer errors by kind (and the first few listed), precision's reasons.
+
+    The scored samples' columns are read as lists and a frame is made of the few rows each table counts
+    (the errors, the unmeasured precisions), not of every scored sample."""
     blocks: list[Any] = []
-    s = agg.scored(df, ["variant", "answerer", "question_id", "error", "answer_error", "precision", "precision_reason",
-                        "faithfulness"])
-    errs = s[s["guess_class"] == "error"]
-    if len(errs):
+    s = agg._columns(df, ["guess_class", "variant", "answerer", "question_id", "error", "answer_error", "precision",
+                          "precision_reason", "faithfulness"], only_scored=True)
+
+    def rows_of(names: list[str], rows: list[int]) -> pd.DataFrame:
+        return pd.DataFrame({n: agg._pick(s[n], rows) for n in names}, columns=names, dtype=object)
+
+    errors = [i for i, c in enumerate(s["guess_class"]) if c == "error"]
+    if errors:
+        errs = rows_of(["variant", "answerer", "question_id", "error", "answer_error"], errors)
         counts = errs.groupby(["answerer", "error"], sort=True).size().reset_index(name="n")
         blocks.append(Table(f"Answerer errors ({len(errs)}): unmeasured, left out of accuracy, never counted wrong",
                             ["answerer", "kind", "samples"],
@@ -136,13 +149,15 @@ def unmeasured_section(df: pd.DataFrame) -> list[Any]:
                              for _, r in errs.head(ERRORS_LISTED).iterrows()]))
     else:
         blocks.append("No answerer error: every answer was measured.")
-    reasons = s[s["precision"].isna() & s["precision_reason"].notna()] if len(s) else s
-    if len(reasons):
+    precision, reason = s["precision"], s["precision_reason"]
+    unmeasured = [i for i in range(len(precision)) if _na(precision[i]) and not _na(reason[i])]
+    if unmeasured:
+        reasons = rows_of(["variant", "answerer", "precision_reason"], unmeasured)
         counts = reasons.groupby(["variant", "answerer", "precision_reason"], sort=False).size().reset_index(name="n")
         blocks.append(Table("Why precision is unmeasured (F1 counts these as 0)", ["variant", "answerer", "reason", "samples"],
                             [[r["variant"], r["answerer"], r["precision_reason"], fmt(int(r["n"]))]
                              for _, r in counts.iterrows()]))
-    faith = int(s["faithfulness"].isna().sum()) if len(s) else 0
+    faith = sum(1 for v in s["faithfulness"] if _na(v))
     if faith:
         blocks.append(f"Faithfulness is unmeasured for {faith} answers: they state no claims.")
     return blocks
