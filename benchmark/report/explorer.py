@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from benchmark.records import dumps_line
-from benchmark.report.html import json_bytes
+from benchmark.report.html import _json_pieces, json_bytes
 
 #: guess classes whose samples get their diagram drawn with certificate, retrieval and misses
 DRAWN = ("lucky_guess", "misread", "extraction_error")
@@ -326,23 +326,22 @@ def _as_sets(sub: dict[str, Any] | None) -> tuple[frozenset[str], frozenset[str]
     return frozenset(map(str, sub.get("nodes") or [])), frozenset(dumps_line(e) for e in sub.get("edges") or [])
 
 
-def _mapped(sub: dict[str, Any] | None, diagram: dict[str, Any] | None) -> dict[str, Any]:
+def _mapped(sub: dict[str, Any] | None, diagram: "DrawnMap | None") -> dict[str, Any]:
     """A subgraph as indices into the drawn diagram: ``n`` node ids drawn, ``e`` edge indices, ``u`` what
     the diagram has no element for (as text)."""
     from benchmark.report.diagrams import match_edge
 
     sub = sub or {}
     nodes, edges, unmapped = [], [], []
-    diagram_edges = [tuple(e[:4]) for e in diagram["edges"]] if diagram else []
     for e in sub.get("edges", []):
-        i = match_edge(e, diagram_edges) if diagram else None
+        i = match_edge(e, diagram.ends) if diagram else None
         if i is None:
             unmapped.append(f"{e[0]} {'->' if (len(e) < 4 or e[3]) else '--'} {e[1]}"
                             + (f" ({e[2]})" if len(e) > 2 and isinstance(e[2], str) and e[2] else ""))
         else:
             edges.append(i)
     for n in sub.get("nodes", []):
-        if diagram and n in diagram["nodes"]:
+        if diagram and n in diagram.node_ids:
             nodes.append(n)
         elif not any(n in (e[0], e[1]) for e in sub.get("edges", [])):
             unmapped.append(str(n))
@@ -475,17 +474,23 @@ class Spool:
         yield b"]"
 
 
-class SpooledText:
-    """A long text (a drawn diagram's SVG) kept in a temporary file shared with others, as its JSON
-    string: written into the page's data (:meth:`json_pieces`) without being held; ``str()`` reads it back.
+class DrawnMap:
+    """A drawn diagram's map (:func:`benchmark.report.diagrams.diagram_map`: its SVG, ``nodes`` and ``edges``)
+    kept in a temporary file shared with others as the JSON the page's data holds (:meth:`json_pieces`),
+    with in memory only what mapping a subgraph onto it reads: ``node_ids`` and ``ends`` (each edge's
+    source, target, label and direction). A run ten times as large draws ten times as many diagrams;
+    ``map["nodes"]`` reads a part back.
 
-    >>> f = tempfile.TemporaryFile(); a, b = SpooledText(f, "<svg/>"), SpooledText(f, "é")
-    >>> str(a), str(b), b"".join(a.json_pieces())
-    ('<svg/>', 'é', b'"<svg/>"')
+    >>> f = tempfile.TemporaryFile()
+    >>> m = DrawnMap(f, {"svg": "<svg/>", "nodes": {"a": "YQ=="}, "edges": [["a", "b", "", True, None]]})
+    >>> m.node_ids, m.ends, m["nodes"], b"".join(m.json_pieces())
+    (frozenset({'a'}), [('a', 'b', '', True)], {'a': 'YQ=='}, b'{"svg":"<svg/>","nodes":{"a":"YQ=="},"edges":[["a","b","",true,null]]}')
     """
 
-    def __init__(self, file: Any, text: str) -> None:
-        data = json_bytes(text)
+    def __init__(self, file: Any, drawn: dict[str, Any]) -> None:
+        self.node_ids = frozenset(drawn["nodes"])
+        self.ends = [tuple(e[:4]) for e in drawn["edges"]]
+        data = b"".join(_json_pieces(drawn))
         file.seek(0, 2)
         self._file, self._at, self._size = file, file.tell(), len(data)
         file.write(data)
@@ -495,8 +500,8 @@ class SpooledText:
         yield self._file.read(self._size)
         self._file.seek(0, 2)
 
-    def __str__(self) -> str:
-        return json.loads(b"".join(self.json_pieces()))
+    def __getitem__(self, key: str) -> Any:
+        return json.loads(b"".join(self.json_pieces()))[key]
 
 
 def _diagrams(card: dict[str, Any], graphs: dict[str, bytes], ids: Iterable[str],
@@ -545,11 +550,11 @@ def _diagrams(card: dict[str, Any], graphs: dict[str, bytes], ids: Iterable[str]
                 missing[did] = err
                 continue
             try:
-                out[did] = diagram_map(svg, json.loads(zlib.decompress(graphs[did])) if did in graphs else {})
+                drawn_map = diagram_map(svg, json.loads(zlib.decompress(graphs[did])) if did in graphs else {})
             except (RuntimeError, OSError, DiagQAError) as exc:
                 missing[did] = str(exc)
                 continue
-            # the page needs the SVG, the maps only its classes: the text waits on disk (a run ten times
-            # as large draws ten times as many diagrams)
-            out[did]["svg"] = SpooledText(texts, svg)
+            # the map waits on disk, SVG and all, until the page is written (a run ten times as large draws
+            # ten times as many diagrams)
+            out[did] = DrawnMap(texts, drawn_map)
     return out, missing

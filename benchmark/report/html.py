@@ -81,7 +81,7 @@ def json_bytes(value: Any) -> bytes:
 
 def _json_pieces(value: Any) -> Iterator[bytes]:
     """Compact JSON of ``value`` in pieces: mappings key by key, long lists a chunk at a time."""
-    if hasattr(value, "json_pieces"):   # a value kept on disk that writes its own JSON (the explorer's Spool, Column, SpooledText)
+    if hasattr(value, "json_pieces"):   # a value kept on disk that writes its own JSON (the explorer's Spool, Column, DrawnMap)
         yield from value.json_pieces()
     elif isinstance(value, dict):
         yield b"{"
