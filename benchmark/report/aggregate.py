@@ -125,14 +125,24 @@ def _groups(cols: dict[str, list[Any]], keys: list[str], sort: bool) -> dict[tup
     {('x',): [0, 3], ('y',): [1]}
     """
     n = len(cols[keys[0]]) if keys else 0
-    found: dict[tuple[Any, ...], array] = {}
-    for i, key in enumerate(zip(*(cols[k] for k in keys))):
-        if None not in key:
-            rows = found.get(key)
-            if rows is None:
-                rows = found[key] = row_numbers(n)
-            rows.append(i)
+    found = rows_by(((i, key) for i, key in enumerate(zip(*(cols[k] for k in keys))) if None not in key), n)
     return dict(sorted(found.items())) if sort else found
+
+
+def rows_by(keyed: Iterable[tuple[int, Any]], n: int) -> dict[Any, array]:
+    """Row positions by key, from ``(position, key)`` pairs among ``n`` rows, keys in the order first met,
+    each key's positions as an array (:func:`row_numbers`).
+
+    >>> {k: list(v) for k, v in rows_by([(0, "b"), (2, "a"), (5, "b")], 6).items()}
+    {'b': [0, 5], 'a': [2]}
+    """
+    found: dict[Any, array] = {}
+    for i, key in keyed:
+        rows = found.get(key)
+        if rows is None:
+            rows = found[key] = row_numbers(n)
+        rows.append(i)
+    return found
 
 
 def _pick(values: list[Any], rows: Iterable[int]) -> list[Any]:

@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 
 from benchmark.metrics.paired import cluster_bootstrap_ci, holm, mcnemar, paired_bootstrap
-from benchmark.report.aggregate import _answer_key, _columns, _groups, _objects, is_control, mean_of, row_numbers
+from benchmark.report.aggregate import (_answer_key, _columns, _groups, _objects, is_control, mean_of, row_numbers,
+                                       rows_by)
 
 #: the significance level used for verdicts (after Holm's correction)
 ALPHA = 0.05
@@ -217,14 +218,8 @@ def costs(df: pd.DataFrame) -> pd.DataFrame:
         seen.extend(i for i, a in enumerate(answerer) if a not in blind)
         kept = seen
     full = _full_sizes(s, kept)
-    by_variant: dict[Any, Any] = {}
-    for i in kept:
-        v = variant[i]
-        if v is not None:   # as groupby leaves it out
-            group = by_variant.get(v)
-            if group is None:
-                group = by_variant[v] = row_numbers(len(variant))
-            group.append(i)
+    # rows without a variant are left out, as groupby leaves them out
+    by_variant = rows_by(((i, variant[i]) for i in kept if variant[i] is not None), len(variant))
     rows = [{"variant": v, "control": is_control(v), **_cost(s, g), **context_share(s, g, full)}
             for v, g in by_variant.items()]
     return _objects(pd.DataFrame(rows))

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from benchmark.records import dumps_line
-from benchmark.report.html import _json_pieces, json_bytes
+from benchmark.report.html import json_bytes
 
 #: guess classes whose samples get their diagram drawn with certificate, retrieval and misses
 DRAWN = ("lucky_guess", "misread", "extraction_error")
@@ -490,7 +490,7 @@ class DrawnMap:
     def __init__(self, file: Any, drawn: dict[str, Any]) -> None:
         self.node_ids = frozenset(drawn["nodes"])
         self.ends = [tuple(e[:4]) for e in drawn["edges"]]
-        data = b"".join(_json_pieces(drawn))
+        data = json_bytes(drawn)
         file.seek(0, 2)
         self._file, self._at, self._size = file, file.tell(), len(data)
         file.write(data)

@@ -107,7 +107,8 @@ def _key(v: Any) -> Any:
 
 
 def _missing(v: Any) -> bool:
-    return v is None or (type(v) is float and v != v)  # v != v: NaN
+    """Whether a value is missing as pandas' ``isna`` counts a scalar: ``None`` or NaN (numpy's too)."""
+    return v is None or (isinstance(v, float) and v != v)  # v != v: NaN
 
 
 _WIDER = {"B": "H", "H": "I", "I": "Q"}

@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from benchmark.report import aggregate as agg
+from benchmark.report.rows import _missing
 from benchmark.report.tables import Table, fmt, fmt_ci, short
 
 #: answerer errors listed (all are counted)
@@ -119,11 +120,6 @@ def outcomes_table(summary: pd.DataFrame) -> Table:
                  rows, align=["l", "l"] + ["r"] * len(cols))
 
 
-def _na(value: Any) -> bool:
-    """Whether a value is missing as pandas' ``isna`` counts a scalar: ``None`` or NaN."""
-    return value is None or (isinstance(value, float) and value != value)   # value != value: NaN
-
-
 def unmeasured_section(df: pd.DataFrame) -> list[Any]:
     """Why values are unmeasured: answerer errors by kind (and the first few listed), precision's reasons.
 
@@ -150,14 +146,14 @@ def unmeasured_section(df: pd.DataFrame) -> list[Any]:
     else:
         blocks.append("No answerer error: every answer was measured.")
     precision, reason = s["precision"], s["precision_reason"]
-    unmeasured = [i for i in range(len(precision)) if _na(precision[i]) and not _na(reason[i])]
+    unmeasured = [i for i in range(len(precision)) if _missing(precision[i]) and not _missing(reason[i])]
     if unmeasured:
         reasons = rows_of(["variant", "answerer", "precision_reason"], unmeasured)
         counts = reasons.groupby(["variant", "answerer", "precision_reason"], sort=False).size().reset_index(name="n")
         blocks.append(Table("Why precision is unmeasured (F1 counts these as 0)", ["variant", "answerer", "reason", "samples"],
                             [[r["variant"], r["answerer"], r["precision_reason"], fmt(int(r["n"]))]
                              for _, r in counts.iterrows()]))
-    faith = sum(1 for v in s["faithfulness"] if _na(v))
+    faith = sum(1 for v in s["faithfulness"] if _missing(v))
     if faith:
         blocks.append(f"Faithfulness is unmeasured for {faith} answers: they state no claims.")
     return blocks
