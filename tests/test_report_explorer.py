@@ -281,6 +281,28 @@ def test_graphs_json_is_read_a_diagram_at_a_time_as_json_reads_it(tmp_path, monk
             list(iter_graphs(f))
 
 
+def test_a_graph_longer_than_a_chunk_is_decoded_a_few_times_not_once_per_chunk(tmp_path, monkeypatch):
+    """The text read doubles while a value is cut off: a 40 000-character graph read a character at a time is
+    tried some twenty times, not forty thousand (each try parses what is read so far)."""
+    from benchmark.report import explorer
+
+    tries = []
+
+    class Counting(json.JSONDecoder):
+        def raw_decode(self, s, idx=0):
+            tries.append(idx)
+            return super().raw_decode(s, idx)
+
+    monkeypatch.setattr(explorer, "GRAPHS_CHUNK", 1)
+    monkeypatch.setattr(explorer.json, "JSONDecoder", Counting)
+    graph = {"nodes": [{"id": f"n{i}", "label": "Сервис"} for i in range(1500)]}
+    f = tmp_path / "graphs.json"
+    f.write_text(json.dumps({"a": graph, "b": {}}, ensure_ascii=False), encoding="utf-8")
+    assert len(f.read_text(encoding="utf-8")) > 40000
+    assert list(explorer.iter_graphs(f)) == [("a", graph), ("b", {})]
+    assert len(tries) < 60
+
+
 def test_a_report_from_the_rows_coded_columns_is_the_report_from_their_frame(tiny, tmp_path, monkeypatch):
     """`diagqa run` and `diagqa report` hand the report a RowStore (read as coded columns, a few at a time);
     the files are the same, byte for byte, as from the pandas frame of the same rows."""

@@ -242,9 +242,11 @@ def iter_graphs(path: Path) -> Iterator[tuple[str, Any]]:
         text, i, eof = "", 0, False   # text[i:]: what is read and not parsed yet
 
         def more() -> bool:
-            """Read the next chunk (the parsed part let go); False at the end of the file."""
+            """Read the next chunk (the parsed part let go); False at the end of the file. A chunk is at least
+            as long as what is waiting to be parsed, so a value longer than a chunk is tried again after the
+            text read has doubled, not after every chunk (a few tries, not one per chunk of it)."""
             nonlocal text, i, eof
-            chunk = "" if eof else fh.read(GRAPHS_CHUNK)
+            chunk = "" if eof else fh.read(max(GRAPHS_CHUNK, len(text) - i))
             eof = not chunk
             if chunk:
                 text, i = text[i:] + chunk, 0
