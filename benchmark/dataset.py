@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 import re
 import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 import networkx as nx
 import yaml
@@ -41,6 +42,50 @@ _NAME = re.compile(r"\w[\w.-]*")
 REQUIRED_QUESTION_KEYS = ("id", "text", "type", "args", "answer", "certificate", "rationale")
 
 
+class PackedQuestions(Sequence[Question]):
+    """A diagram's questions held pickled and deflated (about a tenth of their memory as objects), made
+    again each time they are read: a dataset holds its questions this way from the moment each annotation
+    file is read, so that a dataset ten times as large holds ten times as many diagrams but never every
+    question as an object at once. Reading them costs an unpickling: a pass over a diagram reads them once
+    (``qs = list(d.questions)``), not once per question.
+
+    >>> from benchmark.graph import Subgraph
+    >>> qs = PackedQuestions([Question("q1", "d", "A to B?", "reachable", (), True, Subgraph())])
+    >>> len(qs), [q.id for q in qs], qs[0].answer, qs == [qs[0]], bool(PackedQuestions())
+    (1, ['q1'], True, True, False)
+    """
+
+    __slots__ = ("_data", "_n", "__weakref__")
+
+    def __init__(self, questions: Iterable[Question] = ()) -> None:
+        qs = list(questions)
+        self._data = zlib.compress(pickle.dumps(qs, protocol=pickle.HIGHEST_PROTOCOL), 1)
+        self._n = len(qs)
+
+    def unpacked(self) -> list[Question]:
+        """The questions as new objects."""
+        return pickle.loads(zlib.decompress(self._data))
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __iter__(self) -> Iterator[Question]:
+        return iter(self.unpacked())
+
+    def __getitem__(self, i: Any) -> Any:
+        return self.unpacked()[i]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (PackedQuestions, list, tuple)):
+            return self.unpacked() == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"PackedQuestions({self.unpacked()!r})"
+
+
 @dataclass
 class Diagram:
     """One diagram: its D2 source, rendered PNG and annotation metadata."""
@@ -53,7 +98,8 @@ class Diagram:
     language: str = "en"
     twin: str | None = None
     annotation_path: Path | None = None
-    questions: list[Question] = field(default_factory=list)
+    #: a list while its annotation file is read, then packed (:class:`PackedQuestions`) by :func:`load_dataset`
+    questions: Sequence[Question] = field(default_factory=list)
     #: retired questions: id -> the reason (never loaded as questions; their ids stay reserved)
     retired: dict[str, str] = field(default_factory=dict)
     #: the D2 file and its imports must lie inside this folder (None: anywhere)
@@ -145,6 +191,11 @@ class Dataset:
                         for chunk in iter(lambda: fh.read(1 << 20), b""):
                             h.update(chunk)
         return h.hexdigest()
+
+
+class _Where(NamedTuple):
+    file: str | None
+    line: int | None
 
 
 @contextmanager
@@ -423,6 +474,7 @@ def load_dataset(root: Path | str | None = None, *, strict: bool = True,
         problems.extend(errs)
         if diagram is None:
             continue
+        diagram.questions = PackedQuestions(diagram.questions)
         if not diagram.d2_path.exists():
             problems.append(InputError(f"diagram file {diagram.d2_path.name} is missing", file=str(path), line=1))
             continue
@@ -432,11 +484,22 @@ def load_dataset(root: Path | str | None = None, *, strict: bool = True,
             continue
         diagram.import_root = None if allow_outside_imports else root
         diagrams[diagram.id] = diagram
-    first: dict[str, Question] = {}
+    _drop_reused_ids(diagrams, problems)
+    if strict and problems:
+        raise problems[0]
+    dataset = Dataset(root=root, diagrams=diagrams)
+    measure_counter_prior(dataset)
+    return dataset, problems
+
+
+def _drop_reused_ids(diagrams: dict[str, Diagram], problems: list[InputError]) -> None:
+    """Leave out, reporting each, every question whose id is retired or was taken by an earlier question
+    (files in name order); a diagram's questions are read once, and packed again only when one is left out."""
+    first: dict[str, _Where] = {}
     retired = {qid: d for d in diagrams.values() for qid in d.retired}
     for d in diagrams.values():
-        kept = []
-        for q in d.questions:
+        kept, read = [], list(d.questions)
+        for q in read:
             if q.id in retired:
                 problems.append(InputError(f"question id is retired in {retired[q.id].annotation_path}; "
                                            "a retired id is never reused", file=q.file, line=q.line, question=q.id))
@@ -446,14 +509,10 @@ def load_dataset(root: Path | str | None = None, *, strict: bool = True,
                 problems.append(InputError(f"question id is used twice in the dataset (first at {was.file}:{was.line})",
                                            file=q.file, line=q.line, question=q.id))
                 continue
-            first[q.id] = q
+            first[q.id] = _Where(q.file, q.line)
             kept.append(q)
-        d.questions = kept
-    if strict and problems:
-        raise problems[0]
-    dataset = Dataset(root=root, diagrams=diagrams)
-    measure_counter_prior(dataset)
-    return dataset, problems
+        if len(kept) != len(read):
+            d.questions = PackedQuestions(kept)
 
 
 def measure_counter_prior(dataset: Dataset) -> None:
@@ -461,19 +520,20 @@ def measure_counter_prior(dataset: Dataset) -> None:
     strongest no-model prior baseline on questions of its answer kind answers it wrongly; False for
     answer kinds outside the definition (counts, sets, paths, labels) and where the baseline could
     not answer. Computed over every loaded question of the dataset, so it is the same for every run
-    on the dataset; the annotation's own ``counter_prior`` stays as ``counter_prior_annotated``."""
+    on the dataset; the annotation's own ``counter_prior`` stays as ``counter_prior_annotated``.
+    The questions are read a diagram at a time (:func:`benchmark.priors.run_priors` keeping none)."""
     from dataclasses import replace
 
-    from benchmark.priors import SET_FREE_BASELINES, run_priors
+    from benchmark.priors import run_priors
 
-    questions = [q for did in sorted(dataset.diagrams) for q in dataset.diagrams[did].questions]
-    if not questions:
+    if not any(d.questions for d in dataset.diagrams.values()):
         return
-    result = run_priors(dataset, questions=questions)
-    measured = result.counter_prior
-    dataset.prior_predictions = {b: p for b, p in result.predictions.items() if b in SET_FREE_BASELINES}
-    for d in dataset.diagrams.values():
-        d.questions = [replace(q, counter_prior=bool(measured.get(q.id))) for q in d.questions]
+    result = run_priors(dataset, keep=False, lean_known=True)
+    dataset.prior_predictions = result.known
+    measured = iter(result.measured)   # (in the order run_priors worked: diagrams by id)
+    for did in sorted(dataset.diagrams):
+        d = dataset.diagrams[did]
+        d.questions = PackedQuestions([replace(q, counter_prior=bool(next(measured))) for q in d.questions])
 
 
 def node_args_missing(q: Question, g: nx.MultiDiGraph) -> list[str]:

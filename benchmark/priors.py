@@ -41,7 +41,7 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from benchmark.dataset import Dataset, Diagram, released
 from benchmark.errors import StageUnavailable
@@ -92,6 +92,25 @@ def _sort_key(value: Any) -> str:
     return json.dumps(answer_to_json(value), ensure_ascii=False, sort_keys=True)
 
 
+class _Majorities:
+    """Gold answers counted per key (question type, answer kind or cell), a question at a time; the most
+    common answer of each key is its majority (ties: the smallest answer by its JSON form)."""
+
+    def __init__(self) -> None:
+        self.counts: dict[Any, Counter] = {}
+        self.values: dict[Any, dict[str, Any]] = {}
+
+    def add(self, key: Any, answer: Any) -> None:
+        form = _sort_key(answer)
+        self.counts.setdefault(key, Counter())[form] += 1
+        self.values.setdefault(key, {})[form] = answer
+
+    def majorities(self, min_n: int = 1) -> dict[Any, Any]:
+        """key -> its most common answer, for the keys counted at least ``min_n`` times (keys in order)."""
+        return {k: self.values[k][min(c, key=lambda x: (-c[x], x))]
+                for k, c in sorted(self.counts.items()) if c.total() >= min_n}
+
+
 def majority_answers(questions: Iterable[Question]) -> dict[str, Any]:
     """The most common gold answer per question type (ties: the smallest answer by its JSON form).
 
@@ -100,13 +119,10 @@ def majority_answers(questions: Iterable[Question]) -> dict[str, Any]:
     >>> majority_answers(qs)
     {'reachable': False}
     """
-    counts: dict[str, Counter] = {}
-    values: dict[str, dict[str, Any]] = {}
+    counted = _Majorities()
     for q in questions:
-        key = _sort_key(q.answer)
-        counts.setdefault(q.type, Counter())[key] += 1
-        values.setdefault(q.type, {})[key] = q.answer
-    return {t: values[t][min(c, key=lambda k: (-c[k], k))] for t, c in sorted(counts.items())}
+        counted.add(q.type, q.answer)
+    return counted.majorities()
 
 
 #: question types whose type gives their answer away (``absent``: abstain); a prior that reads the
@@ -125,18 +141,14 @@ def reading_majority(questions: Iterable[Question]) -> dict[str, Any]:
     >>> reading_majority(qs)
     {'bool': False}
     """
-    counts: dict[str, Counter] = {}
-    values: dict[str, dict[str, Any]] = {}
+    counted = _Majorities()
     for q in questions:
-        if q.type in READS_AS_ITS_FORM:
-            continue
-        key = _sort_key(q.answer)
-        counts.setdefault(q.kind, Counter())[key] += 1
-        values.setdefault(q.kind, {})[key] = q.answer
-    return {k: values[k][min(c, key=lambda x: (-c[x], x))] for k, c in sorted(counts.items())}
+        if q.type not in READS_AS_ITS_FORM:
+            counted.add(q.kind, q.answer)
+    return counted.majorities()
 
 
-def cue_majority_answers(questions: Sequence[Question], min_cell: int = MIN_CELL) -> dict[tuple[str, str], Any]:
+def cue_majority_answers(questions: Iterable[Question], min_cell: int = MIN_CELL) -> dict[tuple[str, str], Any]:
     """The most common gold answer per (type, :func:`cue_word`) cell that holds at least ``min_cell``
     questions (ties as in :func:`majority_answers`); smaller cells are left out.
 
@@ -146,14 +158,22 @@ def cue_majority_answers(questions: Sequence[Question], min_cell: int = MIN_CELL
     >>> cue_majority_answers(qs, min_cell=2)
     {('reachable', '-'): False, ('reachable', 'without'): True}
     """
-    cells: dict[tuple[str, str], list[Question]] = {}
+    counted = _Majorities()
     for q in questions:
-        cells.setdefault((q.type, cue_word(q.text)), []).append(q)
-    out = {}
-    for key in sorted(cells):
-        if len(cells[key]) >= min_cell:
-            out[key] = majority_answers(cells[key])[key[0]]
-    return out
+        counted.add((q.type, cue_word(q.text)), q.answer)
+    return counted.majorities(min_cell)
+
+
+def _answer_tables(questions: Iterable[Question]) -> tuple[dict[str, Any], dict[str, Any], dict[tuple[str, str], Any]]:
+    """:func:`majority_answers`, :func:`reading_majority` and :func:`cue_majority_answers` (cells of
+    :data:`MIN_CELL`) in one pass over ``questions``."""
+    by_type, by_kind, by_cue = _Majorities(), _Majorities(), _Majorities()
+    for q in questions:
+        by_type.add(q.type, q.answer)
+        if q.type not in READS_AS_ITS_FORM:
+            by_kind.add(q.kind, q.answer)
+        by_cue.add((q.type, cue_word(q.text)), q.answer)
+    return by_type.majorities(), by_kind.majorities(), by_cue.majorities(MIN_CELL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,10 +212,10 @@ def nodes_only_context(d: Diagram) -> Any:
 Predictor = Callable[[Question, Diagram], Prediction]
 
 
-def make_baselines(questions: Sequence[Question], llm_options: Mapping[str, Any] | None = None,
+def make_baselines(questions: Iterable[Question], llm_options: Mapping[str, Any] | None = None,
                    names: Sequence[str] = BASELINES) -> tuple[dict[str, Predictor], dict[str, str]]:
-    """The predictors of ``names`` for ``questions`` (whose gold answers give the majority answers)
-    and the reasons of those that cannot run here.
+    """The predictors of ``names`` for ``questions`` (whose gold answers give the majority answers: read
+    once, so they may be a generator) and the reasons of those that cannot run here.
 
     The llm baselines are built with ``llm_options`` (keyword arguments of the ``llm`` answerer);
     without a configured model they are unavailable, with the answerer's own reason.
@@ -206,9 +226,7 @@ def make_baselines(questions: Sequence[Question], llm_options: Mapping[str, Any]
     unknown = [n for n in names if n not in BASELINES]
     if unknown:
         raise ValueError(f"unknown prior baselines {unknown}; known: {', '.join(BASELINES)}")
-    majority = majority_answers(questions)
-    by_kind = reading_majority(questions)
-    by_cue = cue_majority_answers(questions, MIN_CELL)
+    majority, by_kind, by_cue = _answer_tables(questions)
     keyword, blind = KeywordAnswerer(), BlindAnswerer()
     out: dict[str, Predictor] = {}
     unavailable: dict[str, str] = {}
@@ -385,6 +403,56 @@ def groups(questions: Sequence[Question]) -> dict[str, list[Question]]:
     return out
 
 
+#: the groups every priors table has, in its order (a group per question type with questions follows)
+FIXED_GROUPS = ("all", "counter-prior (annotated)", "yes/no", "yes/no, counter-prior (annotated)", "node")
+
+
+def group_names(q: Question) -> list[str]:
+    """The groups of :func:`groups` that ``q`` is in.
+
+    >>> from benchmark.graph import Subgraph
+    >>> group_names(Question("q", "d", "t", "reachable", (), True, Subgraph(), counter_prior_annotated=True))
+    ['all', 'counter-prior (annotated)', 'yes/no', 'yes/no, counter-prior (annotated)', 'type reachable']
+    """
+    out = ["all"]
+    if q.counter_prior_annotated:
+        out.append("counter-prior (annotated)")
+    if q.kind == "bool":
+        out.append("yes/no")
+        if q.counter_prior_annotated:
+            out.append("yes/no, counter-prior (annotated)")
+    elif q.kind == "node":
+        out.append("node")
+    out.append(f"type {q.type}")
+    return out
+
+
+class _CellCounts:
+    """The table's cells (:func:`cell`) counted a question at a time: group -> each baseline's
+    [correct, measured, questions]."""
+
+    def __init__(self, baselines: Sequence[str]) -> None:
+        self.baselines = list(baselines)
+        self.counts: dict[str, list[list[int]]] = {}
+
+    def add(self, q: Question, correct: Sequence[bool | None]) -> None:
+        for g in group_names(q):
+            row = self.counts.get(g)
+            if row is None:
+                row = self.counts[g] = [[0, 0, 0] for _ in self.baselines]
+            for counts, c in zip(row, correct):
+                counts[2] += 1
+                if c is not None:
+                    counts[1] += 1
+                    counts[0] += int(c)
+
+    def table(self) -> dict[str, dict[str, Cell]]:
+        """group -> baseline -> cell, the groups in :func:`groups`' order."""
+        names = list(FIXED_GROUPS) + [f"type {t}" for t in QUESTION_TYPES if f"type {t}" in self.counts]
+        empty = [[0, 0, 0]] * len(self.baselines)
+        return {g: {b: Cell(*self.counts.get(g, empty)[i]) for i, b in enumerate(self.baselines)} for g in names}
+
+
 def strongest(table: Mapping[str, Mapping[str, Cell]], group: str, order: Sequence[str]) -> str | None:
     """The baseline with the highest accuracy on ``group`` (ties: the first in ``order``); None when
     no baseline is measured there.
@@ -428,6 +496,16 @@ class PriorsResult:
     floor: str | None = None                              # strongest on all questions
     basis: dict[str, str | None] = field(default_factory=dict)  # answer kind -> strongest on that kind
     counter_prior: dict[str, bool | None] = field(default_factory=dict)
+    #: how many questions ran (``questions`` is empty when the result keeps none: see :func:`run_priors`)
+    n: int | None = None
+    #: the measured counter-prior flag of every question, in the order the diagrams were worked on
+    measured: list[bool | None] = field(default_factory=list, repr=False)
+    #: the :data:`SET_FREE_BASELINES`' predictions without their raw answers (``run_priors(lean_known=True)``)
+    known: dict[str, dict[str, Prediction]] = field(default_factory=dict, repr=False)
+
+    @property
+    def size(self) -> int:
+        return len(self.questions) if self.n is None else self.n
 
     def accuracy_of(self, baseline: str | None, group: str = "all") -> float | None:
         cells = self.table.get(group, {})
@@ -492,51 +570,109 @@ class PriorsResult:
 def run_priors(ds: Dataset, names: Sequence[str] = NO_MODEL_BASELINES,
                llm_options: Mapping[str, Any] | None = None,
                progress: Callable[[str, int, int], None] | None = None,
-               questions: Sequence[Question] | None = None,
-               known: Mapping[str, Mapping[str, Prediction]] | None = None) -> PriorsResult:
+               questions: Sequence[Question] | Mapping[str, Sequence[Question]] | None = None,
+               known: Mapping[str, Mapping[str, Prediction]] | None = None,
+               keep: bool = True, lean_known: bool = False) -> PriorsResult:
     """Run every available baseline of ``names`` on ``questions`` (default: every question of ``ds``,
     diagrams in id order); the majority answers are taken over the same questions. ``known``
     (baseline -> question id -> prediction, another result's ``predictions`` on the same dataset)
-    gives the predictions of :data:`SET_FREE_BASELINES` that need not be made again."""
+    gives the predictions of :data:`SET_FREE_BASELINES` that need not be made again.
+
+    ``questions`` may also be given a diagram at a time (diagram id -> its questions). They are read a
+    diagram at a time (twice: for the majority answers, then to predict), so questions held packed
+    (:class:`~benchmark.dataset.PackedQuestions`, as a loaded dataset holds them) are never all objects at once. ``keep`` False keeps no question and no prediction in the result: only the table, the
+    strongest baselines and ``measured`` (and, with ``lean_known``, ``known``: the set-free baselines'
+    predictions without their raw answers, for another run on the same dataset)."""
     if questions is None:
-        questions = [q for did in sorted(ds.diagrams) for q in ds.diagrams[did].questions]
-    questions = list(questions)
-    predictors, unavailable = make_baselines(questions, llm_options, names)
+        def diagrams() -> Iterator[tuple[str, Sequence[Question]]]:
+            return ((did, ds.diagrams[did].questions) for did in sorted(ds.diagrams))
+    elif isinstance(questions, Mapping):
+        given = questions
+
+        def diagrams() -> Iterator[tuple[str, Sequence[Question]]]:
+            return iter(given.items())
+    else:
+        questions = list(questions)
+        by_diagram: dict[str, list[Question]] = {}
+        for q in questions:
+            by_diagram.setdefault(q.diagram, []).append(q)
+
+        def diagrams() -> Iterator[tuple[str, Sequence[Question]]]:
+            return iter(by_diagram.items())
+    total = sum(len(qs) for _, qs in diagrams())
+    predictors, unavailable = make_baselines((q for _, qs in diagrams() for q in qs), llm_options, names)
     order = [n for n in names if n in predictors]
     reuse = {b: (known or {}).get(b, {}) if b in SET_FREE_BASELINES else {} for b in order}
-    made: dict[str, dict[str, Prediction]] = {b: {} for b in order}
-    by_diagram: dict[str, list[Question]] = {}
-    for q in questions:
-        by_diagram.setdefault(q.diagram, []).append(q)
+    lean = {b: {} for b in order if b in SET_FREE_BASELINES} if lean_known else {}
+    counts = _CellCounts(order)
+    kinds: list[str] = []            # each question's answer kind, in the order worked on
+    results = bytearray()            # then each baseline's result on it: 0 wrong, 1 right, 2 unmeasured
+    kept: dict[str, dict[str, Prediction]] = {b: {} for b in order}
+    done = [0] * len(order)
     # a diagram at a time, every baseline on its questions: one graph is made at a time (and let go after,
     # unless it was held before), not every graph of the dataset at once
-    for did, qs in by_diagram.items():
+    for did, qs in diagrams():
+        qs = list(qs)
         d = ds.diagrams.get(did)
+        made: list[list[Prediction]] = []
         with released([d] if d is not None else []):
-            for b in order:
-                predict, per = predictors[b], made[b]
+            for j, b in enumerate(order):
+                predict, per = predictors[b], []
                 for q in qs:
                     try:
                         if q.id in reuse[b]:
-                            per[q.id] = reuse[b][q.id]
+                            p = reuse[b][q.id]
                         elif d is None:
                             raise KeyError(did)
                         else:
-                            per[q.id] = predict(q, d)
+                            p = predict(q, d)
                     except Exception as exc:  # e.g. a diagram that does not parse: unmeasured, the rest still run
-                        per[q.id] = Prediction(None, None, f"{type(exc).__name__}: {exc}")
+                        p = Prediction(None, None, f"{type(exc).__name__}: {exc}")
+                    per.append(p)
+                    done[j] += 1
                     if progress is not None:
-                        progress(b, len(per), len(questions))
-    predictions = {b: {q.id: made[b][q.id] for q in questions} for b in order}   # in the questions' order
-    res = PriorsResult(questions, order, unavailable, predictions)
-    res.table = {g: {b: cell([predictions[b][q.id].correct for q in qs]) for b in order}
-                 for g, qs in groups(questions).items()}
+                        progress(b, done[j], total)
+                made.append(per)
+        for i, q in enumerate(qs):
+            row = [per[i] for per in made]
+            counts.add(q, [p.correct for p in row])
+            kinds.append(q.kind)
+            results.extend(2 if p.correct is None else int(p.correct) for p in row)
+            for b, p in zip(order, row):
+                if keep:
+                    kept[b][q.id] = p
+                if b in lean:
+                    lean[b][q.id] = _lean(p)
+    res = PriorsResult(list(questions) if keep and isinstance(questions, list) else
+                       [q for _, qs in diagrams() for q in qs] if keep else [],
+                       order, unavailable, {}, counts.table(), n=total, known=lean)
+    if keep:
+        res.predictions = {b: {q.id: kept[b][q.id] for q in res.questions} for b in order}  # in the questions' order
     res.floor = res.strongest_on("all")
     res.basis = {kind: res.strongest_on(group) for kind, group in BASIS_GROUP.items()}
-    res.counter_prior = {q.id: measured_counter_prior(q, predictions[res.basis[q.kind]][q.id]
-                                                      if res.basis.get(q.kind) else None)
-                         for q in questions}
+    at = {b: j for j, b in enumerate(order)}
+    for i, kind in enumerate(kinds):
+        basis = res.basis.get(kind)
+        code = results[i * len(order) + at[basis]] if kind in COUNTER_PRIOR_KINDS and basis else 2
+        res.measured.append(None if code == 2 else code == 0)   # answered wrongly by the basis: counter-prior
+    if keep:
+        worked = dict(zip((q.id for _, qs in diagrams() for q in qs), res.measured))
+        res.counter_prior = {q.id: worked[q.id] for q in res.questions}
     return res
+
+
+#: the predictions kept of the set-free baselines (``run_priors(lean_known=True)``): one object per outcome
+_LEAN: dict[tuple[bool | None, str | None], Prediction] = {}
+
+
+def _lean(p: Prediction) -> Prediction:
+    """``p`` without its raw answer (what the table counts of it), one shared object per outcome."""
+    key = (p.correct, p.error)
+    if key not in _LEAN:
+        if p.error is not None:   # (errors are rare, and their texts many: not shared)
+            return Prediction(None, p.correct, p.error)
+        _LEAN[key] = Prediction(None, p.correct, None)
+    return _LEAN[key]
 
 
 def _pct(x: float | None) -> str:
@@ -596,7 +732,7 @@ def run_card_summary(res: PriorsResult) -> dict[str, Any]:
     """
     yes_no = res.strongest_on("yes/no")
     return {
-        "questions": len(res.questions),
+        "questions": res.size,
         "baselines": list(res.baselines),
         "groups": list(res.table),   # the table's order (run.json is written with sorted keys)
         "accuracy": {g: {b: c.accuracy for b, c in cells.items()} for g, cells in res.table.items()},

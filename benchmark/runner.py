@@ -36,11 +36,11 @@ import traceback
 import zlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 import networkx as nx
 
-from benchmark.dataset import Dataset, Diagram, load_dataset, released
+from benchmark.dataset import Dataset, Diagram, PackedQuestions, load_dataset, released
 from benchmark.errors import DiagQAError, InputError, StageUnavailable
 from benchmark.graph import Subgraph
 from benchmark.questions import Question, answer_to_json
@@ -166,7 +166,8 @@ class _Stages:
                    {a: _create(ANSWERERS, a, options) for a in answerers})
 
 
-def read_images(spec: RunSpec, dataset: Dataset, questions: list[Question], progress: bool = True) -> int:
+def read_images(spec: RunSpec, dataset: Dataset, questions: Iterable[Question] | Mapping[str, Sequence[Question]],
+                progress: bool = True) -> int:
     """One pass over the diagram images the run reads, before any stage is made: each PNG not in the
     caches yet is decoded once, read by tesseract once and, when a variant reads the extracted graph
     (source ``ocr``), traced into its graph, one image per worker process at a time. What the OCR finders
@@ -192,7 +193,10 @@ def read_images(spec: RunSpec, dataset: Dataset, questions: list[Question], prog
         return 0
     lang = (source.lang if source is not None else None) or LANG
     cache_dir = source.cache_dir if source is not None else None
-    traced = {q.diagram for q in questions} if extract else set()
+    if not extract:
+        traced: set[str] = set()
+    else:   # (the run's questions: diagram id -> its questions)
+        traced = set(questions) if isinstance(questions, Mapping) else {q.diagram for q in questions}
     jobs = []
     for did, d in sorted(dataset.diagrams.items()):
         if not (text or did in traced):
@@ -337,10 +341,43 @@ def prepare_dataset(data_dir: Path, limit: int | None = None, sample: int | None
     Returns the dataset, the questions that pass (dataset order; a stratified ``sample`` of them
     by type when given, chosen by ``seed``; then at most ``limit``) and the problems of those left out.
     """
+    dataset, run, problems = prepare_run(data_dir, limit, sample, seed, allow_outside_imports)
+    return dataset, [q for qs in run.values() for q in qs], problems
+
+
+def prepare_run(data_dir: Path, limit: int | None = None, sample: int | None = None, seed: int = 0,
+                allow_outside_imports: bool = False) -> tuple[Dataset, dict[str, PackedQuestions], list[InputError]]:
+    """:func:`prepare_dataset` with the questions that pass held a diagram at a time: diagram id -> its
+    questions, packed (:class:`~benchmark.dataset.PackedQuestions`), diagrams in id order, only those with
+    a question. Without ``sample`` no more than one diagram's questions are objects at a time (a ``sample``
+    is drawn from every question that passes, all read at once)."""
     dataset, problems = load_dataset(data_dir, strict=False, allow_outside_imports=allow_outside_imports)
-    good: list[Question] = []
+    checked = _checked(dataset, problems)
+    if sample is not None:
+        from benchmark.sampling import stratified
+
+        good = stratified([q for _, qs in checked for q in qs], sample, seed)[:limit]
+        by_diagram: dict[str, list[Question]] = {}
+        for q in good:
+            by_diagram.setdefault(q.diagram, []).append(q)
+        return dataset, {did: PackedQuestions(qs) for did, qs in by_diagram.items()}, problems
+    run: dict[str, PackedQuestions] = {}
+    left = limit
+    for did, qs in checked:   # (every diagram is checked, to report every problem, also past the limit)
+        if left is not None:
+            qs = qs[:left]
+            left -= len(qs)
+        if qs:
+            run[did] = PackedQuestions(qs)
+    return dataset, run, problems
+
+
+def _checked(dataset: Dataset, problems: list[InputError]) -> Iterator[tuple[str, list[Question]]]:
+    """Each diagram's questions that pass :func:`check_question`, diagrams in id order (a diagram that does
+    not parse gives none); the problems found are added to ``problems``."""
     for did in sorted(dataset.diagrams):
         d = dataset.diagrams[did]
+        good: list[Question] = []
         with released([d]):   # one diagram's graph at a time: the run makes each again where it needs it
             try:
                 d.graph
@@ -356,13 +393,7 @@ def prepare_dataset(data_dir: Path, limit: int | None = None, sample: int | None
                     problems.append(problem)
                 else:
                     good.append(q)
-    if sample is not None:
-        from benchmark.sampling import stratified
-
-        good = stratified(good, sample, seed)
-    if limit is not None:
-        good = good[:limit]
-    return dataset, good, problems
+        yield did, good
 
 
 def check_question(q: Question, diagram: Diagram) -> InputError | None:
@@ -387,6 +418,16 @@ def _pack(value: Any) -> bytes:
 
 def _unpack(data: bytes) -> Any:
     return pickle.loads(zlib.decompress(data))
+
+
+def _shelved(diagram_id: str, questions: list[Question], found: dict[str, dict[str, dict[str, Any]]], ids: list[str],
+             done: set[str] | frozenset[str]) -> "_Shelved":
+    """Diagram ``diagram_id``'s work shelved: its questions to run and their finders' results (``found``: finder ->
+    question id -> result), with the samples among ``ids`` (its sample ids) that are in ``done``."""
+    read = sorted({diagram_id} | {r["diagram"] for per in found.values() for r in per.values()
+                                            if r["diagram"] is not None})
+    return _Shelved(_pack((questions, found)), tuple(read),
+                    frozenset(s for s in ids if s in done) if done else frozenset())
 
 
 class _Shelved(NamedTuple):
@@ -418,19 +459,9 @@ class _Work:
     shelf: dict[str, _Shelved] = field(default_factory=dict)   # diagram id -> its work, until its task is made
 
     @classmethod
-    def planned(cls, dataset: Dataset, questions: dict[str, list[Question]], variants: list[Variant],
-                answerers: list[str], stages: _Stages, found: dict[str, dict[str, dict[str, Any]]],
-                done: set[str] | frozenset[str] = frozenset()) -> "_Work":
-        """The run's work: each diagram's questions (``questions``: diagram id -> its questions to run) and
-        their finders' results shelved, with the samples of them in ``done`` (a resumed run's)."""
-        shelf = {}
-        for did, qs in questions.items():
-            mine = {f: {q.id: per[q.id] for q in qs} for f, per in found.items()}
-            read = sorted({did} | {r["diagram"] for per in mine.values() for r in per.values()
-                                   if r["diagram"] is not None})
-            ids = (sample_id(q.id, v.name, a) for q in qs for v in variants for a in answerers)
-            shelf[did] = _Shelved(_pack((qs, mine)), tuple(read),
-                                  frozenset(s for s in ids if s in done) if done else frozenset())
+    def planned(cls, dataset: Dataset, variants: list[Variant], answerers: list[str], stages: _Stages,
+                shelf: dict[str, _Shelved]) -> "_Work":
+        """The run's work: each diagram's work on the ``shelf`` (see :func:`_shelved`)."""
         return cls(dataset, {}, variants, answerers, stages, {}, shelf=shelf)
 
     def graph(self, source: str, diagram_id: str) -> tuple[nx.MultiDiGraph, float]:
@@ -745,21 +776,69 @@ def _rank_all(finders: dict[str, Any], questions: list[Question]) -> dict[str, d
     found: dict[str, dict[str, dict[str, Any]]] = {}
     asked = [_redacted(q) for q in questions]
     for name, finder in sorted(finders.items()):
-        per: dict[str, dict[str, Any]] = {}
-        for q, (ranking, seconds) in zip(questions, rank_each(finder, asked)):
-            try:
-                if isinstance(ranking, Exception):
-                    raise ranking
-                order = [d for d, _ in ranking]
-                if not order:
-                    raise DiagQAError(f"finder {name} ranked no diagram")
-                rank = order.index(q.diagram) + 1 if q.diagram in order else None
-                per[q.id] = {"diagram": order[0], "rank": rank, "error": None}
-            except Exception as exc:
-                per[q.id] = {"diagram": None, "rank": None, "error": _error("find", exc)}
-            per[q.id]["time"] = round(seconds, 6)
-        found[name] = per
+        found[name] = {q.id: _found(name, q, ranking, seconds)
+                       for q, (ranking, seconds) in zip(questions, rank_each(finder, asked))}
     return found
+
+
+def _found(name: str, q: Question, ranking: Any, seconds: float) -> dict[str, Any]:
+    """What the run keeps of finder ``name``'s ranking of ``q`` (or of the exception it raised)."""
+    try:
+        if isinstance(ranking, Exception):
+            raise ranking
+        order = [d for d, _ in ranking]
+        if not order:
+            raise DiagQAError(f"finder {name} ranked no diagram")
+        rank = order.index(q.diagram) + 1 if q.diagram in order else None
+        out = {"diagram": order[0], "rank": rank, "error": None}
+    except Exception as exc:
+        out = {"diagram": None, "rank": None, "error": _error("find", exc)}
+    out["time"] = round(seconds, 6)
+    return out
+
+
+def _ranked_by_diagram(finders: dict[str, Any], questions: Mapping[str, Sequence[Question]]
+                       ) -> Iterator[tuple[str, list[Question], dict[str, dict[str, dict[str, Any]]]]]:
+    """:func:`_rank_all` a diagram at a time: each diagram of ``questions`` (diagram id -> its questions), in
+    order, with its questions and their finders' results (finder -> question id -> result), given as soon as
+    they are all ranked. The finders rank the same chunks of :data:`~benchmark.finders.ranking.RANK_CHUNK`
+    questions as over the whole list (a batch of texts embedded together is the same batch), and only the
+    diagrams of the chunk being ranked are held as objects."""
+    from collections import deque
+
+    from benchmark.finders.ranking import RANK_CHUNK, rank_each
+
+    finders = dict(sorted(finders.items()))
+    results: dict[str, dict[str, dict[str, Any]]] = {name: {} for name in finders}
+    waiting: deque[tuple[str, list[Question], int]] = deque()   # read, not all ranked: (id, questions, end)
+    todo: list[Question] = []
+    read = ranked = 0
+
+    def rank(part: list[Question]) -> None:
+        asked = [_redacted(q) for q in part]
+        for name, finder in finders.items():
+            per = results[name]
+            for q, (ranking, seconds) in zip(part, rank_each(finder, asked, RANK_CHUNK)):
+                per[q.id] = _found(name, q, ranking, seconds)
+
+    def ready() -> Iterator[tuple[str, list[Question], dict[str, dict[str, dict[str, Any]]]]]:
+        while waiting and waiting[0][2] <= ranked:
+            did, qs, _ = waiting.popleft()
+            yield did, qs, {name: {q.id: per.pop(q.id) for q in qs} for name, per in results.items()}
+
+    for did, packed in questions.items():
+        qs = list(packed)
+        read += len(qs)
+        waiting.append((did, qs, read))
+        todo += qs
+        while len(todo) >= RANK_CHUNK:
+            rank(todo[:RANK_CHUNK])
+            del todo[:RANK_CHUNK]
+            ranked += RANK_CHUNK
+        yield from ready()
+    rank(todo)
+    ranked += len(todo)
+    yield from ready()
 
 
 # -- process pool --------------------------------------------------------------------------------
@@ -1100,8 +1179,8 @@ def _sample_run(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress
 
     t_start = time.perf_counter()
     load_all()
-    dataset, questions, problems = prepare_dataset(spec.data_dir, spec.limit, spec.sample, spec.seed,
-                                                   allow_outside_imports=spec.allow_outside_imports)
+    dataset, questions, problems = prepare_run(spec.data_dir, spec.limit, spec.sample, spec.seed,
+                                               allow_outside_imports=spec.allow_outside_imports)
     for p in problems:
         _say(f"skipped: {p}", quiet)
     if not questions and spec.limit != 0:
@@ -1116,7 +1195,7 @@ def _sample_run(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress
     if spec.executor == "ray":  # finders are fitted and ranked on the cluster, the diagrams worked on there
         from benchmark.cluster import Session
 
-        cluster = Session(spec.address, spec.workers, spec.options, dataset, questions)
+        cluster = Session(spec.address, spec.workers, spec.options, dataset, [q for qs in questions.values() for q in qs])
     try:
         plan = _plan(spec, run_dir, started, progress=progress, quiet=quiet, report=report, previous=previous,
                      t_start=t_start, t_loaded=t_loaded, dataset=dataset, questions=questions, problems=problems,
@@ -1152,10 +1231,11 @@ class _Plan(NamedTuple):
 
 def _plan(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool, quiet: bool, report: bool,
           previous: dict[str, Any] | None, t_start: float, t_loaded: float, dataset: Dataset,
-          questions: list[Question], problems: list[InputError], cluster: Any) -> _Plan:
+          questions: dict[str, PackedQuestions], problems: list[InputError], cluster: Any) -> _Plan:
     """The images read, the stages resolved, every question ranked by the finders, a resumed run's samples
-    counted, and the run card (status ``running``) written: each diagram's questions and their finders'
-    results shelved in the plan's work (:meth:`_Work.planned`)."""
+    counted, and the run card (status ``running``) written: each diagram's questions (``questions``: diagram id ->
+    its questions, as :func:`prepare_run` gives them) and their finders' results shelved in the plan's work
+    (:meth:`_Work.planned`), a diagram at a time.""" 
     from benchmark.records import loads_line
 
     if cluster is None:
@@ -1174,16 +1254,14 @@ def _plan(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool
         variants = [v for v in variants if v.name in previous["variants"]]
         answerers = [a for a in answerers if a in previous["answerers"]]
         skipped = [s for s in previous.get("skipped", []) if not s.get("during_run")]
-    finders = {n: inst for (k, n), inst in instances.items() if k == "finder"}
-    found = _rank_all({n: f for n, f in finders.items() if n in {v.finder for v in variants}}, questions)
-    found.update({n: r for n, r in ranked.items() if n in {v.finder for v in variants}})
-    by_diagram: dict[str, list[Question]] = {}
-    for q in questions:
-        by_diagram.setdefault(q.diagram, []).append(q)
+    used = {v.finder for v in variants}
+    finders = {n: inst for (k, n), inst in instances.items() if k == "finder" and n in used}
+    ranked = {n: r for n, r in ranked.items() if n in used}   # (every question's, ranked on the cluster)
+    n_run = sum(len(qs) for qs in questions.values())
     stages = _Stages({k[1]: i for k, i in instances.items() if k[0] == "source"},
                      {k[1]: i for k, i in instances.items() if k[0] == "selector"},
                      {k[1]: i for k, i in instances.items() if k[0] == "answerer"})
-    total = len(questions) * len(variants) * len(answerers)
+    total = n_run * len(variants) * len(answerers)
 
     # what the run already holds (resume): read as a stream, each line counted and reduced to its report row
     tally = Tally()
@@ -1192,7 +1270,8 @@ def _plan(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool
     if previous is not None:
         from benchmark.report.rows import frame_row
 
-        expected = {sample_id(q.id, v.name, a) for q in questions for v in variants for a in answerers}
+        expected = {sample_id(q.id, v.name, a) for qs in questions.values() for q in qs for v in variants
+                    for a in answerers}
         for line, rec in scan_samples(run_dir / SAMPLES, loads_line, repair=True):
             if rec["sample_id"] not in expected:
                 raise InputError(f"sample {rec['sample_id']} is not part of this run's grid", file=str(run_dir / SAMPLES),
@@ -1202,11 +1281,14 @@ def _plan(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool
             if rows is not None:
                 rows.add(frame_row(rec))
         del expected
-    todo_diagrams = {q.diagram for q in questions
-                     if any(sample_id(q.id, v.name, a) not in done for v in variants for a in answerers)}
-    order = sorted(todo_diagrams)
-    work = _Work.planned(dataset, {d: qs for d, qs in by_diagram.items() if d in todo_diagrams}, variants, answerers,
-                         stages, found, done)
+    shelf: dict[str, _Shelved] = {}   # each diagram with a sample to make: its work, packed
+    for did, qs, found in _ranked_by_diagram(finders, questions):
+        found.update({n: {q.id: per[q.id] for q in qs} for n, per in ranked.items()})
+        ids = [sample_id(q.id, v.name, a) for q in qs for v in variants for a in answerers]
+        if not done or any(s not in done for s in ids):
+            shelf[did] = _shelved(did, qs, found, ids, done)
+    order = sorted(shelf)
+    work = _Work.planned(dataset, variants, answerers, stages, shelf)
     n_workers = max(1, min(spec.workers, len(order)))
     t_ranked = time.perf_counter()
 
@@ -1220,8 +1302,9 @@ def _plan(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool
         "variants": [v.name for v in variants], "answerers": answerers,
         "skipped": skipped,
         "dataset": {"root": str(Path(spec.data_dir).resolve()), "hash": dataset.content_hash(),
-                    "diagrams": len(dataset.diagrams), "questions_loaded": len(dataset.questions),
-                    "questions_run": len(questions),
+                    "diagrams": len(dataset.diagrams),
+                    "questions_loaded": sum(len(d.questions) for d in dataset.diagrams.values()),
+                    "questions_run": n_run,
                     "problems": [{"file": p.file, "line": p.line, "question": p.question, "message": p.detail}
                                  for p in problems]},
         "samples": tally.samples, "samples_planned": total, "sample_errors": tally.stage_errors,
@@ -1241,7 +1324,7 @@ def _plan(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool
     if previous is not None:
         _say(f"resuming run {spec.run_id}: {tally.samples} of {total} samples done, {total - tally.samples} to run",
              quiet)
-    return _Plan(work, order, list(by_diagram), card, tally, rows, total, n_workers, skipped, problems, t_ranked)
+    return _Plan(work, order, list(questions), card, tally, rows, total, n_workers, skipped, problems, t_ranked)
 
 
 def _sample(spec: RunSpec, run_dir: Path, plan: _Plan, *, progress: bool, quiet: bool,
@@ -1301,7 +1384,7 @@ def _sample(spec: RunSpec, run_dir: Path, plan: _Plan, *, progress: bool, quiet:
     return RunResult(str(spec.run_id), run_dir, card, plan.problems, skipped + runtime_down, failures), rows, t_start
 
 
-def _priors_and_pairs(spec: RunSpec, dataset: Dataset, questions: list[Question]) -> dict[str, Any]:
+def _priors_and_pairs(spec: RunSpec, dataset: Dataset, questions: Mapping[str, Sequence[Question]]) -> dict[str, Any]:
     """The run card's ``priors`` (the no-model prior baselines on the questions run: the report's
     guessability floor) and, when the dataset is a generated split (``pairs.json``), its ``pairs``
     (original question id -> counterfactual id) among the questions run."""
@@ -1309,12 +1392,12 @@ def _priors_and_pairs(spec: RunSpec, dataset: Dataset, questions: list[Question]
     from benchmark.priors import run_card_summary, run_priors
 
     # (the baselines that read no other question were run on every question when the dataset was loaded)
-    out: dict[str, Any] = {"priors": run_card_summary(run_priors(dataset, questions=questions,
+    out: dict[str, Any] = {"priors": run_card_summary(run_priors(dataset, questions=questions, keep=False,
                                                                  known=dataset.prior_predictions))
                            if questions else None}
     pairs_file = Path(spec.data_dir) / PAIRS_FILE
     if pairs_file.is_file():
-        run_ids = {q.id for q in questions}
+        run_ids = {q.id for qs in questions.values() for q in qs}
         out["pairs"] = {a: b for a, b in sorted(load_pairs(pairs_file).items()) if a in run_ids and b in run_ids}
     return out
 

@@ -536,11 +536,11 @@ def test_the_report_is_made_once_the_dataset_and_stages_are_let_go(tmp_path, mon
     from benchmark import runner
 
     refs = []
-    real_prepare, real_report = runner.prepare_dataset, runner.write_report_atomic
+    real_prepare, real_report = runner.prepare_run, runner.write_report_atomic
 
     def prepare(*a, **k):
-        dataset, questions, problems = real_prepare(*a, **k)
-        refs.extend(weakref.ref(x) for x in (dataset, *questions))
+        dataset, questions, problems = real_prepare(*a, **k)   # (each diagram's questions, packed)
+        refs.extend(weakref.ref(x) for x in (dataset, *questions.values()))
         return dataset, questions, problems
 
     held = []
@@ -550,7 +550,7 @@ def test_the_report_is_made_once_the_dataset_and_stages_are_let_go(tmp_path, mon
         held.append(sum(r() is not None for r in refs))
         return real_report(run_dir, rows, card, **kw)
 
-    monkeypatch.setattr(runner, "prepare_dataset", prepare)
+    monkeypatch.setattr(runner, "prepare_run", prepare)
     monkeypatch.setattr(runner, "write_report_atomic", report)
     done = run(tiny_spec(tmp_path), progress=False, quiet=True)
     assert len(refs) > 1 and held == [0]

@@ -643,6 +643,82 @@ def test_while_samples_are_made_the_run_holds_only_the_questions_of_the_diagram_
         samples_without_timings(before.run_dir / "samples.jsonl")
 
 
+def test_while_the_run_loads_and_plans_it_holds_the_questions_of_a_few_diagrams_at_a_time(tmp_path, monkeypatch):
+    """Loading keeps each diagram's questions packed, the prior baselines read them a diagram at a time, and
+    the finders rank them a chunk at a time, each diagram shelved once its questions are ranked: the
+    questions alive as objects are never the whole dataset's. The finders are given the same chunks (the
+    first ``RANK_CHUNK`` questions, the next, ...) as over one list of every question, and the samples are
+    those of a run that ranks in chunks of the default size."""
+    import gc
+
+    import benchmark.finders.ranking as ranking
+    import benchmark.priors as priors
+    from benchmark import runner
+    from benchmark.dataset import PackedQuestions, load_dataset
+    from benchmark.questions import Question
+
+    names = ["algo_login_lockout_a", "algo_login_lockout_b", "arch_auth_cache_a", "arch_auth_cache_b"]
+    data = copy_bundled(tmp_path / "data", names)
+    ds, _ = load_dataset(data)
+    sizes = [len(ds.diagrams[n].questions) for n in names]
+    assert all(isinstance(d.questions, PackedQuestions) for d in ds.diagrams.values())
+    spec = dict(data_dir=data, variants=("test-twin+d2+khop1", "oracle+d2+none"), answerers=("solver", "blind"),
+                limit=None)
+    before = run(tiny_spec(tmp_path, **spec), progress=False, quiet=True)
+
+    def alive() -> int:
+        gc.collect()
+        return sum(1 for o in gc.get_objects() if type(o) is Question and str(data) in (o.file or ""))
+
+    seen: dict[str, list] = {"rank": [], "priors": []}
+    real_rank, real_released = ranking.rank_each, priors.released
+
+    def rank_each(finder, questions, chunk=ranking.RANK_CHUNK):
+        seen["rank"].append((len(questions), alive()))
+        return real_rank(finder, questions, chunk)
+
+    def released(diagrams):
+        seen["priors"].append(alive())
+        return real_released(diagrams)
+
+    monkeypatch.setattr(ranking, "RANK_CHUNK", 4)
+    monkeypatch.setattr(ranking, "rank_each", rank_each)
+    monkeypatch.setattr(priors, "released", released)
+    after = run(tiny_spec(tmp_path, run_id="r2", **spec), progress=False, quiet=True)
+    total, largest = sum(sizes), max(sizes)
+    # two finders, each given 4 questions at a time and the rest last, as one list of every question would be
+    chunks = [4] * (total // 4) + ([total % 4] if total % 4 else [])
+    assert [n for n, _ in seen["rank"]] == [n for n in chunks for _ in range(2)]
+    # held: the diagrams not all ranked yet (at most 3 questions, and the one just read), the chunk asked
+    # (redacted copies) and the diagram shelved last
+    assert max(n for _, n in seen["rank"]) <= 3 + largest + 4 + largest < total, seen["rank"]
+    # the priors at load and for the run card: a diagram at a time (and what is left of the one before)
+    assert len(seen["priors"]) == 2 * len(names) and max(seen["priors"]) <= 2 * largest + 1 < total, seen["priors"]
+    assert samples_without_timings(after.run_dir / "samples.jsonl") == \
+        samples_without_timings(before.run_dir / "samples.jsonl")
+    card = json.loads((after.run_dir / "run.json").read_text())
+    assert card["priors"] == json.loads((before.run_dir / "run.json").read_text())["priors"]
+    assert card["dataset"]["questions_loaded"] == card["dataset"]["questions_run"] == total
+
+
+def test_a_run_prepared_a_diagram_at_a_time_runs_the_questions_prepare_dataset_gives(tmp_path):
+    """prepare_run holds the questions to run packed per diagram; in order they are prepare_dataset's, with a
+    limit (cut inside a diagram) and with a stratified sample, and every problem is reported past the limit."""
+    from benchmark.runner import prepare_dataset, prepare_run
+
+    names = ["algo_login_lockout_a", "algo_login_lockout_b", "arch_auth_cache_a", "arch_auth_cache_b"]
+    data = copy_bundled(tmp_path / "data", names)
+    bad = data / "annotations" / "arch_auth_cache_b.yaml"
+    bad.write_text(bad.read_text().replace("answer: yes", "answer: no", 1))
+    for limit, sample in [(None, None), (5, None), (0, None), (None, 7), (3, 7)]:
+        ds, listed, problems = prepare_dataset(data, limit, sample, seed=3)
+        _, packed, packed_problems = prepare_run(data, limit, sample, seed=3)
+        assert [q for qs in packed.values() for q in qs] == listed
+        assert list(packed) == sorted({q.diagram for q in listed}) and all(packed.values())
+        assert [str(p) for p in packed_problems] == [str(p) for p in problems] and problems
+    assert len(listed) == 3
+
+
 def test_a_pool_worker_gives_its_math_libraries_its_share_of_the_cores():
     """The local pool's processes share the cores: torch (embedding texts for the dense stages) gets the
     worker's share, not one thread per core in every worker; a value the user set is kept."""
