@@ -219,13 +219,19 @@ def scan_samples(path: Path, loads: Callable[[bytes], Any], repair: bool = False
 
     A last line without its newline that does not parse was being written when the run was killed:
     it is dropped, and with ``repair`` the file is cut back to the end of the line before it (so that
-    appending goes on after a whole line). Any other line that does not parse, and a ``sample_id`` seen
-    twice, are :class:`InputError` naming the file and line.
+    appending goes on after a whole line). Any other line that does not parse is an :class:`InputError`
+    naming the file and line, raised there; a ``sample_id`` seen twice is one naming the line it is seen
+    again on, raised once every line is read (the file is not repaired then).
+
+    What the scan holds is 8 bytes per line (a hash of its sample id), not the ids: only when two hashes
+    are equal is the file read again to find the line whose id is really a repeat.
     """
+    from array import array
+
     path = Path(path)
     if not path.exists():
         return
-    seen: set[str] = set()
+    hashes = array("q")   # (str hashes are this process's own: the scan never outlives it)
     good_end = 0
     with path.open("rb") as fh:
         for i, raw in enumerate(fh, 1):
@@ -234,14 +240,11 @@ def scan_samples(path: Path, loads: Callable[[bytes], Any], repair: bool = False
                 continue
             try:
                 rec = loads(raw)
-                sid = rec["sample_id"]
+                hashes.append(hash(rec["sample_id"]))
             except (ValueError, TypeError, KeyError) as exc:
                 if not raw.endswith(b"\n") and not fh.read(1):
                     break  # the cut-off last line of a killed run
                 raise InputError(f"not a sample record: {exc}", file=str(path), line=i) from exc
-            if sid in seen:
-                raise InputError(f"sample {sid} is in the file twice", file=str(path), line=i)
-            seen.add(sid)
             if not raw.endswith(b"\n"):  # whole record, newline lost: give it one before appending
                 if repair:
                     with path.open("ab") as out:
@@ -249,5 +252,33 @@ def scan_samples(path: Path, loads: Callable[[bytes], Any], repair: bool = False
                 raw += b"\n"
             good_end += len(raw)
             yield i, rec
+    _no_repeated_id(path, hashes, loads)
     if repair and path.stat().st_size > good_end:
         os.truncate(path, good_end)
+
+
+def _no_repeated_id(path: Path, hashes: Any, loads: Callable[[bytes], Any]) -> None:
+    """Raise :class:`InputError` at the first line of ``path`` whose sample id an earlier line has, when
+    ``hashes`` (of every record's id, in order) holds a value more than once: only the records whose hash
+    is shared are read again, and their ids compared."""
+    import numpy as np
+
+    every = np.frombuffer(hashes, dtype=np.int64)
+    values, counts = np.unique(every, return_counts=True)
+    shared = values[counts > 1]
+    if not len(shared):
+        return
+    suspects = set(np.flatnonzero(np.isin(every, shared)).tolist())   # (records by their place among records)
+    seen: set[Any] = set()
+    record = -1
+    with path.open("rb") as fh:
+        for i, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
+            record += 1
+            if record not in suspects:
+                continue
+            sid = loads(raw)["sample_id"]
+            if sid in seen:
+                raise InputError(f"sample {sid} is in the file twice", file=str(path), line=i)
+            seen.add(sid)

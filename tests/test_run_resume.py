@@ -294,6 +294,30 @@ def test_a_bad_line_in_the_middle_or_a_duplicate_is_an_error_naming_the_line(tmp
         resume(first.run_dir, progress=False, quiet=True)
 
 
+def test_a_repeated_sample_id_is_found_from_hashes_and_checked_on_the_ids(tmp_path):
+    """scan_samples keeps a hash of each line's sample id, not the ids: a repeated id is reported at the
+    first line it is seen again on, once every line is read (the file is then not repaired), and two ids
+    whose hashes are equal are no repeat unless the ids are."""
+    from array import array
+
+    from benchmark.rundir import _no_repeated_id
+
+    path = tmp_path / "samples.jsonl"
+    unique = "".join(json.dumps({"sample_id": f"s{i}"}) + "\n" for i in range(50))
+    path.write_text(unique + '{"sample_id": "s7"}\n{"sample_id": "s3"}\n{"sample_id": "s9')   # last line cut off
+    size, read = path.stat().st_size, []
+    with pytest.raises(InputError, match=r"samples.jsonl:51: sample s7 is in the file twice"):
+        for line, rec in scan_samples(path, loads_line, repair=True):
+            read.append(line)
+    assert read == list(range(1, 53)) and path.stat().st_size == size
+    path.write_text(unique)
+    assert [rec["sample_id"] for _, rec in scan_samples(path, loads_line)] == [f"s{i}" for i in range(50)]
+    _no_repeated_id(path, array("q", [5] * 50), loads_line)   # every hash the same, no id twice: no error
+    path.write_text(unique + '{"sample_id": "s0"}\n')
+    with pytest.raises(InputError, match=r"samples.jsonl:51: sample s0 is in the file twice"):
+        _no_repeated_id(path, array("q", [5] * 51), loads_line)
+
+
 def test_resume_refuses_a_changed_dataset(tmp_path):
     first = run(tiny_spec(tmp_path), progress=False, quiet=True)
     question = tmp_path / "data" / "annotations" / "auth_b.yaml"
