@@ -359,6 +359,7 @@ def load_annotation_file(path: Path, diagrams_dir: Path) -> tuple[Diagram | None
                       title=data.get("title") or "", domain=data.get("domain") or "",
                       language=language, twin=twin, annotation_path=path)
     qnodes = top.get("questions").value if isinstance(top.get("questions"), yaml.SequenceNode) else []
+    questions: list[Question] = []
     for i, raw in enumerate(qs):
         qnode = qnodes[i] if i < len(qnodes) else None
         line = _line(qnode)
@@ -437,11 +438,12 @@ def load_annotation_file(path: Path, diagrams_dir: Path) -> tuple[Diagram | None
             err(f"twin_question must be a question id, got {twin_q!r}", "twin_question")
             continue
         extra = (("twin_question", _as_id(twin_q)),) if twin_q is not None else ()
-        diagram.questions.append(Question(
+        questions.append(Question(
             id=qid, diagram=did, text=raw["text"].strip(), type=qtype,
             args=tuple((k, str(args[k])) for k in t.args), answer=answer, certificate=cert,
             counter_prior_annotated=raw.get("counter_prior"), rationale=raw["rationale"] or "",
             twin_of=diagram.twin, language=diagram.language, file=fname, line=line, extra=extra))
+    diagram.questions = questions
     return diagram, errors
 
 

@@ -1235,7 +1235,7 @@ def _plan(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool
     """The images read, the stages resolved, every question ranked by the finders, a resumed run's samples
     counted, and the run card (status ``running``) written: each diagram's questions (``questions``: diagram id ->
     its questions, as :func:`prepare_run` gives them) and their finders' results shelved in the plan's work
-    (:meth:`_Work.planned`), a diagram at a time.""" 
+    (:meth:`_Work.planned`), a diagram at a time."""
     from benchmark.records import loads_line
 
     if cluster is None:
