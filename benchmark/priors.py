@@ -376,39 +376,13 @@ class Cell:
         return {"accuracy": self.accuracy, "correct": self.correct, "measured": self.measured, "n": self.n}
 
 
-def cell(correct: Sequence[bool | None]) -> Cell:
-    """:class:`Cell` of a list of per-question results (None = unmeasured).
-
-    >>> cell([True, False, None]).accuracy
-    0.5
-    """
-    measured = [c for c in correct if c is not None]
-    return Cell(sum(measured), len(measured), len(correct))
-
-
-def groups(questions: Sequence[Question]) -> dict[str, list[Question]]:
-    """The question groups of the priors table: all, counter-prior as annotated, yes/no (all and
-    annotated counter-prior), node answers, then each type (in type order)."""
-    out = {
-        "all": list(questions),
-        "counter-prior (annotated)": [q for q in questions if q.counter_prior_annotated],
-        "yes/no": [q for q in questions if q.kind == "bool"],
-        "yes/no, counter-prior (annotated)": [q for q in questions if q.kind == "bool" and q.counter_prior_annotated],
-        "node": [q for q in questions if q.kind == "node"],
-    }
-    for t in QUESTION_TYPES:
-        qs = [q for q in questions if q.type == t]
-        if qs:
-            out[f"type {t}"] = qs
-    return out
-
-
 #: the groups every priors table has, in its order (a group per question type with questions follows)
 FIXED_GROUPS = ("all", "counter-prior (annotated)", "yes/no", "yes/no, counter-prior (annotated)", "node")
 
 
 def group_names(q: Question) -> list[str]:
-    """The groups of :func:`groups` that ``q`` is in.
+    """The groups of the priors table that ``q`` is in: all, counter-prior as annotated, yes/no (all and
+    annotated counter-prior), node answers, and its type.
 
     >>> from benchmark.graph import Subgraph
     >>> group_names(Question("q", "d", "t", "reachable", (), True, Subgraph(), counter_prior_annotated=True))
@@ -428,8 +402,8 @@ def group_names(q: Question) -> list[str]:
 
 
 class _CellCounts:
-    """The table's cells (:func:`cell`) counted a question at a time: group -> each baseline's
-    [correct, measured, questions]."""
+    """The table's cells (:class:`Cell`) counted a question at a time: group -> each baseline's
+    [correct, measured, questions]; a None result is unmeasured."""
 
     def __init__(self, baselines: Sequence[str]) -> None:
         self.baselines = list(baselines)
@@ -447,7 +421,7 @@ class _CellCounts:
                     counts[0] += int(c)
 
     def table(self) -> dict[str, dict[str, Cell]]:
-        """group -> baseline -> cell, the groups in :func:`groups`' order."""
+        """group -> baseline -> cell: :data:`FIXED_GROUPS`, then each type with questions, in type order."""
         names = list(FIXED_GROUPS) + [f"type {t}" for t in QUESTION_TYPES if f"type {t}" in self.counts]
         empty = [[0, 0, 0]] * len(self.baselines)
         return {g: {b: Cell(*self.counts.get(g, empty)[i]) for i, b in enumerate(self.baselines)} for g in names}
@@ -466,18 +440,17 @@ def strongest(table: Mapping[str, Mapping[str, Cell]], group: str, order: Sequen
     return max(measured)[2] if measured else None
 
 
-def measured_counter_prior(q: Question, basis: Prediction | None) -> bool | None:
-    """Measured counter-prior flag of ``q``: True when the basis baseline answers it wrongly; None when
-    the question's kind is outside the definition (not yes/no, not a node) or the answer is unmeasured.
+def measured_counter_prior(kind: str, basis_correct: bool | None) -> bool | None:
+    """Measured counter-prior flag of a question of answer ``kind``: True when the basis baseline answers it
+    wrongly (``basis_correct`` False); None when the kind is outside the definition (not yes/no, not a
+    node) or the answer is unmeasured (or there is no basis).
 
-    >>> from benchmark.graph import Subgraph
-    >>> q = Question("q", "d", "t", "reachable", (), True, Subgraph())
-    >>> measured_counter_prior(q, Prediction("no", False)), measured_counter_prior(q, Prediction("x", None))
-    (True, None)
+    >>> measured_counter_prior("bool", False), measured_counter_prior("bool", None), measured_counter_prior("int", False)
+    (True, None, None)
     """
-    if q.kind not in COUNTER_PRIOR_KINDS or basis is None or basis.correct is None:
+    if kind not in COUNTER_PRIOR_KINDS or basis_correct is None:
         return None
-    return not basis.correct
+    return not basis_correct
 
 
 #: the table group whose strongest baseline is the basis of measured counter-prior, per answer kind
@@ -608,6 +581,7 @@ def run_priors(ds: Dataset, names: Sequence[str] = NO_MODEL_BASELINES,
     kinds: list[str] = []            # each question's answer kind, in the order worked on
     results = bytearray()            # then each baseline's result on it: 0 wrong, 1 right, 2 unmeasured
     kept: dict[str, dict[str, Prediction]] = {b: {} for b in order}
+    worked: list[Question] = []      # (kept only with ``keep``)
     done = [0] * len(order)
     # a diagram at a time, every baseline on its questions: one graph is made at a time (and let go after,
     # unless it was held before), not every graph of the dataset at once
@@ -638,14 +612,16 @@ def run_priors(ds: Dataset, names: Sequence[str] = NO_MODEL_BASELINES,
             counts.add(q, [p.correct for p in row])
             kinds.append(q.kind)
             results.extend(2 if p.correct is None else int(p.correct) for p in row)
+            if keep:
+                worked.append(q)
             for b, p in zip(order, row):
                 if keep:
                     kept[b][q.id] = p
                 if b in lean:
                     lean[b][q.id] = _lean(p)
-    res = PriorsResult(list(questions) if keep and isinstance(questions, list) else
-                       [q for _, qs in diagrams() for q in qs] if keep else [],
-                       order, unavailable, {}, counts.table(), n=total, known=lean)
+    given_list = keep and isinstance(questions, list)   # (then in the order given, else as worked on)
+    res = PriorsResult(questions if given_list else worked, order, unavailable, {}, counts.table(), n=total,
+                       known=lean)
     if keep:
         res.predictions = {b: {q.id: kept[b][q.id] for q in res.questions} for b in order}  # in the questions' order
     res.floor = res.strongest_on("all")
@@ -653,11 +629,11 @@ def run_priors(ds: Dataset, names: Sequence[str] = NO_MODEL_BASELINES,
     at = {b: j for j, b in enumerate(order)}
     for i, kind in enumerate(kinds):
         basis = res.basis.get(kind)
-        code = results[i * len(order) + at[basis]] if kind in COUNTER_PRIOR_KINDS and basis else 2
-        res.measured.append(None if code == 2 else code == 0)   # answered wrongly by the basis: counter-prior
+        code = results[i * len(order) + at[basis]] if basis else 2
+        res.measured.append(measured_counter_prior(kind, None if code == 2 else code == 1))
     if keep:
-        worked = dict(zip((q.id for _, qs in diagrams() for q in qs), res.measured))
-        res.counter_prior = {q.id: worked[q.id] for q in res.questions}
+        flags = dict(zip((q.id for q in worked), res.measured))
+        res.counter_prior = {q.id: flags[q.id] for q in res.questions}
     return res
 
 

@@ -770,14 +770,9 @@ def _answer_batches(work: _Work, prepared: list[tuple[Question, _Prepared]]) -> 
 
 
 def _rank_all(finders: dict[str, Any], questions: list[Question]) -> dict[str, dict[str, dict[str, Any]]]:
-    """Top diagram and the rank of the question's own diagram, per finder and question."""
-    from benchmark.finders.ranking import rank_each
-
-    found: dict[str, dict[str, dict[str, Any]]] = {}
-    asked = [_redacted(q) for q in questions]
-    for name, finder in sorted(finders.items()):
-        found[name] = {q.id: _found(name, q, ranking, seconds)
-                       for q, (ranking, seconds) in zip(questions, rank_each(finder, asked))}
+    """Top diagram and the rank of the question's own diagram, per finder and question (every question at
+    once: :func:`_ranked_by_diagram` given them as one group)."""
+    ((_, _, found),) = _ranked_by_diagram(finders, {"": questions})
     return found
 
 
