@@ -316,6 +316,9 @@ def test_a_repeated_sample_id_is_found_from_hashes_and_checked_on_the_ids(tmp_pa
     path.write_text(unique + '{"sample_id": "s0"}\n')
     with pytest.raises(InputError, match=r"samples.jsonl:51: sample s0 is in the file twice"):
         _no_repeated_id(path, array("q", [5] * 51), loads_line)
+    path.write_text(unique + '{"sample_id": ["s0"]}\n' + unique)   # an id that is no string (nor hashable)
+    with pytest.raises(InputError, match=r"samples.jsonl:51: not a sample record"):
+        list(scan_samples(path, loads_line))
 
 
 def test_resume_refuses_a_changed_dataset(tmp_path):
