@@ -185,3 +185,85 @@ def test_components_are_labelled_as_opencvs_default_labels_them(threads: int) ->
             assert np.allclose(centroids, centroids0)
     finally:
         cv2.setNumThreads(before)
+
+
+def _holes_by_labelling_every_zero(mask: np.ndarray, max_area: int) -> np.ndarray:
+    """What ``fill_small_holes`` is defined to return: every 4-connected component of the zeros of at
+    most ``max_area`` pixels set (one labelling of the whole complement)."""
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(1 - mask, connectivity=4)
+    small = np.zeros(n, np.uint8)
+    small[1:][stats[1:, cv2.CC_STAT_AREA] <= max_area] = 1
+    return mask | small[labels]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_small_holes_are_those_labelling_every_zero_finds(seed: int) -> None:
+    """Holes are found from their borders and labelled in their borders' boxes only; the filled mask
+    must be the one labelling the whole complement gives: holes at the image's edge, holes with
+    islands in them, diagonal and one-pixel holes, on noise, outlines and lines, and on a render."""
+    from benchmark.dataset import DEFAULT_ROOT
+    from benchmark.extract.connectors import fill_small_holes
+    from benchmark.extract.image import read_rgb
+    from benchmark.extract.raster import make_raster
+
+    rng = np.random.default_rng(seed)
+    filled = 0
+    for t in range(400):
+        h, w = (int(v) for v in rng.integers(1, 60, 2))
+        if t % 3 == 0:
+            mask = (rng.random((h, w)) < rng.random()).astype(np.uint8)
+        else:
+            mask = np.zeros((h, w), np.uint8)
+            for _ in range(int(rng.integers(1, 8))):
+                p, q, u, v = (tuple(int(c) for c in rng.integers(0, (w, h))) for _ in range(4))
+                cv2.rectangle(mask, p, q, 1, 1)
+                cv2.line(mask, u, v, 1, 1)
+        max_area = int(rng.integers(0, 60))
+        got, want = fill_small_holes(mask.copy(), max_area), _holes_by_labelling_every_zero(mask, max_area)
+        assert np.array_equal(got, want), (t, max_area)
+        filled += int((want != mask).any())
+    assert filled > 100   # most masks had holes to fill
+    r = make_raster(read_rgb(DEFAULT_ROOT / "diagrams" / "algo_binary_search.png"))
+    stroke = r.stroke.view(np.uint8)
+    for max_area in (0, 12 * r.line_width ** 2, 5000):
+        assert np.array_equal(fill_small_holes(stroke, max_area), _holes_by_labelling_every_zero(stroke, max_area))
+
+
+def test_set_pixels_are_read_in_numpys_order() -> None:
+    """``components.nonzero`` reads 2-D uint8 and bool masks with OpenCV; the indices, their order and
+    type must be ``np.nonzero``'s, for views, empty masks and the arrays it leaves to numpy."""
+    from benchmark.extract.components import nonzero
+
+    rng = np.random.default_rng(7)
+    arrays = []
+    for p in (0.0, 0.01, 0.5, 1.0):
+        m = rng.random((37, 53)) < p
+        arrays += [m, m.astype(np.uint8) * 200, m[3:-2, 5:], m[:, ::2], m.T, m[:0], m.astype(np.int32), m[0]]
+    for a in arrays:
+        got, want = nonzero(a), np.nonzero(a)
+        assert len(got) == len(want)
+        assert all(np.array_equal(g, w) and g.dtype == w.dtype for g, w in zip(got, want))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_neighbour_codes_at_a_skeletons_pixels_are_those_a_filter_over_the_image_gives(seed: int) -> None:
+    """Tracing reads each skeleton pixel's 8-neighbour code (and from it the set neighbours and the
+    groups they form) at the skeleton's pixels only; the codes must be those of a filter over the
+    whole mask weighing neighbour k by 2**k, at the image's edges too."""
+    from benchmark.extract.components import nonzero
+    from benchmark.extract.skeleton import _BITS, _DX, _DY, neighbour_codes, thin
+
+    kernel = np.zeros((3, 3), np.float32)
+    for k, (dy, dx) in enumerate(zip(_DY, _DX)):
+        kernel[1 + dy, 1 + dx] = 2 ** k     # filter2D correlates: cell (1+dy, 1+dx) weighs that neighbour
+    rng = np.random.default_rng(seed)
+    for p in (0.05, 0.3, 0.7):
+        mask = (rng.random((41, 67)) < p).astype(np.uint8)
+        for m in (mask, thin(mask > 0).astype(np.uint8)):
+            dense = cv2.filter2D(m, cv2.CV_16S, kernel, borderType=cv2.BORDER_CONSTANT)
+            count = cv2.filter2D(m, cv2.CV_16S, np.ones((3, 3), np.float32), borderType=cv2.BORDER_CONSTANT) - m
+            ys, xs = nonzero(m)
+            for pad in (1, 3):
+                code = neighbour_codes(np.pad(m, pad), ys, xs, pad=pad)
+                assert np.array_equal(code, dense[ys, xs]) and np.array_equal(_BITS[code], count[ys, xs])
+            assert ((dense[ys, xs] > 0) & (dense[ys, xs] < 255)).any()

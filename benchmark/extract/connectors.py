@@ -30,7 +30,7 @@ from typing import Iterator
 import cv2
 import numpy as np
 
-from benchmark.extract.components import components, pixels_of
+from benchmark.extract.components import components, nonzero, pixels_of
 from benchmark.extract.labels import Block
 from benchmark.extract.raster import Raster, stroke_colour
 from benchmark.extract.shapes import Shape
@@ -113,20 +113,42 @@ def connector_mask(r: Raster, shapes: list[Shape]) -> np.ndarray:
 
 def fill_small_holes(mask: np.ndarray, max_area: int) -> np.ndarray:
     """The mask with enclosed holes smaller than ``max_area`` filled (the sketch style draws
-    arrowheads as outlined triangles).
+    arrowheads as outlined triangles): every 4-connected component of its zeros of at most
+    ``max_area`` pixels, one that touches the image's edge too, is set to 1.
+
+    The holes are found by their borders (``cv2.findContours``, which follows 8-connected ink
+    around 4-connected holes) on the mask framed with ink, where the image's edge encloses the
+    zeros it touches as ink does. A 4-connected hole spans at most as many columns plus rows as it
+    has pixels, plus one, and its border lies one pixel around it: a border whose box is wider plus
+    taller than ``max_area + 5`` holds a larger hole. The zeros inside each smaller border's box are
+    labelled, and those not reaching the box's edge are whole holes. Labelling every zero of an
+    80-Mpx mask took 0.75 s; its borders take 0.06 s.
 
     >>> m = np.zeros((9, 9), np.uint8); m[2:7, 2:7] = 1; m[4, 4] = 0
     >>> int(fill_small_holes(m, 4)[4, 4])
     1
     """
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(1 - mask, connectivity=4)
-    small = np.nonzero(stats[:, cv2.CC_STAT_AREA] <= max_area)[0]
-    small = small[small > 0]
-    if len(small) == 0:
-        return mask
-    lut = np.zeros(n, np.uint8)
-    lut[small] = 1
-    return mask | lut[labels]
+    h_img, w_img = mask.shape
+    framed = cv2.copyMakeBorder(mask, 1, 1, 1, 1, cv2.BORDER_CONSTANT, value=1)
+    contours, hierarchy = cv2.findContours(framed, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
+    out = None
+    for contour, (_, _, _, parent) in zip(contours, hierarchy[0] if hierarchy is not None else ()):
+        if parent < 0:
+            continue  # an outer border: holes are the second level
+        x, y, w, h = cv2.boundingRect(contour)
+        if w + h > max_area + 5:
+            continue
+        box = framed[y:y + h, x:x + w]
+        n, labels, stats, _ = cv2.connectedComponentsWithStats((box == 0).view(np.uint8), connectivity=4)
+        for i in range(1, n):
+            bx, by, bw, bh, area = (int(v) for v in stats[i])
+            if area > max_area or bx == 0 or by == 0 or bx + bw == w or by + bh == h:
+                continue
+            if out is None:
+                out = mask.copy()
+            ys, xs = np.nonzero(labels[by:by + bh, bx:bx + bw] == i)
+            out[ys + (y + by - 1), xs + (x + bx - 1)] = 1
+    return mask if out is None else out
 
 
 def outline_band(shapes: list[Shape], shape_hw: tuple[int, int], lw: int) -> np.ndarray:
@@ -236,7 +258,7 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
                 continue
             core = off
         region = cv2.dilate(core, grow) & mask[y0:y1, x0:x1]
-        ry, rx = np.nonzero(region)
+        ry, rx = nonzero(region)
         cut[ry + y0, rx + x0] = 0
         blobs.append(np.stack([rx + x0, ry + y0], axis=1).astype(float))
     return blobs, cut
@@ -308,7 +330,7 @@ COMPACT_MAX = 1.25
 
 
 def _compact(core: np.ndarray) -> bool:
-    cy, cx = np.nonzero(core)
+    cy, cx = nonzero(core)
     (_, _), (rw, rh), _ = cv2.minAreaRect(np.stack([cx, cy], axis=1).astype(np.float32))
     return max(rw, rh) <= COMPACT_MAX * max(1.0, min(rw, rh))
 
@@ -408,7 +430,7 @@ def _on_outline(core: np.ndarray, distance: np.ndarray, k: int, area: float = 0.
 
 
 def _elongated(core: np.ndarray) -> bool:
-    cy, cx = np.nonzero(core)
+    cy, cx = nonzero(core)
     (_, _), (rw, rh), _ = cv2.minAreaRect(np.stack([cx, cy], axis=1).astype(np.float32))
     return max(rw, rh) > 1.8 * max(1.0, min(rw, rh))
 
@@ -440,7 +462,7 @@ def _wide_part(core: np.ndarray, k: int, least: float = 0.0) -> np.ndarray | Non
         return None
     # the head ends the line: the piece lies at one end of the core, not where the line crosses
     # something on its way
-    cy, cx = np.nonzero(core)
+    cy, cx = nonzero(core)
     pts = np.stack([cx, cy], axis=1).astype(float)
     c = pts.mean(axis=0)
     _, _, vt = np.linalg.svd(pts - c, full_matrices=False)
@@ -578,7 +600,7 @@ def without_bridges(r: Raster, bridges: np.ndarray) -> tuple[np.ndarray, int]:
     >>> out, n = without_bridges(r, bridge); out[1].tolist(), n
     ([1, 1, 1, 0, 0, 1, 1, 1], 2)
     """
-    ys, xs = np.nonzero(bridges)
+    ys, xs = nonzero(bridges)
     out = r.stroke.astype(np.uint8)
     if len(ys) == 0:
         return out, 0

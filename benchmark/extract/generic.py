@@ -31,7 +31,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from benchmark.extract.components import components
+from benchmark.extract.components import components, nonzero
 from benchmark.extract.connectors import find_edges
 from benchmark.extract.inkcolours import sort_by_colour
 from benchmark.extract.labels import Block, assign_node_labels, group_blocks, group_lines
@@ -276,7 +276,7 @@ def _cut_by_a_line(ra: tuple, rb: tuple, lines: np.ndarray, text: np.ndarray | N
     disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * gap + 1,) * 2)
     # the ink between the two: what the closing fills next to both (not a hollow along one alone)
     strip = union & (1 - ma) & (1 - mb) & cv2.dilate(ma, disc) & cv2.dilate(mb, disc)
-    ys, xs = np.nonzero(strip)
+    ys, xs = nonzero(strip)
     if len(ys) < 4 * gap:
         return False
     pts = np.column_stack([xs, ys]).astype(np.float64)

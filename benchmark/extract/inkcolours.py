@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from benchmark.extract.components import components, pixels_of
+from benchmark.extract.components import components, nonzero, pixels_of
 
 #: the two colours tell text from lines when their means lie at least this many standard deviations
 #: apart (the Mahalanobis distance under the pooled covariance). Measured on the renders of one
@@ -104,7 +104,7 @@ def sort_by_colour(rgb: np.ndarray, text: np.ndarray, lines: np.ndarray, th: int
     if rule is None or rule.separation < SEPARATION_MIN:
         return text, lines
     # letters on lines: text-coloured parts of the line layer, letter-sized, thicker than a line's fringe
-    ys, xs = np.nonzero(lines)
+    ys, xs = nonzero(lines)
     on = rule.text_coloured(rgb[ys, xs])
     coloured = np.zeros(lines.shape, np.uint8)
     coloured[ys[on], xs[on]] = 1
@@ -120,7 +120,7 @@ def sort_by_colour(rgb: np.ndarray, text: np.ndarray, lines: np.ndarray, th: int
     found[fy, fx] = True
     # dashes: letter-sized pieces most of whose pixels are in the lines' colour
     n, labels, stats, _ = components(text)
-    ys, xs = np.nonzero(text)
+    ys, xs = nonzero(text)
     lab = labels[ys, xs]
     text_votes = np.bincount(lab, weights=rule.text_coloured(rgb[ys, xs]), minlength=n)
     dash = text_votes < stats[:, cv2.CC_STAT_AREA] / 2

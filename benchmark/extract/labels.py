@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
+from benchmark.extract.components import nonzero
 from benchmark.extract.ocr import Word
 from benchmark.extract.raster import Raster
 from benchmark.extract.shapes import Shape, innermost
@@ -280,7 +281,7 @@ def is_dashed_stroke(block: Block, ink) -> bool:
 
     x, y, w, h = block.box
     lh = block.line_height
-    ys, xs = np.nonzero(ink[max(0, y):y + h, max(0, x):x + w])
+    ys, xs = nonzero(ink[max(0, y):y + h, max(0, x):x + w])
     if len(xs) < 8:
         return False
     pts = np.stack([xs, ys], axis=1).astype(float)

@@ -186,13 +186,15 @@ def strokes_through_glyphs(ink: np.ndarray, stroke: np.ndarray, lw: int) -> np.n
     """
     import cv2
 
+    from benchmark.extract.components import nonzero
+
     out = np.zeros_like(ink)
     if not (ink.any() and stroke.any()):
         return out
     s = cv2.GaussianBlur(stroke.astype(np.float32), (0, 0), max(1.0, lw / 2))
     gx = cv2.Sobel(s, cv2.CV_32F, 1, 0, ksize=3)
     gy = cv2.Sobel(s, cv2.CV_32F, 0, 1, ksize=3)
-    ys, xs = np.nonzero(stroke)
+    ys, xs = nonzero(stroke)
     nx, ny = gx[ys, xs], gy[ys, xs]
     norm = np.hypot(nx, ny)
     ok = norm > 1e-6

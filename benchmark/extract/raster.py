@@ -84,11 +84,13 @@ def _run_counts(arr: np.ndarray) -> np.ndarray:
     >>> _run_counts(m)[:4].tolist()
     [0, 0, 1, 2]
     """
+    from benchmark.extract.components import nonzero
+
     padded = np.zeros((arr.shape[0] + 2, arr.shape[1]), dtype=np.int8)
     padded[1:-1] = arr
     d = np.diff(padded, axis=0)
-    start_rows, start_cols = np.nonzero(d == 1)
-    end_rows, end_cols = np.nonzero(d == -1)
+    start_rows, start_cols = nonzero(d == 1)
+    end_rows, end_cols = nonzero(d == -1)
     runs = end_rows[np.argsort(end_cols, kind="stable")] - start_rows[np.argsort(start_cols, kind="stable")]
     return np.bincount(runs[runs < 32], minlength=32)[:32]
 

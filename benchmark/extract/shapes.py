@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 import cv2
 import numpy as np
 
-from benchmark.extract.components import components
+from benchmark.extract.components import components, nonzero
 from benchmark.extract.raster import Raster, colour_mask, fill_palette
 
 #: share of the ring just outside a candidate that must be stroke for it to be a shape
@@ -139,7 +139,7 @@ def _candidates(r: Raster, colour: tuple[int, int, int], region: tuple[int, int,
         cv2.drawContours(filled, [cnt + k], -1, 1, thickness=cv2.FILLED)
         ring = cv2.dilate(filled, cv2.getStructuringElement(cv2.MORPH_RECT, (2 * lw + 1, 2 * lw + 1))) - filled
         gx, gy = x + x_off, y + y_off
-        ys, xs = np.nonzero(ring)
+        ys, xs = nonzero(ring)
         ys, xs = ys + gy - k, xs + gx - k
         ok = (ys >= 0) & (ys < h_img) & (xs >= 0) & (xs < w_img)
         if not outlined(stroke8[ys[ok], xs[ok]], xs[ok], ys[ok]):
@@ -211,7 +211,7 @@ def _white_shapes(r: Raster, found: list, min_area: int, stroke8: np.ndarray) ->
         pad = np.zeros((h + 2 * k, w + 2 * k), np.uint8)
         pad[k:-k, k:-k] = filled
         ring = cv2.dilate(pad, cv2.getStructuringElement(cv2.MORPH_RECT, (2 * lw + 1, 2 * lw + 1))) - pad
-        ys, xs = np.nonzero(ring)
+        ys, xs = nonzero(ring)
         ys, xs = ys + y - k, xs + x - k
         ok = (ys >= 0) & (ys < h_img) & (xs >= 0) & (xs < w_img)
         if ok.sum() == 0 or stroke8[ys[ok], xs[ok]].mean() < 0.6:
@@ -289,7 +289,7 @@ def _same_fill_children(r: Raster, found: list, min_area: int, stroke8: np.ndarr
             pad = np.zeros((h + 2 * k, w + 2 * k), np.uint8)
             pad[k:-k, k:-k] = filled
             ring = cv2.dilate(pad, cv2.getStructuringElement(cv2.MORPH_RECT, (k, k))) - pad
-            ys, xs = np.nonzero(ring)
+            ys, xs = nonzero(ring)
             ys, xs = ys + gy - k, xs + gx - k
             ok = (ys >= 0) & (ys < h_img) & (xs >= 0) & (xs < w_img)
             if ok.sum() == 0 or stroke8[ys[ok], xs[ok]].mean() < 0.7:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from benchmark.extract.components import nonzero
+
 # neighbour offsets, clockwise from north: P2..P9 of Zhang & Suen
 _DY = np.array([-1, -1, 0, 1, 1, 1, 0, -1])
 _DX = np.array([0, 1, 1, 1, 0, -1, -1, -1])
@@ -27,7 +29,8 @@ def thin(mask: np.ndarray) -> np.ndarray:
     h, w = img.shape
     flat = img.ravel()
     offs = _DY * w + _DX
-    idx = np.flatnonzero(flat)
+    ys, xs = nonzero(img)
+    idx = ys * w + xs          # np.flatnonzero(flat), read a row at a time
     while True:
         changed = False
         for step in (0, 1):
@@ -96,18 +99,27 @@ def _ring_runs_table() -> np.ndarray:
 
 
 _RUNS = _ring_runs_table()
-_CODE_KERNEL = np.zeros((3, 3), np.float32)
-for _k, (_dy, _dx) in enumerate(zip(_DY, _DX)):
-    # filter2D correlates: the kernel cell at (1+dy, 1+dx) weighs the neighbour at that offset
-    _CODE_KERNEL[1 + _dy, 1 + _dx] = 2 ** _k
 
 
-def neighbour_groups(mask: np.ndarray) -> np.ndarray:
-    """Per pixel of a 0/1 uint8 mask: how many separate groups its set neighbours form."""
-    import cv2
+#: how many of the 8 neighbours an 8-neighbour code sets
+_BITS = np.array([bin(code).count("1") for code in range(256)], np.uint8)
 
-    code = cv2.filter2D(mask, cv2.CV_16S, _CODE_KERNEL, borderType=cv2.BORDER_CONSTANT)
-    return _RUNS[np.clip(code, 0, 255).astype(np.uint8)]
+
+def neighbour_codes(padded: np.ndarray, ys: np.ndarray, xs: np.ndarray, pad: int = 1) -> np.ndarray:
+    """The 8-neighbour codes (bit k: the neighbour at ring position k is set) of the pixels ``ys``,
+    ``xs`` of a 0/1 uint8 mask, given ``padded`` by ``pad`` pixels of zeros on every side.
+
+    Read at the pixels asked for only (a skeleton's: a fraction of a per cent of the image) where a
+    filter over the whole image would compute a code for every pixel.
+
+    >>> m = np.zeros((3, 3), np.uint8); m[0, 1] = m[1, 2] = m[2, 0] = 1
+    >>> int(neighbour_codes(np.pad(m, 1), np.array([1]), np.array([1]))[0])    # N, E and SW
+    37
+    """
+    code = np.zeros(len(ys), np.uint8)
+    for k, (dy, dx) in enumerate(zip(_DY, _DX)):
+        code |= padded[ys + pad + dy, xs + pad + dx] << k
+    return code
 
 
 def _ring(radius: int) -> tuple[np.ndarray, np.ndarray]:
@@ -122,18 +134,18 @@ def _ring(radius: int) -> tuple[np.ndarray, np.ndarray]:
 _RING_DY, _RING_DX = _ring(3)
 
 
-def _junctions(sk: np.ndarray, deg: np.ndarray) -> np.ndarray:
-    """Junction pixels: three or more branches cross the ring of radius 3 around them.
+def _junctions(padded: np.ndarray, ys: np.ndarray, xs: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """Junction pixels among the skeleton pixels ``ys``, ``xs`` (those with three or more set
+    neighbours; ``padded``: the skeleton padded by 3): three or more branches cross the ring of
+    radius 3 around them.
 
     Counting on a ring instead of the 8 neighbours is immune to the 2-pixel staircases and
     split crossings that thinning leaves.
     """
-    ys, xs = np.nonzero((deg >= 3) & (sk > 0))
-    out = np.zeros_like(sk)
+    out = np.zeros(shape, np.uint8)
     if len(ys) == 0:
         return out
-    pad = np.pad(sk, 3)
-    vals = pad[ys[:, None] + 3 + _RING_DY[None, :], xs[:, None] + 3 + _RING_DX[None, :]]
+    vals = padded[ys[:, None] + 3 + _RING_DY[None, :], xs[:, None] + 3 + _RING_DX[None, :]]
     runs = ((vals == 1) & (np.roll(vals, 1, axis=1) == 0)).sum(axis=1)
     hit = runs >= 3
     out[ys[hit], xs[hit]] = 1
@@ -249,19 +261,21 @@ def trace(skel: np.ndarray, spur: float, reach: float) -> list[Chain]:
     pad = 2
     x0, y0 = max(0, bx - pad), max(0, by - pad)
     sk = sk[y0:by + bh + pad, x0:bx + bw + pad]
-    ones = np.ones((3, 3), np.float32)
-    deg = cv2.filter2D(sk, cv2.CV_16S, ones, borderType=cv2.BORDER_CONSTANT) - sk
-    junction = _junctions(sk, deg)
+    # neighbours are counted at the skeleton's pixels only
+    ys, xs = nonzero(sk)
+    padded = np.pad(sk, 3)
+    many = _BITS[neighbour_codes(padded, ys, xs, pad=3)] >= 3
+    junction = _junctions(padded, ys[many], xs[many], sk.shape)
     jzone = cv2.dilate(junction, np.ones((3, 3), np.uint8)) & sk
     seg_mask = sk & (1 - jzone)
     nj, jlab = cv2.connectedComponents(jzone, connectivity=8)
     ns, slab = cv2.connectedComponents(seg_mask, connectivity=8)
-    sdeg = cv2.filter2D(seg_mask, cv2.CV_16S, ones, borderType=cv2.BORDER_CONSTANT) - seg_mask
-    sgroups = neighbour_groups(seg_mask)
-    ys, xs = np.nonzero(seg_mask)
+    ys, xs = nonzero(seg_mask)
     labs = slab[ys, xs]
     order = np.argsort(labs, kind="stable")
     ys, xs, labs = ys[order], xs[order], labs[order]
+    code = neighbour_codes(np.pad(seg_mask, 1), ys, xs)
+    sdeg, sgroups = _BITS[code], _RUNS[code]     # set neighbours, and the groups they form
     bounds = np.searchsorted(labs, np.arange(1, ns + 1))
     jl_pad = np.pad(jlab, 1)
     segs: list[_Seg] = []
@@ -269,7 +283,8 @@ def trace(skel: np.ndarray, spur: float, reach: float) -> list[Chain]:
         a, b = bounds[k - 1], bounds[k]
         sx, sy = xs[a:b], ys[a:b]
         pts = np.stack([sx + x0, sy + y0], axis=1).astype(float)
-        tip_mask = (sdeg[sy, sx] <= 1) | ((sgroups[sy, sx] == 1) & (sdeg[sy, sx] == 2))
+        deg = sdeg[a:b]
+        tip_mask = (deg <= 1) | ((sgroups[a:b] == 1) & (deg == 2))
         tips_idx = np.nonzero(tip_mask)[0]
         if len(tips_idx) == 0:
             continue                                   # a closed loop: no connector

@@ -18,7 +18,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from benchmark.extract.components import components, pixels_of
+from benchmark.extract.components import components, nonzero, pixels_of
 from benchmark.extract.connectors import head_opening
 from benchmark.extract.raster import Raster
 
@@ -98,7 +98,7 @@ def drawn_strokes(r: Raster, words: list) -> tuple[np.ndarray, set[int], np.ndar
     other |= bridges
     n, labels, stats, _ = components(other)
     line = _lines(stats, lw)
-    ys, xs = np.nonzero(other)
+    ys, xs = nonzero(other)
     lab = labels[ys, xs]
     in_text = text[ys, xs] > 0
     text_share = np.bincount(lab, in_text, minlength=n) / np.maximum(stats[:, cv2.CC_STAT_AREA], 1)
