@@ -267,3 +267,51 @@ def test_neighbour_codes_at_a_skeletons_pixels_are_those_a_filter_over_the_image
                 code = neighbour_codes(np.pad(m, pad), ys, xs, pad=pad)
                 assert np.array_equal(code, dense[ys, xs]) and np.array_equal(_BITS[code], count[ys, xs])
             assert ((dense[ys, xs] > 0) & (dense[ys, xs] < 255)).any()
+
+
+def _enclosed_by_labelling_the_whole_mask(mask: np.ndarray, min_w: int, min_h: int) -> list:
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=4)
+    h_img, w_img = mask.shape
+    out = []
+    for i in range(1, n):
+        x, y, w, h, a = (int(v) for v in stats[i])
+        if x == 0 or y == 0 or x + w >= w_img or y + h >= h_img or w < min_w or h < min_h:
+            continue
+        out.append((x, y, w, h, a, (labels[y:y + h, x:x + w] == i).astype(np.uint8)))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_enclosed_regions_are_those_labelling_the_whole_mask_finds_in_its_order(seed: int) -> None:
+    """White shapes are sought among the page's enclosed regions, found from their borders and labelled
+    in their borders' boxes; they must be the 4-connected components labelling the whole mask gives
+    that do not touch the image's edge, in its numbering order, with the same boxes, areas and masks:
+    regions inside regions, one-pixel regions, on noise and outlines, and the page of a render."""
+    from benchmark.dataset import DEFAULT_ROOT
+    from benchmark.extract.image import read_rgb
+    from benchmark.extract.raster import colour_mask, make_raster
+    from benchmark.extract.shapes import WHITE, enclosed_regions
+
+    rng = np.random.default_rng(seed)
+    masks = []
+    for t in range(300):
+        h, w = (int(v) for v in rng.integers(1, 60, 2))
+        if t % 2 == 0:
+            mask = (rng.random((h, w)) < rng.random()).astype(np.uint8)
+        else:
+            mask = np.ones((h, w), np.uint8)
+            for _ in range(int(rng.integers(1, 8))):
+                p, q, u, v = (tuple(int(c) for c in rng.integers(0, (w, h))) for _ in range(4))
+                cv2.rectangle(mask, p, q, 0, 1)
+                cv2.line(mask, u, v, 0, 1)
+        masks.append(mask)
+    r = make_raster(read_rgb(DEFAULT_ROOT / "diagrams" / "algo_binary_search.png"))
+    masks.append(colour_mask(r.rgb, WHITE, tol=3))
+    found = 0
+    for mask in masks:
+        for min_w, min_h in ((1, 1), (3, 2), (12, 12)):
+            got, want = enclosed_regions(mask, min_w, min_h), _enclosed_by_labelling_the_whole_mask(mask, min_w, min_h)
+            assert [g[:5] for g in got] == [w_[:5] for w_ in want]
+            assert all(np.array_equal(g[5], w_[5]) for g, w_ in zip(got, want))
+            found += len(want)
+    assert found > 1000

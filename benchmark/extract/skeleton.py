@@ -25,7 +25,8 @@ def thin(mask: np.ndarray) -> np.ndarray:
     >>> t = thin(m); int(t.sum()) < 20 and bool(t[4, 5:15].all())
     True
     """
-    img = np.pad(mask.astype(np.uint8), 1)
+    img = np.zeros((mask.shape[0] + 2, mask.shape[1] + 2), np.uint8)
+    img[1:-1, 1:-1] = mask
     h, w = img.shape
     flat = img.ravel()
     offs = _DY * w + _DX
@@ -219,7 +220,15 @@ def split_at_reversal(points: np.ndarray, reach: float, max_cos: float = -0.3) -
     return a, b
 
 
-def _free_seg(pts: np.ndarray, reach: float, jl_pad: np.ndarray, x0: int, y0: int) -> _Seg:
+def _junction_at(jlab: np.ndarray, x: int, y: int) -> int | None:
+    """The first junction (in raster order) of the 3 x 3 window around ``x``, ``y`` of the junction
+    labels ``jlab``, or None."""
+    win = jlab[max(0, y - 1):y + 2, max(0, x - 1):x + 2]
+    found = win[win > 0]
+    return int(found[0]) if len(found) else None
+
+
+def _free_seg(pts: np.ndarray, reach: float, jlab: np.ndarray, x0: int, y0: int) -> _Seg:
     """A segment for one arm of a split piece: its tips are the ends of its path (the one at the
     split is free; the other keeps the junction it touches, if any)."""
     dist = _path_order(pts)
@@ -227,12 +236,9 @@ def _free_seg(pts: np.ndarray, reach: float, jl_pad: np.ndarray, x0: int, y0: in
     tips, dirs, nodes = [], [], []
     for t in ends:
         tip = pts[t]
-        tx, ty = int(tip[0]) - x0, int(tip[1]) - y0
-        win = jl_pad[ty:ty + 3, tx:tx + 3]
-        found = win[win > 0]
         tips.append(tip)
         dirs.append(_out_direction(pts, tip, reach))
-        nodes.append(int(found[0]) if len(found) else None)
+        nodes.append(_junction_at(jlab, int(tip[0]) - x0, int(tip[1]) - y0))
     return _Seg(pts, tips, dirs, nodes)
 
 
@@ -261,23 +267,27 @@ def trace(skel: np.ndarray, spur: float, reach: float) -> list[Chain]:
     pad = 2
     x0, y0 = max(0, bx - pad), max(0, by - pad)
     sk = sk[y0:by + bh + pad, x0:bx + bw + pad]
-    # neighbours are counted at the skeleton's pixels only
+    # neighbours are counted at the skeleton's pixels only, on masks framed by 3 zeros (views
+    # of the framed arrays are what the rest reads)
+    framed = np.zeros((sk.shape[0] + 6, sk.shape[1] + 6), np.uint8)
+    framed[3:-3, 3:-3] = sk
+    sk = framed[3:-3, 3:-3]
     ys, xs = nonzero(sk)
-    padded = np.pad(sk, 3)
-    many = _BITS[neighbour_codes(padded, ys, xs, pad=3)] >= 3
-    junction = _junctions(padded, ys[many], xs[many], sk.shape)
+    many = _BITS[neighbour_codes(framed, ys, xs, pad=3)] >= 3
+    junction = _junctions(framed, ys[many], xs[many], sk.shape)
     jzone = cv2.dilate(junction, np.ones((3, 3), np.uint8)) & sk
-    seg_mask = sk & (1 - jzone)
+    seg_framed = np.zeros_like(framed)
+    seg_mask = seg_framed[3:-3, 3:-3]
+    np.bitwise_and(sk, 1 - jzone, out=seg_mask)
     nj, jlab = cv2.connectedComponents(jzone, connectivity=8)
     ns, slab = cv2.connectedComponents(seg_mask, connectivity=8)
     ys, xs = nonzero(seg_mask)
     labs = slab[ys, xs]
     order = np.argsort(labs, kind="stable")
     ys, xs, labs = ys[order], xs[order], labs[order]
-    code = neighbour_codes(np.pad(seg_mask, 1), ys, xs)
+    code = neighbour_codes(seg_framed, ys, xs, pad=3)
     sdeg, sgroups = _BITS[code], _RUNS[code]     # set neighbours, and the groups they form
     bounds = np.searchsorted(labs, np.arange(1, ns + 1))
-    jl_pad = np.pad(jlab, 1)
     segs: list[_Seg] = []
     for k in range(1, ns):
         a, b = bounds[k - 1], bounds[k]
@@ -292,7 +302,7 @@ def trace(skel: np.ndarray, spur: float, reach: float) -> list[Chain]:
             halves = split_at_reversal(pts, reach)
             if halves is not None:                     # two connectors meeting in a V
                 for half in halves:
-                    segs.append(_free_seg(half, reach, jl_pad, x0, y0))
+                    segs.append(_free_seg(half, reach, jlab, x0, y0))
                 continue
         if len(tips_idx) > 2:                          # keep the two farthest apart
             tp = pts[tips_idx]
@@ -304,13 +314,10 @@ def trace(skel: np.ndarray, spur: float, reach: float) -> list[Chain]:
                 [tips_idx[0], int(np.argmax(np.hypot(*(pts - pts[tips_idx[0]]).T)))])
         tips, dirs, nodes = [], [], []
         for t in tips_idx:
-            tx, ty = int(sx[t]), int(sy[t])
-            win = jl_pad[ty:ty + 3, tx:tx + 3]
-            found = win[win > 0]
             tip = pts[t]
             tips.append(tip)
             dirs.append(_out_direction(pts, tip, reach))
-            nodes.append(int(found[0]) if len(found) else None)
+            nodes.append(_junction_at(jlab, int(sx[t]), int(sy[t])))
         segs.append(_Seg(pts, tips, dirs, nodes))
 
     # junctions joined by a short segment are one junction
