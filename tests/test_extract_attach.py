@@ -2,6 +2,8 @@
 near them (bounding rectangles first): the choice must be the one measuring everything makes."""
 from __future__ import annotations
 
+from typing import Iterator
+
 import cv2
 import numpy as np
 import pytest
@@ -187,6 +189,23 @@ def test_components_are_labelled_as_opencvs_default_labels_them(threads: int) ->
         cv2.setNumThreads(before)
 
 
+def _random_masks(rng: np.random.Generator, count: int, noise_every: int, ink: int) -> Iterator[np.ndarray]:
+    """``count`` small 0/1 masks: every ``noise_every``-th noise of a random density, the others
+    rectangles' outlines and lines drawn in ``ink`` on the other value (regions at the image's edge,
+    regions in regions, one-pixel and diagonal ones)."""
+    for t in range(count):
+        h, w = (int(v) for v in rng.integers(1, 60, 2))
+        if t % noise_every == 0:
+            yield (rng.random((h, w)) < rng.random()).astype(np.uint8)
+            continue
+        mask = np.full((h, w), 1 - ink, np.uint8)
+        for _ in range(int(rng.integers(1, 8))):
+            p, q, u, v = (tuple(int(c) for c in rng.integers(0, (w, h))) for _ in range(4))
+            cv2.rectangle(mask, p, q, ink, 1)
+            cv2.line(mask, u, v, ink, 1)
+        yield mask
+
+
 def _holes_by_labelling_every_zero(mask: np.ndarray, max_area: int) -> np.ndarray:
     """What ``fill_small_holes`` is defined to return: every 4-connected component of the zeros of at
     most ``max_area`` pixels set (one labelling of the whole complement)."""
@@ -208,16 +227,7 @@ def test_small_holes_are_those_labelling_every_zero_finds(seed: int) -> None:
 
     rng = np.random.default_rng(seed)
     filled = 0
-    for t in range(400):
-        h, w = (int(v) for v in rng.integers(1, 60, 2))
-        if t % 3 == 0:
-            mask = (rng.random((h, w)) < rng.random()).astype(np.uint8)
-        else:
-            mask = np.zeros((h, w), np.uint8)
-            for _ in range(int(rng.integers(1, 8))):
-                p, q, u, v = (tuple(int(c) for c in rng.integers(0, (w, h))) for _ in range(4))
-                cv2.rectangle(mask, p, q, 1, 1)
-                cv2.line(mask, u, v, 1, 1)
+    for t, mask in enumerate(_random_masks(rng, 400, noise_every=3, ink=1)):
         max_area = int(rng.integers(0, 60))
         got, want = fill_small_holes(mask.copy(), max_area), _holes_by_labelling_every_zero(mask, max_area)
         assert np.array_equal(got, want), (t, max_area)
@@ -292,19 +302,7 @@ def test_enclosed_regions_are_those_labelling_the_whole_mask_finds_in_its_order(
     from benchmark.extract.raster import colour_mask, make_raster
     from benchmark.extract.shapes import WHITE, enclosed_regions
 
-    rng = np.random.default_rng(seed)
-    masks = []
-    for t in range(300):
-        h, w = (int(v) for v in rng.integers(1, 60, 2))
-        if t % 2 == 0:
-            mask = (rng.random((h, w)) < rng.random()).astype(np.uint8)
-        else:
-            mask = np.ones((h, w), np.uint8)
-            for _ in range(int(rng.integers(1, 8))):
-                p, q, u, v = (tuple(int(c) for c in rng.integers(0, (w, h))) for _ in range(4))
-                cv2.rectangle(mask, p, q, 0, 1)
-                cv2.line(mask, u, v, 0, 1)
-        masks.append(mask)
+    masks = list(_random_masks(np.random.default_rng(seed), 300, noise_every=2, ink=0))
     r = make_raster(read_rgb(DEFAULT_ROOT / "diagrams" / "algo_binary_search.png"))
     masks.append(colour_mask(r.rgb, WHITE, tol=3))
     found = 0
