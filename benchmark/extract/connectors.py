@@ -128,7 +128,6 @@ def fill_small_holes(mask: np.ndarray, max_area: int) -> np.ndarray:
     >>> int(fill_small_holes(m, 4)[4, 4])
     1
     """
-    h_img, w_img = mask.shape
     framed = cv2.copyMakeBorder(mask, 1, 1, 1, 1, cv2.BORDER_CONSTANT, value=1)
     contours, hierarchy = cv2.findContours(framed, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
     out = None
