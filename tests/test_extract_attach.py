@@ -300,7 +300,8 @@ def test_enclosed_regions_are_those_labelling_the_whole_mask_finds_in_its_order(
     from benchmark.dataset import DEFAULT_ROOT
     from benchmark.extract.image import read_rgb
     from benchmark.extract.raster import colour_mask, make_raster
-    from benchmark.extract.shapes import WHITE, enclosed_regions
+    from benchmark.extract.components import enclosed_regions
+    from benchmark.extract.shapes import WHITE
 
     masks = list(_random_masks(np.random.default_rng(seed), 300, noise_every=2, ink=0))
     r = make_raster(read_rgb(DEFAULT_ROOT / "diagrams" / "algo_binary_search.png"))

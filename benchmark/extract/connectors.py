@@ -30,7 +30,7 @@ from typing import Iterator
 import cv2
 import numpy as np
 
-from benchmark.extract.components import components, nonzero, pixels_of
+from benchmark.extract.components import components, enclosed_regions, nonzero, pixels_of
 from benchmark.extract.labels import Block
 from benchmark.extract.raster import Raster, stroke_colour
 from benchmark.extract.shapes import Shape
@@ -116,37 +116,21 @@ def fill_small_holes(mask: np.ndarray, max_area: int) -> np.ndarray:
     arrowheads as outlined triangles): every 4-connected component of its zeros of at most
     ``max_area`` pixels, one that touches the image's edge too, is set to 1.
 
-    The holes are found by their borders (``cv2.findContours``, which follows 8-connected ink
-    around 4-connected holes) on the mask framed with ink, where the image's edge encloses the
-    zeros it touches as ink does. A 4-connected hole spans at most as many columns plus rows as it
-    has pixels, plus one, and its border lies one pixel around it: a border whose box is wider plus
-    taller than ``max_area + 5`` holds a larger hole. The zeros inside each smaller border's box are
-    labelled, and those not reaching the box's edge are whole holes. Labelling every zero of an
-    80-Mpx mask took 0.75 s; its borders take 0.06 s.
+    The holes are the regions the zeros of the mask framed with ink enclose
+    (:func:`.components.enclosed_regions`): the frame encloses the zeros the image's edge touches as
+    ink does, and only the borders of holes that small are labelled.
 
     >>> m = np.zeros((9, 9), np.uint8); m[2:7, 2:7] = 1; m[4, 4] = 0
     >>> int(fill_small_holes(m, 4)[4, 4])
     1
     """
     framed = cv2.copyMakeBorder(mask, 1, 1, 1, 1, cv2.BORDER_CONSTANT, value=1)
-    contours, hierarchy = cv2.findContours(framed, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
     out = None
-    for contour, (_, _, _, parent) in zip(contours, hierarchy[0] if hierarchy is not None else ()):
-        if parent < 0:
-            continue  # an outer border: holes are the second level
-        x, y, w, h = cv2.boundingRect(contour)
-        if w + h > max_area + 5:
-            continue
-        box = framed[y:y + h, x:x + w]
-        n, labels, stats, _ = cv2.connectedComponentsWithStats((box == 0).view(np.uint8), connectivity=4)
-        for i in range(1, n):
-            bx, by, bw, bh, area = (int(v) for v in stats[i])
-            if area > max_area or bx == 0 or by == 0 or bx + bw == w or by + bh == h:
-                continue
-            if out is None:
-                out = mask.copy()
-            ys, xs = np.nonzero(labels[by:by + bh, bx:bx + bw] == i)
-            out[ys + (y + by - 1), xs + (x + bx - 1)] = 1
+    for x, y, _, _, _, hole in enclosed_regions((framed == 0).view(np.uint8), max_area=max_area):
+        if out is None:
+            out = mask.copy()
+        ys, xs = nonzero(hole)
+        out[ys + (y - 1), xs + (x - 1)] = 1
     return mask if out is None else out
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 import cv2
 import numpy as np
 
-from benchmark.extract.components import components, nonzero
+from benchmark.extract.components import components, enclosed_regions, nonzero
 from benchmark.extract.raster import Raster, colour_mask, fill_palette
 
 #: share of the ring just outside a candidate that must be stroke for it to be a shape
@@ -222,43 +222,6 @@ def _white_shapes(r: Raster, found: list, min_area: int, stroke8: np.ndarray) ->
         cnt = cnt + np.array([[x, y]], dtype=np.int32)
         out.append((cnt, (x, y, w, h), float(cv2.contourArea(cnt)), WHITE, filled))
     return out
-
-
-def enclosed_regions(mask: np.ndarray, min_w: int = 1, min_h: int = 1) -> list[tuple[int, int, int, int, int, np.ndarray]]:
-    """The 4-connected components of a 0/1 uint8 ``mask`` that do not touch the image's edge and
-    are at least ``min_w`` wide and ``min_h`` tall, in the order
-    ``cv2.connectedComponentsWithStats(mask, connectivity=4)`` numbers them (by their first pixel in
-    raster order): x, y, w, h, area and the component's mask inside its box (uint8).
-
-    They are the holes of the rest of the image, whose borders ``cv2.findContours`` follows
-    (8-connected ink around 4-connected holes). A hole lies inside its border's box, one pixel in
-    from each side; each box as wide and tall as asked for is labelled, and the components in it
-    that do not reach its edge are whole. Labelling the whole mask labels every pixel of the page
-    (0.75 s on an 80-Mpx image); the borders take a tenth of that.
-
-    >>> m = np.ones((7, 12), np.uint8); m[1:6, 1] = m[1, 1:11] = m[5, 1:11] = m[1:6, 4] = m[1:6, 10] = 0
-    >>> [r[:5] for r in enclosed_regions(m)], [r[:5] for r in enclosed_regions(m, min_w=4)]
-    ([(2, 2, 2, 3, 6), (5, 2, 5, 3, 15)], [(5, 2, 5, 3, 15)])
-    """
-    rest = (mask == 0).view(np.uint8)
-    contours, hierarchy = cv2.findContours(rest, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
-    found: dict[tuple[int, int], tuple[int, int, int, int, int, np.ndarray]] = {}
-    for contour, (_, _, _, parent) in zip(contours, hierarchy[0] if hierarchy is not None else ()):
-        if parent < 0:
-            continue  # an outer border: holes are the second level
-        bx, by, bw, bh = cv2.boundingRect(contour)
-        if bw - 2 < min_w or bh - 2 < min_h:
-            continue  # the hole, and anything inside it, is smaller
-        n, labels, stats, _ = cv2.connectedComponentsWithStats(mask[by:by + bh, bx:bx + bw], connectivity=4)
-        for i in range(1, n):
-            x, y, w, h, a = (int(v) for v in stats[i])
-            if x == 0 or y == 0 or x + w == bw or y + h == bh or w < min_w or h < min_h:
-                continue  # reaches the box's edge: not whole here
-            sub = (labels[y:y + h, x:x + w] == i).view(np.uint8)
-            first = (by + y, bx + x + int(np.argmax(sub[0])))
-            if first not in found:
-                found[first] = (bx + x, by + y, w, h, a, sub)
-    return [found[k] for k in sorted(found)]
 
 
 def _component_outline(labels: np.ndarray, i: int, x: int, y: int, w: int, h: int) -> tuple[np.ndarray, np.ndarray]:
