@@ -64,6 +64,9 @@ def _tokens(text: str) -> list[_Word]:
 def words_match(a: str, b: str) -> bool:
     """Do two folded words name the same thing (equal stems, Russian ending, one typo)?
 
+    Words that match always start with the same letter (a stem keeps its word's first letter), which
+    :class:`LabelIndex` relies on to compare a word only with the names' words that start like it.
+
     >>> words_match("сервиса", "сервис"), words_match("paymnet", "payment"), words_match("used", "user")
     (True, True, False)
     >>> words_match("closing", "closed"), words_match("checking", "check")
@@ -87,7 +90,7 @@ def words_match(a: str, b: str) -> bool:
     return False
 
 
-def _reordered(window: list[_Word], name: list[str]) -> list[str] | None:
+def _reordered(window: list[_Word], name: tuple[str, ...]) -> list[str] | None:
     """``name``'s words in the order they appear in ``window``, else None (every word of ``window``
     matches some word of ``name``: the caller checks)."""
     for perm in permutations(name):
@@ -111,7 +114,11 @@ def node_names(g: nx.MultiDiGraph, node: str, ranked: bool = False) -> list:
     >>> node_names(g, "be.userStore"), node_names(g, "check")
     (['Users DB (primary)', 'Users DB', 'user Store'], ['OK?', 'check'])
     """
-    label = label_of(g, node)
+    out = _ranked_names(node, label_of(g, node))
+    return out if ranked else [n for _, n in out]
+
+
+def _ranked_names(node: str, label: str) -> list[tuple[int, str]]:
     tail = node.split(".")[-1]
     id_name = " ".join(_CAMEL.sub(" ", tail).replace("_", " ").replace("-", " ").split())
     names = [label, " ".join(_BRACKETS.sub(" ", label).split()), id_name]
@@ -119,7 +126,7 @@ def node_names(g: nx.MultiDiGraph, node: str, ranked: bool = False) -> list:
     for rank, n in enumerate(names):
         if n and fold(n) not in {fold(o) for _, o in out}:
             out.append((rank, n))
-    return out if ranked else [n for _, n in out]
+    return out
 
 
 @dataclass(frozen=True)
@@ -141,24 +148,26 @@ class LabelIndex:
 
     def __init__(self, g: nx.MultiDiGraph, language: str | None = "en") -> None:
         self.stopwords = stopwords_for(language)
-        self.names: list[tuple[str, list[str], bool, int]] = []  # (node, words, content-only, rank)
+        self.names: list[tuple[str, tuple[str, ...], bool, int]] = []  # (node, words, content-only, rank)
         for node in sorted(g.nodes, key=str):
-            for rank, name in node_names(g, str(node), ranked=True):
-                toks = raw_words(name)
-                content = [w for w in toks if w not in self.stopwords]
-                if content:
-                    self.names.append((str(node), content, True, rank))
-                elif toks:
-                    self.names.append((str(node), toks, False, rank))
+            self.names.extend(_name_words(str(node), label_of(g, str(node)), self.stopwords))
+        # the names' words by their first letter: words that match always share it (see words_match)
+        self.vocabulary: dict[str, list[str]] = {}
+        for w in sorted({w for _, name, _, _ in self.names for w in name}):
+            self.vocabulary.setdefault(w[0], []).append(w)
+        self._linked: dict[str, list[str]] = {}
 
-    def _find(self, seq: list[_Word], name: list[str], node: str, rank: int) -> list[_Mention]:
-        found = []
+    def _find(self, seq: list[_Word], matched: list[frozenset[str]], name: tuple[str, ...], node: str,
+              rank: int) -> list[_Mention]:
+        found: list[_Mention] = []
         n = len(name)
         # every way a window can match (all words in order, all but one short typo, all in another
         # order) matches at least max(1, n - 1) of its words to a word of the name: windows with
         # fewer such words are not looked at (most windows of most names)
-        hit = [any(words_match(q.raw, w) for w in name) for q in seq]
+        hit = [not m.isdisjoint(name) for m in matched]
         need = max(1, n - 1)
+        if sum(hit) < need:
+            return found
         for i in range(len(seq) - n + 1):
             if sum(hit[i:i + n]) < need:
                 continue
@@ -187,11 +196,27 @@ class LabelIndex:
 
     def link(self, text: str) -> list[str]:
         """Node ids mentioned in ``text``, in order of first mention (ties by id)."""
+        linked = self._linked.get(text)
+        if linked is None:
+            if len(self._linked) >= 1024:   # a graph asked about many texts keeps only the latest
+                self._linked.clear()
+            linked = self._linked[text] = self._link(text)
+        return list(linked)
+
+    def _link(self, text: str) -> list[str]:
         every = _tokens(text)
         content = [w for w in every if w.raw not in self.stopwords]
+        # the names' words each of the text's words matches, worked out once per distinct word
+        matches = {q.raw: frozenset(w for w in self.vocabulary.get(q.raw[0], ()) if words_match(q.raw, w))
+                   for q in every}
+        every_matched = [matches[q.raw] for q in every]
+        content_matched = [matches[q.raw] for q in content]
         cands: list[_Mention] = []
         for node, name, content_only, rank in self.names:
-            cands.extend(self._find(content if content_only else every, name, node, rank))
+            if content_only:
+                cands.extend(self._find(content, content_matched, name, node, rank))
+            else:
+                cands.extend(self._find(every, every_matched, name, node, rank))
         cands.sort(key=lambda m: (-m.size, -m.exact, m.shuffled, m.rank, m.start, m.node))
         taken: list[tuple] = []  # spans already won (see _Mention.span)
         chosen: dict[str, int] = {}
@@ -203,6 +228,21 @@ class LabelIndex:
                 taken.append(m.span())
             chosen.setdefault(m.node, m.start)
         return sorted(chosen, key=lambda n: (chosen[n], n))
+
+
+@functools.lru_cache(maxsize=65536)
+def _name_words(node: str, label: str, stopwords: frozenset[str]) -> tuple[tuple[str, tuple[str, ...], bool, int], ...]:
+    """(node, words, content-only, rank) of each of a node's names (:func:`node_names`) that has words:
+    its content words, or all its words when every one is a function word."""
+    out = []
+    for rank, name in _ranked_names(node, label):
+        toks = tuple(raw_words(name))
+        content = tuple(w for w in toks if w not in stopwords)
+        if content:
+            out.append((node, content, True, rank))
+        elif toks:
+            out.append((node, toks, False, rank))
+    return tuple(out)
 
 
 _CACHE: "weakref.WeakKeyDictionary[nx.MultiDiGraph, dict]" = weakref.WeakKeyDictionary()

@@ -111,3 +111,35 @@ def test_ids_are_matched_word_for_word_only():
                      "edges": []})
     assert link_mentions("Can an order be billed?", g) == []  # "billed" is not the id "billing"
     assert link_mentions("What follows billing?", g) == ["billing"]
+
+
+def _spellings(word: str) -> set[str]:
+    """``word`` misspelt and inflected every way one edit or ending makes, the first letter included."""
+    out = {word[:i] + word[i + 1:] for i in range(len(word))}
+    out |= {word[:i] + word[i + 1] + word[i] + word[i + 2:] for i in range(len(word) - 1)}
+    out |= {word[:i] + c + word[i + 1:] for i in range(len(word)) for c in "aeoxиоя"}
+    out |= {word + end for end in ("s", "es", "ed", "ing", "а", "ы", "ами", "ов")}
+    return {w for w in out if w and w != word}
+
+
+def test_words_that_match_start_with_the_same_letter():
+    # LabelIndex compares a question's word only with the names' words that start like it: a rule
+    # of words_match that let words starting differently match would lose those links
+    from benchmark.dataset import load_dataset
+    from retrievers.text import raw_words
+
+    ds, _ = load_dataset()
+    label_words = sorted({w for d in ds.diagrams.values() for n, a in d.graph.nodes(data=True)
+                          for w in raw_words(str(a.get("label") or n)) if len(w) >= 3})
+    pairs = [(v, w) for w in label_words for v in _spellings(w) if words_match(v, w)]
+    assert len(label_words) > 300 and len(pairs) > 3000
+    assert [(v, w) for v, w in pairs if v[0] != w[0]] == []
+
+
+def test_a_text_linked_again_gives_the_same_nodes():
+    from retrievers.linking import label_index
+
+    index = label_index(ARCH)
+    first = index.link("Does the Orders API call the Payment Processor?")
+    first.append("changed by the caller")
+    assert index.link("Does the Orders API call the Payment Processor?") == ["backend.api", "pay"]
