@@ -314,3 +314,36 @@ def test_enclosed_regions_are_those_labelling_the_whole_mask_finds_in_its_order(
             assert all(np.array_equal(g[5], w_[5]) for g, w_ in zip(got, want))
             found += len(want)
     assert found > 1000
+
+
+def test_components_labelled_without_empty_rows_and_columns_are_opencvs(monkeypatch) -> None:
+    """``components`` labels a sparse mask on a copy without its empty rows and columns; the count,
+    labels (numbered as OpenCV numbers them), boxes, areas and centroids must be OpenCV's on the
+    whole mask, bit for bit."""
+    from benchmark.dataset import DEFAULT_ROOT
+    from benchmark.extract import components as cc
+    from benchmark.extract.image import read_rgb
+    from benchmark.extract.raster import make_raster
+
+    monkeypatch.setattr(cc, "COMPACT_MIN_PIXELS", 1)
+    rng = np.random.default_rng(11)
+    masks = list(_random_masks(rng, 200, noise_every=5, ink=1))
+    for t in range(300):   # small blobs and lines far apart in a larger frame, some at its edges
+        h, w = (int(v) for v in rng.integers(8, 200, 2))
+        m = np.zeros((h, w), np.uint8)
+        for _ in range(int(rng.integers(1, 12))):
+            x, y = int(rng.integers(0, w)), int(rng.integers(0, h))
+            blob = m[y:y + int(rng.integers(1, 7)), x:x + int(rng.integers(1, 7))]
+            blob[:] = rng.random(blob.shape) < 0.7
+        masks.append(m * (255 if t % 4 == 0 else 1))
+    r = make_raster(read_rgb(DEFAULT_ROOT / "diagrams" / "algo_binary_search.png"))
+    masks.append(r.stroke.view(np.uint8))
+    compact = 0
+    for t, m in enumerate(masks):
+        want = cv2.connectedComponentsWithStatsWithAlgorithm(m, 8, cv2.CV_32S, cv2.CCL_BBDT)
+        compact += cc._compact_components(m) is not None
+        got = cc.components(m)
+        assert got[0] == want[0], t
+        for g, w_ in zip(got[1:], want[1:]):
+            assert g.dtype == w_.dtype and np.array_equal(g, w_, equal_nan=g.dtype.kind == "f"), t
+    assert compact > 250   # most masks were labelled on their smaller copy

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from benchmark.extract.components import nonzero
+from benchmark.extract.components import components, nonzero
 
 # neighbour offsets, clockwise from north: P2..P9 of Zhang & Suen
 _DY = np.array([-1, -1, 0, 1, 1, 1, 0, -1])
@@ -279,8 +279,8 @@ def trace(skel: np.ndarray, spur: float, reach: float) -> list[Chain]:
     seg_framed = np.zeros_like(framed)
     seg_mask = seg_framed[3:-3, 3:-3]
     np.bitwise_and(sk, 1 - jzone, out=seg_mask)
-    nj, jlab = cv2.connectedComponents(jzone, connectivity=8)
-    ns, slab = cv2.connectedComponents(seg_mask, connectivity=8)
+    nj, jlab = components(jzone)[:2]
+    ns, slab = components(seg_mask)[:2]
     ys, xs = nonzero(seg_mask)
     labs = slab[ys, xs]
     order = np.argsort(labs, kind="stable")
