@@ -624,7 +624,7 @@ def iter_diagram(work: _Work, diagram_id: str) -> Iterator[list[SampleRecord]]:
     for q, qstored, items in prepared:
         out: list[SampleRecord] = []
         gold = work.gold(q.diagram)
-        certs = None
+        certs = needed = None
         redacted = _redacted(q)
         # score_context of each context received, by its content; a deterministic answerer's answer
         # (and its seconds) to each context it received, by answerer and the context's content
@@ -667,7 +667,11 @@ def iter_diagram(work: _Work, diagram_id: str) -> Iterator[list[SampleRecord]]:
                             if certs is None:  # the question's valid certificates, once per question
                                 from benchmark.metrics.sample import gold_certificates
                                 certs = gold_certificates(qstored, gold)
-                            received_metrics[(reads, content)] = score_context(qstored, gold, got.subgraph, certs)
+                            if needed is None and not got.subgraph.is_empty():   # and its closed sets
+                                from benchmark.metrics.sample import gold_closures
+                                needed = gold_closures(qstored, gold)
+                            received_metrics[(reads, content)] = score_context(qstored, gold, got.subgraph, certs,
+                                                                               needed)
                         metrics = score_stored(qstored, gold, p.sel.sub_scored, got, answer,
                                                received_metrics[(reads, content)], answer_cache)
                     except Exception as exc:

@@ -9,7 +9,7 @@ import pytest
 from benchmark.graph import Edge, Subgraph, build_graph
 from benchmark.metrics import overlap
 from benchmark.metrics.overlap import best_overlap
-from benchmark.metrics.sample import gold_certificates, score_context
+from benchmark.metrics.sample import gold_certificates, gold_closures, score_context
 from benchmark.questions import Question
 
 METRIC_MODULES = ["overlap", "names", "accuracy", "sufficiency", "claims", "faithfulness", "guess", "stats", "sample",
@@ -74,6 +74,20 @@ def test_score_context_uses_the_certificate_that_best_matches_the_context():
     assert m["sufficient"] and m["srr"] == 1.0 and m["precision"] == 1.0 and m["certificate_index"] == 1
     # a longer path is no certificate: it proves the answer but scores against the shortest
     assert best_overlap(other, [q.certificate])[0].srr == 0.0
+
+
+def test_score_context_checks_a_context_against_the_questions_closed_sets():
+    # "does a reach d?" no: a context proves it only when it holds every edge out of what a reaches
+    g = build_graph({"edges": [{"src": "a", "dst": "b"}, {"src": "b", "dst": "c"}, {"src": "d", "dst": "a"}]})
+    q = Question("q", "x", "t", "reachable", (("source", "a"), ("target", "d")), False,
+                 Subgraph.from_edges([Edge("a", "b"), Edge("b", "c")]))
+    needed = gold_closures(q, g)
+    assert [c.edges for c in needed] == [{Edge("a", "b"), Edge("b", "c")}]
+    part, closed = Subgraph.from_edges([Edge("a", "b")]), Subgraph.from_edges([Edge("a", "b"), Edge("b", "c")])
+    for ctx, sufficient in ((part, False), (closed, True)):
+        assert score_context(q, g, ctx)["sufficient"] is sufficient
+        assert score_context(q, g, ctx, needed=needed) == score_context(q, g, ctx)   # given once per question
+    assert score_context(q, g, part, needed=[])["sufficient"]   # the closed sets given are those checked
 
 
 @pytest.mark.parametrize("name", METRIC_MODULES)

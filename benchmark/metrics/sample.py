@@ -44,7 +44,7 @@ from benchmark.metrics.guess import guess_class
 from benchmark.metrics.overlap import best_overlap
 from benchmark.metrics.sufficiency import align_edges
 from benchmark.questions import Question, answer_to_json
-from benchmark.solver import LABEL_TYPES, answers_match, proves, resolve_certificate, valid_certificates
+from benchmark.solver import LABEL_TYPES, answers_match, closures, proves, resolve_certificate, valid_certificates
 
 
 def gold_subgraph(question: Question, diagram_graph: nx.MultiDiGraph) -> Subgraph:
@@ -60,15 +60,23 @@ def gold_certificates(question: Question, diagram_graph: nx.MultiDiGraph) -> lis
                               diagram_graph)
 
 
+def gold_closures(question: Question, diagram_graph: nx.MultiDiGraph) -> list[Subgraph]:
+    """The closed sets a context must contain to prove the question's gold answer (:func:`benchmark.solver.closures`;
+    ``[]`` when none is needed): what :func:`benchmark.solver.proves` checks every context against."""
+    return closures(question.type, question.arg, question.answer, diagram_graph)
+
+
 def score_context(question: Question, diagram_graph: nx.MultiDiGraph, received: Subgraph,
-                  gold: Subgraph | list[Subgraph] | None = None) -> dict[str, Any]:
+                  gold: Subgraph | list[Subgraph] | None = None,
+                  needed: list[Subgraph] | None = None) -> dict[str, Any]:
     """The metrics that depend on the context alone (overlap, sizes, sufficiency).
 
     ``received`` is the subgraph that reached the answerer, as it reached it (empty for an answerer
     that gets no context). They are the same for every answerer that received this context, so
     callers scoring several answers of one context compute them once and pass them to
     :func:`score_sample`; callers scoring many contexts of one question may pass its
-    :func:`gold_certificates` (or one certificate) as ``gold``.
+    :func:`gold_certificates` (or one certificate) as ``gold``, and its
+    :func:`gold_closures` as ``needed``.
 
     * ``srr``, ``precision``, ``f1`` (edges; labels count for label questions only) and ``node_srr``,
       ``node_precision`` against the valid certificate that best matches the context
@@ -87,14 +95,16 @@ def score_context(question: Question, diagram_graph: nx.MultiDiGraph, received: 
     out["retrieved_nodes"], out["retrieved_edges"] = len(received.all_nodes), len(received.edges)
     best = certs[index]
     out["gold_nodes"], out["gold_edges"] = len(best.all_nodes), len(best.edges)
+    if needed is None and not received.is_empty():   # the same for both proofs below
+        needed = gold_closures(question, diagram_graph)
     sufficient = (not received.is_empty()
-                  and proves(question.type, question.arg, question.answer, received, diagram_graph))
+                  and proves(question.type, question.arg, question.answer, received, diagram_graph, needed))
     out["sufficient"] = sufficient  # is_sufficient
     repaired = None
     if not sufficient and not received.is_empty():
         aligned = align_edges(received, diagram_graph)
         if aligned != received:
-            repaired = proves(question.type, question.arg, question.answer, aligned, diagram_graph)
+            repaired = proves(question.type, question.arg, question.answer, aligned, diagram_graph, needed)
     out["sufficient_if_aligned"] = repaired
     return out
 
