@@ -664,12 +664,9 @@ def iter_diagram(work: _Work, diagram_id: str) -> Iterator[list[SampleRecord]]:
                         got = p.sel.ctx_scored if reads else p.sel.none_ctx
                         if (reads, content) not in received_metrics:  # the same for every answerer of this context
                             from benchmark.metrics import score_context
-                            if certs is None:  # the question's valid certificates, once per question
-                                from benchmark.metrics.sample import gold_certificates
-                                certs = gold_certificates(qstored, gold)
-                            if needed is None and not got.subgraph.is_empty():   # and its closed sets
-                                from benchmark.metrics.sample import gold_closures
-                                needed = gold_closures(qstored, gold)
+                            if certs is None:  # the question's valid certificates and closed sets, once
+                                from benchmark.metrics.sample import gold_certificates, gold_closures
+                                certs, needed = gold_certificates(qstored, gold), gold_closures(qstored, gold)
                             received_metrics[(reads, content)] = score_context(qstored, gold, got.subgraph, certs,
                                                                                needed)
                         metrics = score_stored(qstored, gold, p.sel.sub_scored, got, answer,

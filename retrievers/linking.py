@@ -213,10 +213,8 @@ class LabelIndex:
         content_matched = [matches[q.raw] for q in content]
         cands: list[_Mention] = []
         for node, name, content_only, rank in self.names:
-            if content_only:
-                cands.extend(self._find(content, content_matched, name, node, rank))
-            else:
-                cands.extend(self._find(every, every_matched, name, node, rank))
+            seq, matched = (content, content_matched) if content_only else (every, every_matched)
+            cands.extend(self._find(seq, matched, name, node, rank))
         cands.sort(key=lambda m: (-m.size, -m.exact, m.shuffled, m.rank, m.start, m.node))
         taken: list[tuple] = []  # spans already won (see _Mention.span)
         chosen: dict[str, int] = {}

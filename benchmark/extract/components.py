@@ -80,19 +80,16 @@ def _compact_components(mask: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, 
     stats[:, 2] = cols[st[:, 0] + st[:, 2] - 1] - left + 1
     stats[:, 3] = rows[st[:, 1] + st[:, 3] - 1] - top + 1
     stats[:, 4] = st[:, 4]
-    area = stats[:, 4].astype(np.float64)
+    # the background: every pixel that is not set
+    zero_cols, zero_rows = np.flatnonzero(col_count < h), np.flatnonzero(row_count < w)
+    stats[0] = (zero_cols[0], zero_rows[0], zero_cols[-1] - zero_cols[0] + 1, zero_rows[-1] - zero_rows[0] + 1,
+                h * w - len(ys))
     centroids = np.empty((n, 2), np.float64)
     centroids[:, 0] = np.bincount(lab, weights=xs, minlength=n)
     centroids[:, 1] = np.bincount(lab, weights=ys, minlength=n)
-    # the background: every pixel that is not set
-    zero_cols, zero_rows = np.flatnonzero(col_count < h), np.flatnonzero(row_count < w)
-    zeros = h * w - len(ys)
-    stats[0] = (zero_cols[0], zero_rows[0], zero_cols[-1] - zero_cols[0] + 1, zero_rows[-1] - zero_rows[0] + 1,
-                zeros)
-    area[0] = zeros
     centroids[0, 0] = h * (w * (w - 1) // 2) - float(np.dot(col_count, np.arange(w)))
     centroids[0, 1] = w * (h * (h - 1) // 2) - float(np.dot(row_count, np.arange(h)))
-    centroids /= area[:, None]
+    centroids /= stats[:, 4:5].astype(np.float64)
     return n, labels, stats, centroids
 
 
