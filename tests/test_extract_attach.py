@@ -316,16 +316,15 @@ def test_enclosed_regions_are_those_labelling_the_whole_mask_finds_in_its_order(
     assert found > 1000
 
 
-def test_components_labelled_without_empty_rows_and_columns_are_opencvs(monkeypatch) -> None:
-    """``components`` labels a sparse mask on a copy without its empty rows and columns; the count,
-    labels (numbered as OpenCV numbers them), boxes, areas and centroids must be OpenCV's on the
-    whole mask, bit for bit."""
+def test_components_labelled_by_runs_are_opencvs(monkeypatch) -> None:
+    """``components`` labels a sparse mask by its runs of set pixels; the count, labels (numbered as
+    OpenCV numbers them), boxes, areas and centroids must be OpenCV's on the whole mask, bit for bit."""
     from benchmark.dataset import DEFAULT_ROOT
     from benchmark.extract import components as cc
     from benchmark.extract.image import read_rgb
     from benchmark.extract.raster import make_raster
 
-    monkeypatch.setattr(cc, "COMPACT_MIN_PIXELS", 1)
+    monkeypatch.setattr(cc, "RUNS_MIN_PIXELS", 1)
     rng = np.random.default_rng(11)
     masks = list(_random_masks(rng, 200, noise_every=5, ink=1))
     for t in range(300):   # small blobs and lines far apart in a larger frame, some at its edges
@@ -336,14 +335,21 @@ def test_components_labelled_without_empty_rows_and_columns_are_opencvs(monkeypa
             blob = m[y:y + int(rng.integers(1, 7)), x:x + int(rng.integers(1, 7))]
             blob[:] = rng.random(blob.shape) < 0.7
         masks.append(m * (255 if t % 4 == 0 else 1))
+    for t in range(300):   # sparse noise and lines: runs meeting diagonally, side by side, in every row
+        h, w = (int(v) for v in rng.integers(1, 120, 2))
+        m = (rng.random((h, w)) < rng.random() * 0.05).astype(np.uint8)
+        for _ in range(int(rng.integers(0, 4))):
+            p, q = (tuple(int(c) for c in rng.integers(0, (w, h))) for _ in range(2))
+            cv2.line(m, p, q, 1, int(rng.integers(1, 3)))
+        masks.append(m.astype(bool) if t % 3 == 0 else m)
     r = make_raster(read_rgb(DEFAULT_ROOT / "diagrams" / "algo_binary_search.png"))
     masks.append(r.stroke.view(np.uint8))
-    compact = 0
+    by_runs = 0
     for t, m in enumerate(masks):
-        want = cv2.connectedComponentsWithStatsWithAlgorithm(m, 8, cv2.CV_32S, cv2.CCL_BBDT)
-        compact += cc._compact_components(m) is not None
+        want = cv2.connectedComponentsWithStatsWithAlgorithm(m.view(np.uint8), 8, cv2.CV_32S, cv2.CCL_BBDT)
+        by_runs += cc._run_components(m) is not None
         got = cc.components(m)
         assert got[0] == want[0], t
         for g, w_ in zip(got[1:], want[1:]):
             assert g.dtype == w_.dtype and np.array_equal(g, w_, equal_nan=g.dtype.kind == "f"), t
-    assert compact > 250   # most masks were labelled on their smaller copy
+    assert by_runs > 400   # about half the masks were labelled by their runs

@@ -6,12 +6,10 @@ import cv2
 import numpy as np
 
 
-#: a mask of at least this many pixels, at most :data:`COMPACT_SET` of them set, whose set rows and
-#: columns (with one empty row or column kept between runs of them) make at most :data:`COMPACT_SHARE`
-#: of it, is labelled on that smaller copy
-COMPACT_MIN_PIXELS = 1 << 20
-COMPACT_SET = 0.05
-COMPACT_SHARE = 0.6
+#: a mask of at least this many pixels with at most :data:`RUNS_SET` of them set is labelled by its
+#: runs (:func:`_run_components`)
+RUNS_MIN_PIXELS = 1 << 20
+RUNS_SET = 0.05
 
 
 def components(mask: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
@@ -22,74 +20,83 @@ def components(mask: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarra
     order and number the components alike; with statistics, on one thread (each process of the
     image pool has one), BBDT labels an 80-Mpx mask in 0.27-0.40 s where the default takes 0.65 s.
 
-    A large mask with many empty rows or columns (a drawing's connectors, its arrowheads) is labelled
-    on a copy without them (:func:`_compact_components`), every number the same.
+    A large sparse mask (a drawing's connectors, its arrowheads) is labelled by its runs of set
+    pixels instead (:func:`_run_components`), every number the same: its cost follows the set
+    pixels, not the mask's size.
     """
-    if mask.ndim == 2 and mask.size >= COMPACT_MIN_PIXELS and mask.dtype in (np.uint8, np.bool_):
-        found = _compact_components(mask)
+    if mask.ndim == 2 and mask.size >= RUNS_MIN_PIXELS and mask.dtype in (np.uint8, np.bool_):
+        found = _run_components(mask)
         if found is not None:
             return found
     return cv2.connectedComponentsWithStatsWithAlgorithm(mask, 8, cv2.CV_32S, cv2.CCL_BBDT)
 
 
-def _compact_components(mask: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarray] | None:
-    """:func:`components` of ``mask`` labelled on a copy that keeps its rows and columns with a set
-    pixel and, of each run of empty ones, only the first (None when that copy is not much smaller).
+def _run_components(mask: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarray] | None:
+    """:func:`components` of ``mask`` from its runs (None when none of it, or more than
+    :data:`RUNS_SET` of it, is set).
 
-    One empty row or column parts 8-connected components as well as many, so the copy has the same
-    components. They are numbered as labelling the whole mask numbers them: in the raster order of
-    the first 2 x 2 block of pixels each reaches. Boxes are mapped back through the kept rows and
-    columns (a box's sides are set pixels, which are all kept), centroids are the sums of the pixels'
-    own coordinates over their count, as OpenCV computes them, and the label image is written at the
-    set pixels only. The background's row is computed from the zeros' rows, columns and count.
+    A run is a row's stretch of set pixels. Two runs of consecutive rows are 8-connected when they
+    overlap with one of them widened by a pixel on each side; the components are those of the graph
+    of runs (``scipy.sparse.csgraph``). They are numbered as OpenCV numbers them on the whole mask:
+    in the raster order of the first 2 x 2 block of pixels each reaches (a block's set pixels are all
+    one component's). Boxes and areas come from the runs' ends and lengths, centroids are the sums of
+    the pixels' own coordinates over their count, as OpenCV computes them, and the label image is
+    written at the set pixels only. The background's row is computed from the zeros' rows, columns and
+    count.
     """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
     h, w = mask.shape
     count = cv2.countNonZero(mask.view(np.uint8))
-    if count == 0 or count > COMPACT_SET * h * w:
-        return None   # nothing to label, or so much that writing the labels pixel by pixel costs more
+    if count == 0 or count > RUNS_SET * h * w:
+        return None   # nothing to label, or so much that labelling pixel by pixel costs more
     ys, xs = nonzero(mask)
-    row_count = np.bincount(ys, minlength=h)
-    col_count = np.bincount(xs, minlength=w)
-    keep_rows, keep_cols = row_count > 0, col_count > 0
-    keep_rows[1:] |= row_count[:-1] > 0     # and the empty row after a set one
-    keep_cols[1:] |= col_count[:-1] > 0
-    rows, cols = np.flatnonzero(keep_rows), np.flatnonzero(keep_cols)
-    if len(rows) * len(cols) > COMPACT_SHARE * h * w:
-        return None
-    cy = (np.cumsum(keep_rows) - 1)[ys]
-    cx = (np.cumsum(keep_cols) - 1)[xs]
-    small = np.zeros((len(rows), len(cols)), np.uint8)
-    small[cy, cx] = 1
-    n, small_labels, small_stats, _ = cv2.connectedComponentsWithStatsWithAlgorithm(small, 8, cv2.CV_32S,
-                                                                                      cv2.CCL_BBDT)
-    lab = small_labels[cy, cx]
+    starts = np.flatnonzero(np.concatenate(([True], (ys[1:] != ys[:-1]) | (xs[1:] != xs[:-1] + 1))))
+    lengths = np.diff(np.append(starts, len(ys)))
+    ry, x0 = ys[starts], xs[starts]
+    x1 = x0 + lengths - 1
+    # the runs of the row above that touch each run: a range of them, as a row's runs are sorted and apart
+    stride = w + 2
+    above = (ry - 1) * stride
+    lo = np.searchsorted(ry * stride + x1, above + x0 - 1)
+    hi = np.searchsorted(ry * stride + x0, above + x1 + 2)
+    touching = np.maximum(hi - lo, 0)
+    below = np.repeat(np.arange(len(starts)), touching)
+    offsets = np.arange(len(below)) - np.repeat(np.cumsum(touching) - touching, touching)
+    graph = coo_matrix((np.ones(len(below), np.int8), (np.repeat(lo, touching) + offsets, below)),
+                       shape=(len(starts), len(starts)))
+    found, comp = connected_components(graph, directed=False)
     # each component's first block, and the whole mask's numbering from them
-    first = np.full(n, -1, np.int64)
-    first[1:] = np.iinfo(np.int64).max
-    np.minimum.at(first, lab, (ys // 2) * ((w + 1) // 2) + xs // 2)
-    order = np.argsort(first, kind="stable")            # old label of each new one
-    renumber = np.empty(n, np.int32)
-    renumber[order] = np.arange(n, dtype=np.int32)
-    lab = renumber[lab]
-    labels = np.zeros((h, w), np.int32)
-    labels[ys, xs] = lab
-    st = small_stats[order]
-    stats = np.empty_like(st)
-    left, top = cols[st[:, 0]], rows[st[:, 1]]
-    stats[:, 0], stats[:, 1] = left, top
-    stats[:, 2] = cols[st[:, 0] + st[:, 2] - 1] - left + 1
-    stats[:, 3] = rows[st[:, 1] + st[:, 3] - 1] - top + 1
-    stats[:, 4] = st[:, 4]
+    first = np.full(found, np.iinfo(np.int64).max)
+    np.minimum.at(first, comp, (ry // 2) * ((w + 1) // 2) + x0 // 2)
+    label = np.empty(found, np.int32)
+    label[np.argsort(first)] = np.arange(1, found + 1, dtype=np.int32)
+    run_label = label[comp]
+    n = found + 1
+    # boxes: the extremes of each component's runs (grouped by label)
+    by = np.argsort(run_label, kind="stable")
+    group = np.flatnonzero(np.concatenate(([True], np.diff(run_label[by]) != 0)))
+    stats = np.empty((n, 5), np.int32)
+    left, top = np.minimum.reduceat(x0[by], group), np.minimum.reduceat(ry[by], group)
+    stats[1:, 0], stats[1:, 1] = left, top
+    stats[1:, 2] = np.maximum.reduceat(x1[by], group) - left + 1
+    stats[1:, 3] = np.maximum.reduceat(ry[by], group) - top + 1
+    stats[1:, 4] = np.bincount(run_label, weights=lengths, minlength=n)[1:]
     # the background: every pixel that is not set
+    row_count, col_count = np.bincount(ys, minlength=h), np.bincount(xs, minlength=w)
     zero_cols, zero_rows = np.flatnonzero(col_count < h), np.flatnonzero(row_count < w)
     stats[0] = (zero_cols[0], zero_rows[0], zero_cols[-1] - zero_cols[0] + 1, zero_rows[-1] - zero_rows[0] + 1,
                 h * w - len(ys))
     centroids = np.empty((n, 2), np.float64)
-    centroids[:, 0] = np.bincount(lab, weights=xs, minlength=n)
-    centroids[:, 1] = np.bincount(lab, weights=ys, minlength=n)
+    # a run's x sum is its length times its middle, an integer (x0 + x1 is odd only for an even length)
+    centroids[:, 0] = np.bincount(run_label, weights=(x0 + x1) * lengths // 2, minlength=n)
+    centroids[:, 1] = np.bincount(run_label, weights=ry * lengths, minlength=n)
     centroids[0, 0] = h * (w * (w - 1) // 2) - float(np.dot(col_count, np.arange(w)))
     centroids[0, 1] = w * (h * (h - 1) // 2) - float(np.dot(row_count, np.arange(h)))
     centroids /= stats[:, 4:5].astype(np.float64)
+    labels = np.zeros((h, w), np.int32)
+    labels[ys, xs] = np.repeat(run_label, lengths)
     return n, labels, stats, centroids
 
 
