@@ -100,6 +100,27 @@ def test_texts_are_batched_by_tokens_not_characters():
     assert np.array_equal(vecs[0], vecs[1]) and np.array_equal(vecs[2], vecs[3])
 
 
+def test_a_batch_holds_at_most_its_token_budget():
+    """Long texts go in smaller batches (their attention weights grow with the square of their length):
+    a batch holds at most ``batch_tokens`` tokens, padding included, and ``batch_size`` texts; a text
+    longer than the budget goes alone. The vectors are a text's own, up to the last bits."""
+    from benchmark.minilm import MiniLM
+
+    model = MiniLM(embeddings.model_path())
+    shapes = []
+    forward = model._forward
+    model._forward = lambda ids, mask: shapes.append(tuple(ids.shape)) or forward(ids, mask)
+    texts = [" -> ".join(f"Service {i} calls Queue {j}" for j in range(n)) for i, n in enumerate([1, 2, 4, 8, 30] * 3)]
+    tokens = sorted((len(model.tokenizer.encode(t).ids) for t in texts), reverse=True)
+    vecs = model.encode(texts, batch_size=4, batch_tokens=200)
+    assert sum(b for b, _ in shapes) == len(texts) and tokens[0] > 50
+    assert all(b <= 4 and (b * t <= 200 or b == 1) for b, t in shapes)
+    assert [t for _, t in shapes] == [tokens[sum(b for b, _ in shapes[:i])] for i in range(len(shapes))]
+    assert any(b == 1 for b, _ in shapes) and any(b == 4 for b, _ in shapes)   # both limits were reached
+    alone = np.stack([model.encode([t])[0] for t in texts])
+    assert np.allclose(vecs, alone, rtol=0, atol=1e-6)
+
+
 def test_a_model_folder_of_another_layout_is_refused_in_one_line(tmp_path):
     from benchmark.minilm import MiniLM
 
