@@ -35,20 +35,41 @@ def test_connectors_across_a_grid_are_read_from_shape_to_shape_over_the_shapes_b
 
 
 @needs_tesseract
-def test_a_connector_along_a_column_through_the_centres_of_other_shapes_is_left_out(tmp_path):
-    # Invoice Service -> Order Intake runs up the first column through the centres of the two
-    # shapes between them: it could as well be several connectors end to end, so it is not read
-    # as any edge (neither whole nor as edges to the shapes it passes through)
+def test_a_connector_along_a_column_over_the_centres_of_other_shapes_is_read_when_no_other_runs_there(tmp_path):
+    # Invoice Service -> Order Intake runs up the first column over the centres of the two shapes
+    # between them. Connectors end to end would be cut at those shapes' outlines, leaving their
+    # insides bare; this one's stroke runs on over them, and no other line lies along it
     d2 = CELLS + "h: Audit Log {width: 300; height: 100}\na -> f: ship\nb -> g\nc -> h: bill\ng -> a\n"
     g = read_back(tmp_path, "column", d2)
+    assert edges(g) == {("order-intake", "->", "returns-desk", "ship"), ("stock-check", "->", "invoice-service", ""),
+                        ("packing-station", "->", "audit-log", "bill"), ("invoice-service", "->", "order-intake", "")}
+
+
+@needs_tesseract
+def test_connectors_end_to_end_along_a_column_are_not_read_as_one_through_the_shapes_between(tmp_path):
+    d2 = CELLS + "h: Audit Log {width: 300; height: 100}\na -> f: ship\nb -> g\nc -> h: bill\ng -> e\ne -> c\nc -> a\n"
+    g = read_back(tmp_path, "chain", d2)
+    assert edges(g) == {("order-intake", "->", "returns-desk", "ship"), ("stock-check", "->", "invoice-service", ""),
+                        ("packing-station", "->", "audit-log", "bill"), ("invoice-service", "->", "courier-pickup", ""),
+                        ("courier-pickup", "->", "packing-station", ""), ("packing-station", "->", "order-intake", "")}
+
+
+@needs_tesseract
+def test_connectors_overlapping_along_a_column_are_left_out(tmp_path):
+    # Invoice Service -> Order Intake and Invoice Service -> Packing Station overlap from Invoice
+    # Service to Packing Station: the first could as well start at Courier Pickup (whose inside the
+    # second runs over), so neither is read, nor any edge to the shapes they pass through
+    d2 = CELLS + "h: Audit Log {width: 300; height: 100}\na -> f: ship\nb -> g\nc -> h: bill\ng -> a\ng -> c\n"
+    g = read_back(tmp_path, "overlap", d2)
     assert edges(g) == {("order-intake", "->", "returns-desk", "ship"), ("stock-check", "->", "invoice-service", ""),
                         ("packing-station", "->", "audit-log", "bill")}
 
 
 def test_straight_lines_between_drawn_boxes():
-    # three boxes in a row and one below: a line from the first to the third over the middle
-    # box's centre is ambiguous, and its pieces to the middle box are no lines (the stroke runs on
-    # through it); a line from the first box's centre to the one below, with a head, is read
+    # three boxes in a row and one below: a line from the first to the third runs on over the
+    # middle box's centre and no other line lies along it, so it is read (undirected), and its
+    # pieces to the middle box are no lines (the stroke runs on through it); a line from the first
+    # box's centre to the one below, with a head, is read
     import cv2
 
     from benchmark.extract.shapes import Shape
@@ -72,9 +93,10 @@ def test_straight_lines_between_drawn_boxes():
     cv2.fillPoly(canvas, [np.round([tip, back + side, back - side]).astype(np.int32)], 1)
     stroke = canvas > 0
     lines = straight_lines(stroke, shapes, [], np.zeros_like(stroke), 2)
-    assert {(ln.a, ln.b, ln.head_a, ln.head_b) for ln in lines if not ln.ambiguous} == {(0, 3, False, True)}
-    assert {(ln.a, ln.b, tuple(ln.over)) for ln in lines if ln.ambiguous} == {(0, 2, (1,))}
-    assert not is_grid(lines)          # the one line read passes over no other shape
+    assert {(ln.a, ln.b, ln.head_a, ln.head_b) for ln in lines if not ln.ambiguous} == {(0, 3, False, True),
+                                                                                      (0, 2, False, False)}
+    assert {(ln.a, ln.b, tuple(ln.over), tuple(ln.centres)) for ln in lines if ln.a == 0 and ln.b == 2} == {(0, 2, (1,), (1,))}
+    assert not is_grid(lines)          # one line read passes over another shape, not three
     # without its head the same line is read as undirected
     plain = np.zeros((300, 400), np.uint8)
     for x, y, w, h in boxes:
@@ -82,6 +104,55 @@ def test_straight_lines_between_drawn_boxes():
     cv2.line(plain, tuple(int(v) for v in start), tuple(int(v) for v in tip), 1, 2)
     lines = straight_lines(plain > 0, shapes, [], np.zeros_like(stroke), 2)
     assert {(ln.a, ln.b, ln.head_a, ln.head_b, ln.ambiguous) for ln in lines} == {(0, 3, False, False, False)}
+
+
+def test_a_line_over_a_shapes_centre_is_read_when_its_stroke_runs_on_over_it_and_its_pieces_meet_headless():
+    # three boxes in a row; the candidate lines are given: the whole row 0-2 over box 1's centre,
+    # and its two pieces 0-1 (no head) and 1->2
+    import cv2
+
+    from benchmark.extract.shapes import Shape
+    from benchmark.extract.straight import Line, _Insides, resolve_through_centres
+
+    boxes = [(10, 10, 80, 40), (160, 10, 80, 40), (310, 10, 80, 40)]
+    shapes = [Shape(index=i, kind="rectangle", box=b, area=float(b[2] * b[3]), fill=(245, 246, 252),
+                    contour=np.array([[[b[0], b[1]]], [[b[0] + b[2], b[1]]], [[b[0] + b[2], b[1] + b[3]]],
+                                      [[b[0], b[1] + b[3]]]], np.int32)) for i, b in enumerate(boxes)]
+    insides = _Insides(shapes, (80, 400))
+
+    def canvas(through: bool) -> np.ndarray:
+        c = np.zeros((80, 400), np.uint8)
+        for x, y, w, h in boxes:
+            cv2.rectangle(c, (x, y), (x + w, y + h), 1, 2)
+        cv2.line(c, (90, 30), (160, 30), 1, 2)
+        cv2.line(c, (240, 30), (310, 30), 1, 2)
+        if through:                               # the stroke runs on over box 1's inside
+            cv2.line(c, (160, 30), (240, 30), 1, 2)
+        return c > 0
+
+    def lines(head_at_1: str = "") -> list:
+        pts = np.zeros((2, 2))
+        return [Line(0, 2, False, True, pts, {1}, True, {1}), Line(0, 1, False, head_at_1 == "left", pts),
+                Line(1, 2, head_at_1 == "right", True, pts)]
+
+    def read(ls: list) -> set:
+        return {(ln.a, ln.b, ln.ambiguous) for ln in ls}
+
+    # the stroke runs on over box 1: the row is one line, its pieces are left out
+    assert read(resolve_through_centres(lines(), shapes, insides, canvas(True), 2)) == {(0, 2, False)}
+    # box 1's inside bare: connectors end to end, cut at its outline
+    assert read(resolve_through_centres(lines(), shapes, insides, canvas(False), 2)) == \
+        {(0, 2, True), (0, 1, False), (1, 2, False)}
+    # a head where the pieces meet: 0 -> 1 is a connector of its own, and which starts where cannot be seen
+    for side in ("left", "right"):
+        assert read(resolve_through_centres(lines(side), shapes, insides, canvas(True), 2)) == \
+            {(0, 2, True), (0, 1, False), (1, 2, False)}
+    # another line along the row reaching beyond it (from box 0 to a box further right) leaves it ambiguous
+    shapes.append(Shape(index=3, kind="rectangle", box=(460, 10, 80, 40), area=3200.0, fill=(245, 246, 252),
+                        contour=np.array([[[460, 10]], [[540, 10]], [[540, 50]], [[460, 50]]], np.int32)))
+    longer = [lines()[0], Line(0, 3, False, True, np.zeros((2, 2)), {1, 2}, True, {1, 2})]
+    assert read(resolve_through_centres(longer, shapes, _Insides(shapes, (80, 600)),
+                                        np.pad(canvas(True), ((0, 0), (0, 200))), 2)) == {(0, 2, True), (0, 3, True)}
 
 
 def test_a_grid_keeps_the_traced_edges_of_a_container_cell_but_the_pieces_of_lines_crossing_it(monkeypatch):

@@ -15,7 +15,10 @@ pair of shapes in different cells is tried instead (:func:`straight_lines`):
    shape, not one ending at it.
 4. A line through another shape's centre is read as no edge (``Line.ambiguous``). Connectors
    drawn along one column or row of a grid overlap, and which of them runs from where to where
-   cannot be seen.
+   cannot be seen. But for two cases (:func:`resolve_through_centres`): connectors end to end are
+   cut at the outlines of the shape between them, so a line whose stroke runs on over each such
+   shape passes through it; it is read when no other line lies along it, or when those that do are
+   its pieces, with no head where they meet (they are left out for it).
 
 A drawing is read as a grid (:func:`is_grid`) when at least ``GRID_MIN_OVER`` of the lines kept
 pass over another shape. Layouts that route connectors around shapes never do.
@@ -37,6 +40,14 @@ GRID_MIN_OVER = 3
 #: the line, and within ``HEAD_REACH`` of the end
 HEAD_OFF_LINE = 2
 HEAD_REACH = 8
+#: least share of a line's points inside a shape whose centre it passes that must be stroke for the
+#: line to pass over that shape (a dashed line's dashes, the shape's label under it); connectors end
+#: to end leave none there
+PASS_MIN = 0.4
+#: another line lies along a line when both its ends lie within this many line widths of it and
+#: they share more than ``SHARED_MIN`` line widths
+ALONG_OFF = 2
+SHARED_MIN = 4
 
 
 @dataclass
@@ -51,6 +62,7 @@ class Line:
     points: np.ndarray
     over: set[int] = field(default_factory=set)
     ambiguous: bool = False        # through another shape's centre (rule 4): drawn, but no edge read
+    centres: set[int] = field(default_factory=set)   # the shapes whose centre it passes through
 
 
 def cells_of(shapes: list[Shape]) -> list[int | None]:
@@ -118,7 +130,7 @@ def straight_lines(stroke: np.ndarray, shapes: list[Shape], blobs: list[np.ndarr
             line = _try(A, B, shapes, insides, stroke, thick, thick_gap, heads, lw)
             if line is not None:
                 lines.append(line)
-    return lines
+    return resolve_through_centres(lines, shapes, insides, thick, lw)
 
 
 def _try(A: Shape, B: Shape, shapes: list[Shape], insides: _Insides, stroke: np.ndarray, thick: np.ndarray,
@@ -168,10 +180,74 @@ def _try(A: Shape, B: Shape, shapes: list[Shape], insides: _Insides, stroke: np.
         return None
     owners = insides.label[ys[s0:s1], xs[s0:s1]]
     over = set(np.unique(owners).tolist()) - {-1, A.index, B.index}
-    ambiguous = any(abs((shapes[k].centre[0] - ca[0]) * u[1] - (shapes[k].centre[1] - ca[1]) * u[0]) <= 2 * lw
-                    for k in over)
+    centres = {k for k in over
+               if abs((shapes[k].centre[0] - ca[0]) * u[1] - (shapes[k].centre[1] - ca[1]) * u[0]) <= 2 * lw}
     return Line(A.index, B.index, head_a, head_b, np.stack([xs[s0:s1], ys[s0:s1]], axis=1).astype(float), over,
-                ambiguous)
+                bool(centres), centres)
+
+
+def resolve_through_centres(lines: list[Line], shapes: list[Shape], insides: _Insides, thick: np.ndarray,
+                            lw: int) -> list[Line]:
+    """``lines`` with the lines through other shapes' centres that can be told apart read after all.
+
+    d2 cuts every connector at the outlines of the two shapes it joins, so connectors end to end
+    through a shape leave its inside bare, and a line whose stroke runs on over the inside of every
+    shape whose centre it passes (``PASS_MIN``) passes through them. It is read (no longer
+    ambiguous) when no other line lies along it (``ALONG_OFF``, ``SHARED_MIN``), or when each line
+    lying along it runs between its ends and the shapes it passes, and has no head where it meets
+    one of those shapes: those are pieces of it (from a head to a bare end), and are left out. Lines along it that reach beyond its ends, or heads where its pieces meet, leave it
+    ambiguous: which connector starts or stops where cannot be seen there.
+    """
+    pieces_of: dict[int, list[int]] = {}
+    for i, L in enumerate(lines):
+        if not L.ambiguous or not all(_passes_over(L, shapes[c], shapes, insides, thick, lw) for c in L.centres):
+            continue
+        stops = {L.a, L.b} | L.centres
+        pieces = []
+        for j, O in enumerate(lines):
+            if j == i or _shared(L, O, shapes, lw) <= SHARED_MIN * lw:
+                continue
+            if not {O.a, O.b} <= stops or (O.a in L.centres and O.head_a) or (O.b in L.centres and O.head_b):
+                break
+            pieces.append(j)
+        else:
+            pieces_of[i] = pieces
+    dropped = {j for pieces in pieces_of.values() for j in pieces}
+    for i in pieces_of:
+        lines[i].ambiguous = False
+    return [L for j, L in enumerate(lines) if j not in dropped]
+
+
+def _passes_over(L: Line, C: Shape, shapes: list[Shape], insides: _Insides, thick: np.ndarray, lw: int) -> bool:
+    """Does the stroke run on over the inside of shape ``C`` along the centre-to-centre line ``L``
+    (``PASS_MIN`` of its points there, a line width in from the outline)?"""
+    h, w = thick.shape
+    ca, cb = np.array(shapes[L.a].centre, float), np.array(shapes[L.b].centre, float)
+    n = int(np.hypot(*(cb - ca)))
+    t = np.linspace(0.0, 1.0, max(n, 2))
+    xs = np.clip(np.round(ca[0] + t * (cb[0] - ca[0])).astype(int), 0, w - 1)
+    ys = np.clip(np.round(ca[1] + t * (cb[1] - ca[1])).astype(int), 0, h - 1)
+    inside = np.flatnonzero(insides.of(C, xs, ys))
+    if len(inside) == 0:
+        return False
+    first, last = int(inside.min()) + lw + 1, int(inside.max()) - lw - 1
+    if last - first < 2:
+        return False
+    return float(thick[ys[first:last + 1], xs[first:last + 1]].mean()) >= PASS_MIN
+
+
+def _shared(L: Line, O: Line, shapes: list[Shape], lw: int) -> float:
+    """How long line ``O`` lies along line ``L`` (0 when either of its ends is off ``L``'s line by
+    more than ``ALONG_OFF`` line widths), both taken between their shapes' centres."""
+    p, q = np.array(shapes[L.a].centre, float), np.array(shapes[L.b].centre, float)
+    length = float(np.hypot(*(q - p)))
+    u = (q - p) / length
+    normal = np.array([-u[1], u[0]])
+    ends = [np.array(shapes[O.a].centre, float) - p, np.array(shapes[O.b].centre, float) - p]
+    if any(abs(float(e @ normal)) > ALONG_OFF * lw for e in ends):
+        return 0.0
+    lo, hi = sorted(float(e @ u) for e in ends)
+    return max(0.0, min(hi, length) - max(lo, 0.0))
 
 
 def _head(end: np.ndarray, out: np.ndarray, heads: np.ndarray, stroke: np.ndarray, lw: int) -> bool:
