@@ -535,3 +535,54 @@ def test_a_dashed_connector_across_a_containers_title_reaches_the_shape_inside()
     # the container); the letters are no part of it
     assert ("канареечный-релиз", "->", "мониторинг.prometheus", "метрики канарейки") in \
         crop_edges("cicd_ru_deploy", 3350, 5450, 9150, 11750)
+
+
+@needs_tesseract
+def test_a_connector_running_along_its_containers_outline_is_one_edge():
+    # "Incident commander" -> "Personal data affected?" leaves the person's neck, runs along the
+    # top of its container's outline for a stretch, then rises to the diamond: cut where it lies
+    # along the outline, it was read as an edge from the commander to its own container and one
+    # from the container to the diamond
+    got = crop_edges("ops_security_incident", 3900, 8600, 0, 2000)
+    assert ("incident-response.incident-commander", "->", "legal-and-comms.personal-data-affected", "") in got
+    assert not {e for e in got if {e[0], e[2]} == {"incident-response", "incident-response.incident-commander"}
+                or e[0] == "incident-response" and e[2].startswith("legal")}
+
+
+def test_pieces_meeting_a_containers_outline_are_joined_only_where_a_line_thickens_it():
+    # a container (0) holding shape 1, and shape 2 outside it; a piece from 1 to the container's
+    # top outline and one from there to 2 (its head at 2)
+    import cv2
+
+    from benchmark.extract.connectors import RawEdge, join_along_outlines
+    from benchmark.extract.shapes import Shape
+
+    def box(i: int, x: int, y: int, w: int, h: int, parent: int | None = None) -> Shape:
+        contour = np.array([[[x, y]], [[x + w, y]], [[x + w, y + h]], [[x, y + h]]], np.int32)
+        return Shape(index=i, kind="rectangle", contour=contour, box=(x, y, w, h), area=float(w * h),
+                     fill=(230, 235, 250), parent=parent, children=[1] if i == 0 else [])
+
+    shapes = [box(0, 20, 60, 300, 160), box(1, 60, 140, 80, 40, parent=0), box(2, 250, 5, 60, 30)]
+
+    def stroke(along: bool) -> np.ndarray:
+        m = np.zeros((240, 340), np.uint8)
+        for s in shapes:
+            x, y, w, h = s.box
+            cv2.rectangle(m, (x, y), (x + w, y + h), 1, 2)
+        if along:                                  # the connector drawn beside the top outline
+            cv2.line(m, (130, 62), (230, 62), 1, 2)
+        return m > 0
+
+    def pieces(head: bool = True) -> list[RawEdge]:
+        up = np.array([[100.0, 140.0], [115.0, 100.0], [130.0, 61.0]])
+        out = np.array([[230.0, 61.0], [260.0, 45.0], [275.0, 36.0]])
+        return [RawEdge(1, 0, False, False, up, route=up), RawEdge(0, 2, False, head, out, route=out)]
+
+    def read(edges: list[RawEdge]) -> set:
+        return {(e.a, e.b, e.head_a, e.head_b) for e in edges}
+
+    assert read(join_along_outlines(pieces(), shapes, stroke(True), 2)) == {(1, 2, False, True)}
+    # the outline as thin there as elsewhere: two edges meeting it, not one along it
+    assert read(join_along_outlines(pieces(), shapes, stroke(False), 2)) == {(1, 0, False, False), (0, 2, False, True)}
+    # no head at either end: no connector is known to run on
+    assert read(join_along_outlines(pieces(False), shapes, stroke(True), 2)) == {(1, 0, False, False), (0, 2, False, False)}

@@ -557,6 +557,7 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
         _drop_lesser_head(e1, e2)
         route = _route([chains[i] for i in members], entries, e1.point, e2.point, lw)
         edges.append(RawEdge(e1.shape, e2.shape, e1.arrow, e2.arrow, pts, route=route, crossed=crossed))
+    edges = join_along_outlines(edges, shapes, r.stroke, lw)
     if grid is not None:
         shapes, index_of = grid
         for e in edges:
@@ -569,6 +570,120 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
             e.label, e.label_block = "", None
         _label_edges(kept, edge_blocks, lw)
     return kept
+
+
+#: a container's outline is drawn over by a connector running along it where its stroke is at least
+#: this many pixels thicker than along the rest of the outline (the middle of the stretch): the line
+#: lies beside the outline or a pixel off it, never exactly over it all the way
+ALONG_OUTLINE_THICKER = 1.0
+
+
+def join_along_outlines(edges: list[RawEdge], shapes: list[Shape], stroke: np.ndarray, lw: int) -> list[RawEdge]:
+    """Connectors that run along a container's outline for a stretch, made whole again.
+
+    d2 routes some connectors from a shape inside a container to one outside along the container's
+    outline before they leave it. The outline's zone is cut out of the connector mask, so such a
+    connector is traced as two pieces: one from the inner shape to the outline, one from the outline
+    to the outer shape, neither with a head at the outline (and no connector joins a shape to its own
+    container in the bundled diagrams). Two such pieces are one connector when, between where they
+    meet the outline, the outline's stroke is thicker than along the rest of it (the line drawn
+    beside it, ``ALONG_OUTLINE_THICKER``) and the connector has a head at one of its ends. A line
+    drawn exactly over the outline cannot be told from it and stays two pieces.
+    Pieces are paired nearest first along the outline.
+    """
+    by_index = {s.index: s for s in shapes}
+
+    def holders(i: int) -> set[int]:
+        out = set()
+        while by_index[i].parent is not None:
+            i = by_index[i].parent
+            out.add(i)
+        return out
+
+    def at(e: RawEdge, c: int) -> tuple[np.ndarray, int, bool] | None:
+        """Where the headless end of ``e`` at shape ``c`` is, the other end's shape and head."""
+        route = e.route if e.route is not None else e.points
+        if e.a == c and not e.head_a and e.b != c:
+            return route[0], e.b, e.head_b
+        if e.b == c and not e.head_b and e.a != c:
+            return route[-1], e.a, e.head_a
+        return None
+
+    used: set[int] = set()
+    joined: list[RawEdge] = []
+    for c in (s for s in shapes if s.is_container):
+        ends = [(i, at(e, c.index)) for i, e in enumerate(edges)]
+        inner = [(i, t) for i, t in ends if t is not None and c.index in holders(t[1])]
+        outer = [(i, t) for i, t in ends if t is not None and c.index not in holders(t[1])
+                 and t[1] not in holders(c.index)]
+        if not inner or not outer:
+            continue
+        ring = _dense_ring(c.contour.reshape(-1, 2).astype(float), lw)
+        widths = _outline_widths(ring, stroke, lw)
+        pairs = []
+        for i, (p, x, hx) in inner:
+            for j, (q, y, hy) in outer:
+                if not (hx or hy):
+                    continue
+                ip, iq = (int(np.argmin(np.hypot(*(ring - v).T))) for v in (p, q))
+                arc = _arc(ip, iq, len(ring))
+                pairs.append((len(arc), i, j, arc))
+        for _, i, j, arc in sorted(pairs, key=lambda t: t[:3]):
+            if i in used or j in used:
+                continue
+            middle = arc[len(arc) // 4: len(arc) - len(arc) // 4]
+            if len(middle) < 2 or np.median(widths[middle]) < np.median(widths) + ALONG_OUTLINE_THICKER:
+                continue
+            used |= {i, j}
+            e1, e2 = edges[i], edges[j]
+            r1 = e1.route if e1.route is not None else e1.points
+            r2 = e2.route if e2.route is not None else e2.points
+            if e1.a == c.index:                     # e1 from the inner shape to the outline
+                r1 = r1[::-1]
+            x, hx = (e1.b, e1.head_b) if e1.a == c.index else (e1.a, e1.head_a)
+            if e2.b == c.index:                     # e2 from the outline to the outer shape
+                r2 = r2[::-1]
+            y, hy = (e2.a, e2.head_a) if e2.b == c.index else (e2.b, e2.head_b)
+            joined.append(RawEdge(x, y, hx, hy, np.concatenate([e1.points, e2.points]),
+                                  route=np.concatenate([r1, r2]), crossed=e1.crossed + e2.crossed))
+    return [e for i, e in enumerate(edges) if i not in used] + joined
+
+
+def _dense_ring(ring: np.ndarray, step: float) -> np.ndarray:
+    """The closed polygon's outline as points about ``step`` pixels apart.
+
+    >>> _dense_ring(np.array([[0., 0.], [4., 0.], [4., 2.], [0., 2.]]), 2).tolist()
+    [[0.0, 0.0], [2.0, 0.0], [4.0, 0.0], [4.0, 2.0], [2.0, 2.0], [0.0, 2.0]]
+    """
+    out = []
+    for p, q in zip(ring, np.roll(ring, -1, axis=0)):
+        n = max(1, int(np.ceil(float(np.hypot(*(q - p))) / step)))
+        out.append(p + (q - p) * (np.arange(n)[:, None] / n))
+    return np.concatenate(out)
+
+
+def _arc(i: int, j: int, n: int) -> np.ndarray:
+    """Positions of the shorter way round a ring of ``n`` points from ``i`` to ``j``."""
+    fwd = (j - i) % n
+    if fwd <= n - fwd:
+        return (i + np.arange(fwd + 1)) % n
+    return (i - np.arange(n - fwd + 1)) % n
+
+
+def _outline_widths(ring: np.ndarray, stroke: np.ndarray, lw: int) -> np.ndarray:
+    """How thick the stroke is at each point of an outline: its pixels in a square around the
+    point, over the square's side."""
+    h, w = stroke.shape
+    r = 3 * lw
+    xs = np.clip(np.round(ring[:, 0]).astype(int), 0, w - 1)
+    ys = np.clip(np.round(ring[:, 1]).astype(int), 0, h - 1)
+    left, top = max(0, int(xs.min()) - r), max(0, int(ys.min()) - r)
+    right, bottom = min(w, int(xs.max()) + r + 1), min(h, int(ys.max()) + r + 1)
+    # summed-area table of the outline's box only
+    cum = np.pad(stroke[top:bottom, left:right].astype(np.int32), ((1, 0), (1, 0))).cumsum(0).cumsum(1)
+    x0, x1 = np.clip(xs - r, left, right) - left, np.clip(xs + r + 1, left, right) - left
+    y0, y1 = np.clip(ys - r, top, bottom) - top, np.clip(ys + r + 1, top, bottom) - top
+    return (cum[y1, x1] - cum[y0, x1] - cum[y1, x0] + cum[y0, x0]) / float(2 * r + 1)
 
 
 def without_bridges(r: Raster, bridges: np.ndarray) -> tuple[np.ndarray, int]:
