@@ -155,6 +155,46 @@ def test_a_line_over_a_shapes_centre_is_read_when_its_stroke_runs_on_over_it_and
                                         np.pad(canvas(True), ((0, 0), (0, 200))), 2)) == {(0, 2, True), (0, 3, True)}
 
 
+def test_a_head_beside_a_lines_end_is_not_its_own_when_its_other_end_has_a_head_spreading_both_ways():
+    # a line from box 0 to box 1 with its head at box 1; another connector arrives at box 0 at a
+    # shallow angle right where the line leaves it, its head (a blob on the line) beside the line's end
+    import cv2
+
+    from benchmark.extract.shapes import Shape
+    from benchmark.extract.straight import straight_lines
+
+    boxes = [(10, 40, 80, 40), (300, 40, 80, 40)]
+    shapes = [Shape(index=i, kind="rectangle", box=b, area=float(b[2] * b[3]), fill=(245, 246, 252),
+                    contour=np.array([[[b[0], b[1]]], [[b[0] + b[2], b[1]]], [[b[0] + b[2], b[1] + b[3]]],
+                                      [[b[0], b[1] + b[3]]]], np.int32)) for i, b in enumerate(boxes)]
+
+    def head(canvas: np.ndarray, tip: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """A filled head at ``tip`` for a line arriving along ``u``; its pixels (x, y)."""
+        back, side = tip - 14 * u, 6 * np.array([-u[1], u[0]])
+        one = np.zeros_like(canvas)
+        cv2.fillPoly(one, [np.round([tip, back + side, back - side]).astype(np.int32)], 1)
+        canvas |= one
+        ys, xs = np.nonzero(one)
+        return np.stack([xs, ys], axis=1).astype(float)
+
+    def read(other: bool) -> set:
+        canvas = np.zeros((120, 400), np.uint8)
+        for x, y, w, h in boxes:
+            cv2.rectangle(canvas, (x, y), (x + w, y + h), 1, 2)
+        cv2.line(canvas, (90, 60), (300, 60), 1, 2)
+        blobs = [head(canvas, np.array([300.0, 60.0]), np.array([1.0, 0.0]))]
+        if other:                                  # arriving from the upper right at 12 degrees
+            u = np.array([-np.cos(np.radians(12)), np.sin(np.radians(12))])
+            tip = np.array([91.0, 60.0])
+            cv2.line(canvas, tuple(int(v) for v in tip - 120 * u), tuple(int(v) for v in tip), 1, 2)
+            blobs.append(head(canvas, tip, u))
+        lines = straight_lines(canvas > 0, shapes, blobs, np.zeros(canvas.shape, bool), 2)
+        return {(ln.a, ln.b, ln.head_a, ln.head_b) for ln in lines}
+
+    assert read(False) == {(0, 1, False, True)}
+    assert read(True) == {(0, 1, False, True)}
+
+
 def test_a_grid_keeps_the_traced_edges_of_a_container_cell_but_the_pieces_of_lines_crossing_it(monkeypatch):
     # the straight lines replace the traced edges between cells; of the traced edges within the
     # container's cell, the one lying along a line (a crossing connector's piece, here along the
