@@ -353,3 +353,20 @@ def test_components_labelled_by_runs_are_opencvs(monkeypatch) -> None:
         for g, w_ in zip(got[1:], want[1:]):
             assert g.dtype == w_.dtype and np.array_equal(g, w_, equal_nan=g.dtype.kind == "f"), t
     assert by_runs > 400   # about half the masks were labelled by their runs
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_an_outlines_widths_are_the_stroke_pixels_counted_around_each_point(seed: int) -> None:
+    # the squares read as views of the image, and those cut by its border counted one by one
+    rng = np.random.default_rng(seed)
+    for _ in range(100):
+        h, w = (int(v) for v in rng.integers(5, 90, 2))
+        lw = int(rng.integers(1, 4))
+        mask = rng.random((h, w)) < rng.random()
+        ring = rng.uniform(-5, max(h, w) + 5, (int(rng.integers(1, 50)), 2))
+        r = 3 * lw
+        want = []
+        for x, y in ring:
+            x, y = min(max(int(round(x)), 0), w - 1), min(max(int(round(y)), 0), h - 1)
+            want.append(mask[max(0, y - r):y + r + 1, max(0, x - r):x + r + 1].sum() / (2 * r + 1))
+        assert connectors._outline_widths(ring, mask, lw).tolist() == want

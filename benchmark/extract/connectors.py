@@ -672,18 +672,20 @@ def _arc(i: int, j: int, n: int) -> np.ndarray:
 
 def _outline_widths(ring: np.ndarray, stroke: np.ndarray, lw: int) -> np.ndarray:
     """How thick the stroke is at each point of an outline: its pixels in a square around the
-    point, over the square's side."""
+    point (cut at the image's border), over the square's side."""
     h, w = stroke.shape
     r = 3 * lw
+    side = 2 * r + 1
     xs = np.clip(np.round(ring[:, 0]).astype(int), 0, w - 1)
     ys = np.clip(np.round(ring[:, 1]).astype(int), 0, h - 1)
-    left, top = max(0, int(xs.min()) - r), max(0, int(ys.min()) - r)
-    right, bottom = min(w, int(xs.max()) + r + 1), min(h, int(ys.max()) + r + 1)
-    # summed-area table of the outline's box only
-    cum = np.pad(stroke[top:bottom, left:right].astype(np.int32), ((1, 0), (1, 0))).cumsum(0).cumsum(1)
-    x0, x1 = np.clip(xs - r, left, right) - left, np.clip(xs + r + 1, left, right) - left
-    y0, y1 = np.clip(ys - r, top, bottom) - top, np.clip(ys + r + 1, top, bottom) - top
-    return (cum[y1, x1] - cum[y0, x1] - cum[y1, x0] + cum[y0, x0]) / float(2 * r + 1)
+    out = np.empty(len(ring))
+    whole = (xs >= r) & (xs < w - r) & (ys >= r) & (ys < h - r)
+    if whole.any():          # the squares as views of the image: only their pixels are read
+        squares = np.lib.stride_tricks.sliding_window_view(stroke, (side, side))
+        out[whole] = squares[ys[whole] - r, xs[whole] - r].sum(axis=(1, 2), dtype=np.int64)
+    for k in np.flatnonzero(~whole):
+        out[k] = np.count_nonzero(stroke[max(0, ys[k] - r):ys[k] + r + 1, max(0, xs[k] - r):xs[k] + r + 1])
+    return out / float(side)
 
 
 def without_bridges(r: Raster, bridges: np.ndarray) -> tuple[np.ndarray, int]:
