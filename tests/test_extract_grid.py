@@ -178,11 +178,13 @@ def test_a_head_beside_a_lines_end_is_not_its_own_when_its_other_end_has_a_head_
         ys, xs = np.nonzero(one)
         return np.stack([xs, ys], axis=1).astype(float)
 
-    def read(other: bool) -> set:
+    def read(other: bool, over_box_0: bool = False) -> set:
         canvas = np.zeros((120, 400), np.uint8)
         for x, y, w, h in boxes:
             cv2.rectangle(canvas, (x, y), (x + w, y + h), 1, 2)
         cv2.line(canvas, (90, 60), (300, 60), 1, 2)
+        if over_box_0:                             # a third connector drawn over box 0 along the line
+            cv2.line(canvas, (10, 60), (90, 60), 1, 2)
         blobs = [head(canvas, np.array([300.0, 60.0]), np.array([1.0, 0.0]))]
         if other:                                  # arriving from the upper right at 12 degrees
             u = np.array([-np.cos(np.radians(12)), np.sin(np.radians(12))])
@@ -194,6 +196,9 @@ def test_a_head_beside_a_lines_end_is_not_its_own_when_its_other_end_has_a_head_
 
     assert read(False) == {(0, 1, False, True)}
     assert read(True) == {(0, 1, False, True)}
+    # the stroke running on inside box 0 is the other connectors', not this line's passing through it:
+    # the line still has a head drawn at box 0 (whose it is is decided after that)
+    assert read(True, over_box_0=True) == {(0, 1, False, True)}
 
 
 def test_a_grid_keeps_the_traced_edges_of_a_container_cell_but_the_pieces_of_lines_crossing_it(monkeypatch):

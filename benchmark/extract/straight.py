@@ -170,12 +170,6 @@ def _try(A: Shape, B: Shape, shapes: list[Shape], insides: _Insides, stroke: np.
     end_b = np.array([xs[enter - 1], ys[enter - 1]], float)
     head_a = _head(end_a, u, heads, stroke, lw)
     head_b = _head(end_b, -u, heads, stroke, lw)
-    if head_a and head_b:
-        # a head of another connector arriving beside this line's end lies near it too: where only one
-        # end has a head's triangle spreading to both sides of this line, that one is its own
-        wide_a, wide_b = (_wide_both_sides(stroke, end_a, u, lw) >= 2, _wide_both_sides(stroke, end_b, -u, lw) >= 2)
-        if wide_a != wide_b:
-            head_a, head_b = wide_a, wide_b
 
     def runs_on(i0: int, i1: int) -> bool:
         i0, i1 = max(0, i0), min(n, i1)
@@ -184,6 +178,13 @@ def _try(A: Shape, B: Shape, shapes: list[Shape], insides: _Insides, stroke: np.
     if (not head_a and runs_on(leave - 8 * lw, leave - 3 * lw)) or \
             (not head_b and runs_on(enter + 3 * lw, enter + 8 * lw)):
         return None
+    if head_a and head_b:
+        # a head of another connector arriving beside this line's end lies near it too: where only one
+        # end has a head's triangle spreading to both sides of this line, that one is its own (decided
+        # after rule 3: the other connector's head and line are still drawn at that end)
+        wide_a, wide_b = (_wide_both_sides(stroke, end_a, u, lw) >= 2, _wide_both_sides(stroke, end_b, -u, lw) >= 2)
+        if wide_a != wide_b:
+            head_a, head_b = wide_a, wide_b
     owners = insides.label[ys[s0:s1], xs[s0:s1]]
     over = set(np.unique(owners).tolist()) - {-1, A.index, B.index}
     centres = {k for k in over
