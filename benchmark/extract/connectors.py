@@ -35,7 +35,7 @@ from benchmark.extract.labels import Block
 from benchmark.extract.raster import Raster, stroke_colour
 from benchmark.extract.shapes import Shape
 from benchmark.extract.skeleton import Chain, thin, trace
-from benchmark.extract.straight import cells_of, is_grid, straight_lines
+from benchmark.extract.straight import ancestors, cells_of, is_grid, straight_lines
 
 
 @dataclass
@@ -591,14 +591,7 @@ def join_along_outlines(edges: list[RawEdge], shapes: list[Shape], stroke: np.nd
     drawn exactly over the outline cannot be told from it and stays two pieces.
     Pieces are paired nearest first along the outline.
     """
-    by_index = {s.index: s for s in shapes}
-
-    def holders(i: int) -> set[int]:
-        out = set()
-        while by_index[i].parent is not None:
-            i = by_index[i].parent
-            out.add(i)
-        return out
+    holders = [set(ancestors(shapes, s.index)) for s in shapes]
 
     def at(e: RawEdge, c: int) -> tuple[np.ndarray, int, bool] | None:
         """Where the headless end of ``e`` at shape ``c`` is, the other end's shape and head."""
@@ -613,9 +606,9 @@ def join_along_outlines(edges: list[RawEdge], shapes: list[Shape], stroke: np.nd
     joined: list[RawEdge] = []
     for c in (s for s in shapes if s.is_container):
         ends = [(i, at(e, c.index)) for i, e in enumerate(edges)]
-        inner = [(i, t) for i, t in ends if t is not None and c.index in holders(t[1])]
-        outer = [(i, t) for i, t in ends if t is not None and c.index not in holders(t[1])
-                 and t[1] not in holders(c.index)]
+        inner = [(i, t) for i, t in ends if t is not None and c.index in holders[t[1]]]
+        outer = [(i, t) for i, t in ends if t is not None and c.index not in holders[t[1]]
+                 and t[1] not in holders[c.index]]
         if not inner or not outer:
             continue
         ring = _dense_ring(c.contour.reshape(-1, 2).astype(float), lw)

@@ -68,10 +68,10 @@ class Line:
 def cells_of(shapes: list[Shape]) -> list[int | None]:
     """For each shape, the outermost container holding it (its cell, when the drawing is a grid),
     or None for a shape at the top level (a cell of its own)."""
-    return [up[-1] if up else None for up in (_ancestors(shapes, s.index) for s in shapes)]
+    return [up[-1] if up else None for up in (ancestors(shapes, s.index) for s in shapes)]
 
 
-def _ancestors(shapes: list[Shape], i: int) -> list[int]:
+def ancestors(shapes: list[Shape], i: int) -> list[int]:
     """The containers holding shape ``i``, the nearest first."""
     out = []
     while shapes[i].parent is not None:
@@ -119,7 +119,7 @@ def straight_lines(stroke: np.ndarray, shapes: list[Shape], blobs: list[np.ndarr
     thick = cv2.dilate(stroke.view(np.uint8), np.ones((2 * r + 1, 2 * r + 1), np.uint8)) > 0
     thick_gap = thick | gaps
     heads = np.array([b.mean(axis=0) for b in blobs]) if blobs else np.zeros((0, 2))
-    holders = [set(_ancestors(shapes, s.index)) for s in shapes]
+    holders = [set(ancestors(shapes, s.index)) for s in shapes]
     lines = []
     for i, A in enumerate(shapes):
         for B in shapes[i + 1:]:
@@ -202,12 +202,13 @@ def resolve_through_centres(lines: list[Line], shapes: list[Shape], insides: _In
     shape whose centre it passes (``PASS_MIN``) passes through them. It is read (no longer
     ambiguous) when no other line lies along it (``ALONG_OFF``, ``SHARED_MIN``), or when each line
     lying along it runs between its ends and the shapes it passes, and has no head where it meets
-    one of those shapes: those are pieces of it (from a head to a bare end), and are left out. Lines along it that reach beyond its ends, or heads where its pieces meet, leave it
-    ambiguous: which connector starts or stops where cannot be seen there.
+    one of those shapes: those are pieces of it (from a head to a bare end), and are left out. Lines
+    along it that reach beyond its ends, or heads where its pieces meet, leave it ambiguous: which
+    connector starts or stops where cannot be seen there.
     """
     pieces_of: dict[int, list[int]] = {}
     for i, L in enumerate(lines):
-        if not L.ambiguous or not all(_passes_over(L, shapes[c], shapes, insides, thick, lw) for c in L.centres):
+        if not L.ambiguous or not _passes_over(L, shapes, insides, thick, lw):
             continue
         stops = {L.a, L.b} | L.centres
         pieces = []
@@ -225,22 +226,22 @@ def resolve_through_centres(lines: list[Line], shapes: list[Shape], insides: _In
     return [L for j, L in enumerate(lines) if j not in dropped]
 
 
-def _passes_over(L: Line, C: Shape, shapes: list[Shape], insides: _Insides, thick: np.ndarray, lw: int) -> bool:
-    """Does the stroke run on over the inside of shape ``C`` along the centre-to-centre line ``L``
-    (``PASS_MIN`` of its points there, a line width in from the outline)?"""
+def _passes_over(L: Line, shapes: list[Shape], insides: _Insides, thick: np.ndarray, lw: int) -> bool:
+    """Does the stroke run on over the inside of every shape whose centre the centre-to-centre line
+    ``L`` passes (``PASS_MIN`` of its points inside each, a line width in from the outline)?"""
     h, w = thick.shape
     ca, cb = np.array(shapes[L.a].centre, float), np.array(shapes[L.b].centre, float)
-    n = int(np.hypot(*(cb - ca)))
-    t = np.linspace(0.0, 1.0, max(n, 2))
+    t = np.linspace(0.0, 1.0, max(int(np.hypot(*(cb - ca))), 2))
     xs = np.clip(np.round(ca[0] + t * (cb[0] - ca[0])).astype(int), 0, w - 1)
     ys = np.clip(np.round(ca[1] + t * (cb[1] - ca[1])).astype(int), 0, h - 1)
-    inside = np.flatnonzero(insides.of(C, xs, ys))
-    if len(inside) == 0:
-        return False
-    first, last = int(inside.min()) + lw + 1, int(inside.max()) - lw - 1
-    if last - first < 2:
-        return False
-    return float(thick[ys[first:last + 1], xs[first:last + 1]].mean()) >= PASS_MIN
+    for c in L.centres:
+        inside = np.flatnonzero(insides.of(shapes[c], xs, ys))
+        if len(inside) == 0:
+            return False
+        first, last = int(inside.min()) + lw + 1, int(inside.max()) - lw - 1
+        if last - first < 2 or float(thick[ys[first:last + 1], xs[first:last + 1]].mean()) < PASS_MIN:
+            return False
+    return True
 
 
 def _shared(L: Line, O: Line, shapes: list[Shape], lw: int) -> float:
