@@ -210,9 +210,12 @@ def iter_ray(init: tuple, tasks: Iterator[Any], n_workers: int, address: str | N
             ray.shutdown()
 
 
-def _fit_and_rank(name: str, options: dict[str, dict[str, Any]], dataset: Any, questions: list) -> tuple:
-    """Make, fit and rank one finder where this runs: ``("ok", description, fit seconds, rankings)``, or
-    ``(status, message)`` with status ``unknown``/``fatal`` (the run stops) or ``down`` (its variants are left out)."""
+def _fit_and_rank(name: str, options: dict[str, dict[str, Any]], dataset: Any, questions: Any) -> tuple:
+    """Make, fit and rank one finder where this runs: ``("ok", description, fit seconds, rankings)`` (diagram id ->
+    its questions' results, packed: :func:`benchmark.runner.pack_found`), or
+    ``(status, message)`` with status ``unknown``/``fatal`` (the run stops) or ``down`` (its variants are left out).
+    ``questions`` are the run's, diagram id -> its questions packed (as :func:`benchmark.runner.prepare_run`
+    gives them): they are ranked a diagram at a time, as the local executor ranks them, in the same chunks."""
     import time
 
     from benchmark import runner
@@ -235,15 +238,17 @@ def _fit_and_rank(name: str, options: dict[str, dict[str, Any]], dataset: Any, q
         return ("fatal", str(exc))
     except Exception as exc:  # noqa: BLE001 - a stage that cannot even start is left out, not the run
         return ("down", f"failed to start: {type(exc).__name__}: {exc}")
-    return ("ok", runner.describe_component("finder", name, inst, options), fit_s,
-            runner._rank_all({name: inst}, questions)[name])
+    rankings = {did: runner.pack_found(found[name]) for did, _, found in runner._ranked_by_diagram({name: inst}, questions)}
+    return ("ok", runner.describe_component("finder", name, inst, options), fit_s, rankings)
 
 
 class Session:
     """The run's hold on the cluster: connected (or started) when made, let go by :meth:`close`."""
 
     def __init__(self, address: str | None, num_cpus: int, options: dict[str, dict[str, Any]], dataset: Any,
-                 questions: list) -> None:
+                 questions: Any) -> None:
+        """``questions``: the run's, diagram id -> its questions packed, sent to the cluster as they are (never
+        every question as an object on this side)."""
         self.ray = _ray()
         self._started = _connect(self.ray, address, num_cpus)
         self._options, self._dataset, self._questions = options, dataset, questions

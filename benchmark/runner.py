@@ -267,7 +267,7 @@ def _read_image(job: tuple[str, str, str | None, bool]) -> None:
 
 
 def _resolve(spec: RunSpec, dataset: Dataset, say: Any = lambda msg: None, remote: Any = None,
-             ranked: dict[str, dict[str, dict[str, Any]]] | None = None) -> tuple[list[Variant], list[str], dict[str, Any], list[dict], dict]:
+             ranked: dict[str, dict[str, bytes]] | None = None) -> tuple[list[Variant], list[str], dict[str, Any], list[dict], dict]:
     """Create every named stage once; unknown names are errors, unavailable ones are skipped.
 
     ``remote`` (the Ray executor's :meth:`benchmark.cluster.Session.fit_finders`, given the finder names) fits
@@ -770,11 +770,20 @@ def _answer_batches(work: _Work, prepared: list[tuple[Question, _Prepared]]) -> 
     return out
 
 
-def _rank_all(finders: dict[str, Any], questions: list[Question]) -> dict[str, dict[str, dict[str, Any]]]:
-    """Top diagram and the rank of the question's own diagram, per finder and question (every question at
-    once: :func:`_ranked_by_diagram` given them as one group)."""
-    ((_, _, found),) = _ranked_by_diagram(finders, {"": questions})
-    return found
+def pack_found(found: dict[str, dict[str, Any]]) -> bytes:
+    """A diagram's finder results (question id -> :func:`_found`'s dict) pickled and deflated: the Ray executor's
+    finder task sends every diagram's this way, and the run makes them objects again a diagram at a time
+    (:func:`unpack_found`).
+
+    >>> unpack_found(pack_found({"q1": {"diagram": "d", "rank": 1, "error": None, "time": 0.5}}))["q1"]["rank"]
+    1
+    """
+    return zlib.compress(pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL), 1)
+
+
+def unpack_found(packed: bytes) -> dict[str, dict[str, Any]]:
+    """The results :func:`pack_found` packed."""
+    return pickle.loads(zlib.decompress(packed))
 
 
 def _found(name: str, q: Question, ranking: Any, seconds: float) -> dict[str, Any]:
@@ -795,7 +804,8 @@ def _found(name: str, q: Question, ranking: Any, seconds: float) -> dict[str, An
 
 def _ranked_by_diagram(finders: dict[str, Any], questions: Mapping[str, Sequence[Question]]
                        ) -> Iterator[tuple[str, list[Question], dict[str, dict[str, dict[str, Any]]]]]:
-    """:func:`_rank_all` a diagram at a time: each diagram of ``questions`` (diagram id -> its questions), in
+    """The top diagram and the rank of the question's own diagram, per finder and question (:func:`_found`), a
+    diagram at a time: each diagram of ``questions`` (diagram id -> its questions, a list or packed), in
     order, with its questions and their finders' results (finder -> question id -> result), given as soon as
     they are all ranked. The finders rank the same chunks of :data:`~benchmark.finders.ranking.RANK_CHUNK`
     questions as over the whole list (a batch of texts embedded together is the same batch), and only the
@@ -1191,7 +1201,7 @@ def _sample_run(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress
     if spec.executor == "ray":  # finders are fitted and ranked on the cluster, the diagrams worked on there
         from benchmark.cluster import Session
 
-        cluster = Session(spec.address, spec.workers, spec.options, dataset, [q for qs in questions.values() for q in qs])
+        cluster = Session(spec.address, spec.workers, spec.options, dataset, questions)
     try:
         plan = _plan(spec, run_dir, started, progress=progress, quiet=quiet, report=report, previous=previous,
                      t_start=t_start, t_loaded=t_loaded, dataset=dataset, questions=questions, problems=problems,
@@ -1236,7 +1246,7 @@ def _plan(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool
 
     if cluster is None:
         read_images(spec, dataset, questions, progress=progress and not quiet)
-    ranked: dict[str, dict[str, dict[str, Any]]] = {}   # the finders fitted and ranked on the cluster
+    ranked: dict[str, dict[str, bytes]] = {}   # the finders fitted and ranked on the cluster: diagram id -> packed results
     variants, answerers, instances, skipped, resolved = _resolve(
         spec, dataset, lambda msg: _say(msg, quiet), cluster.fit_finders if cluster is not None else None, ranked)
     for s in skipped:
@@ -1252,7 +1262,7 @@ def _plan(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool
         skipped = [s for s in previous.get("skipped", []) if not s.get("during_run")]
     used = {v.finder for v in variants}
     finders = {n: inst for (k, n), inst in instances.items() if k == "finder" and n in used}
-    ranked = {n: r for n, r in ranked.items() if n in used}   # (every question's, ranked on the cluster)
+    ranked = {n: r for n, r in ranked.items() if n in used}   # (every diagram's, packed, ranked on the cluster)
     n_run = sum(len(qs) for qs in questions.values())
     stages = _Stages({k[1]: i for k, i in instances.items() if k[0] == "source"},
                      {k[1]: i for k, i in instances.items() if k[0] == "selector"},
@@ -1279,7 +1289,7 @@ def _plan(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool
         del expected
     shelf: dict[str, _Shelved] = {}   # each diagram with a sample to make: its work, packed
     for did, qs, found in _ranked_by_diagram(finders, questions):
-        found.update({n: {q.id: per[q.id] for q in qs} for n, per in ranked.items()})
+        found.update({n: unpack_found(per.pop(did)) for n, per in ranked.items()})
         ids = [sample_id(q.id, v.name, a) for q in qs for v in variants for a in answerers]
         if not done or any(s not in done for s in ids):
             shelf[did] = _shelved(did, qs, found, ids, done)

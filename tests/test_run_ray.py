@@ -170,3 +170,43 @@ def test_the_process_that_fits_a_finder_exits_after_the_fit(cluster):
     assert fitted != os.getpid() and gone(fitted, 20.0)
     kept = ray.get(ray.remote(num_cpus=1)(pid).remote())
     assert kept != fitted and not gone(kept, 1.0)  # the check above can fail: a plain task's worker stays
+
+
+def test_the_cluster_is_sent_the_questions_packed_and_sends_its_rankings_packed(tmp_path, cluster, monkeypatch):
+    """The run's process holds each diagram's questions packed (:class:`benchmark.dataset.PackedQuestions`): the
+    Ray session is given them so, not every question made an object at once, and the finders' results come
+    back a diagram at a time, packed, giving the local executor's samples."""
+    from benchmark import cluster as cluster_mod
+    from benchmark.dataset import PackedQuestions
+
+    given, returned = [], []
+
+    class Recording(cluster_mod.Session):
+        def __init__(self, address, num_cpus, options, dataset, questions):
+            given.append(questions)
+            super().__init__(address, num_cpus, options, dataset, questions)
+
+        def fit_finders(self, names):
+            wait = super().fit_finders(names)
+
+            def results():
+                out = wait()
+                returned.append({n: (r[0], dict(r[-1])) for n, r in out.items()})   # (the run empties them)
+                return out
+            return results
+
+    monkeypatch.setattr(cluster_mod, "Session", Recording)
+    variants, answerers = ("oracle+d2+khop1", "d2-bm25+d2+khop2"), ("solver", "blind")
+    on_ray = run(tiny_spec(tmp_path, variants=variants, answerers=answerers, run_id="ray", workers=2, executor="ray"),
+                 progress=False, quiet=True)
+    local = run(tiny_spec(tmp_path, variants=variants, answerers=answerers, run_id="local", workers=2),
+                progress=False, quiet=True)
+    (questions,) = given
+    assert questions and all(isinstance(qs, PackedQuestions) for qs in questions.values())
+    (results,) = returned
+    assert sorted(results) == ["d2-bm25", "oracle"]
+    for status, by_diagram in results.values():
+        assert status == "ok" and sorted(by_diagram) == sorted(questions)
+        assert all(isinstance(v, bytes) for v in by_diagram.values())
+    assert samples_without_timings(on_ray.run_dir / "samples.jsonl") == \
+        samples_without_timings(local.run_dir / "samples.jsonl")
