@@ -85,6 +85,25 @@ def test_the_store_keeps_plain_and_coded_columns(rows):
     assert type(store._plain[FRAME_COLUMNS.index("answer_s")]) is list
 
 
+def test_a_columns_sequence_is_its_values_read_from_the_stores_numbers(rows, monkeypatch):
+    """``RowStore.sequence`` of every kind of column (coded, doubles, a plain list), of every row and of some rows
+    in the order given, is ``RowStore.column``'s values, the same objects; a coded column's numbers are the store's
+    own (nothing copied) for every row, and it is read a chunk of rows at a time."""
+    from benchmark.report.rows import Coded
+
+    monkeypatch.setattr(Coded, "CHUNK", 7)   # several chunks, the last one short
+    store = _store(rows)
+    picked = np.array([4, 0, 4999, 17, 17, 2500], dtype=np.int64)
+    for j, name in enumerate(FRAME_COLUMNS):
+        for sel in (None, picked, picked[:0]):
+            seq, col = store.sequence(j, sel), store.column(j, sel)
+            assert len(seq) == len(col) and list(seq) == list(col), name
+            assert all(seq[i] is col[i] or seq[i] == col[i] for i in range(len(col))), name
+            assert [type(v) for v in seq] == [type(v) for v in col], name
+        if store._plain[j] is None:
+            assert type(store.sequence(j)) is Coded and store.sequence(j)._codes is store._codes[j]
+
+
 def test_columns_are_the_frames_columns(rows):
     df = agg.frame(rows)
     store = _store(rows)
@@ -104,7 +123,11 @@ def test_columns_are_the_frames_columns(rows):
     names = ["answerer", "srr", "gold", "answer_s", "retrieval_s"]
     for only in (False, True):
         lazy, listed = agg._columns(sc, names, only), agg._columns(df, names, only)
-        assert {n: lazy[n] for n in names} == listed   # each made when it is read
+        assert {n: list(lazy[n]) for n in names} == listed   # each made when it is read
+        for n in names:   # read as the tables read them: by position, iterated, counted; the same objects' types
+            seq = lazy[n]
+            assert len(seq) == len(listed[n]) and [seq[i] for i in range(len(seq))] == listed[n]
+            assert [type(v) for v in seq] == [type(v) for v in listed[n]], n
         with pytest.raises(KeyError):
             lazy["variant"]   # not asked for
     with pytest.raises(KeyError):

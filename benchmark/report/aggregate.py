@@ -94,7 +94,9 @@ def scored(df: pd.DataFrame, columns: Iterable[str] | None = None) -> pd.DataFra
 
 def _columns(df: pd.DataFrame, names: Iterable[str], only_scored: bool = False) -> dict[str, list[Any]]:
     """Columns of ``df`` as plain lists (``None`` kept), of the scored samples only when asked:
-    grouping and averaging lists of a few thousand values is far cheaper than slicing frames."""
+    grouping and averaging lists of a few thousand values is far cheaper than slicing frames. Of a
+    :class:`~benchmark.report.columns.SampleColumns`, read-only sequences of the same values (its
+    :meth:`~benchmark.report.columns.SampleColumns.lists`): indexed, iterated and counted, never changed."""
     if isinstance(df, SampleColumns):
         return df.lists(names, only_scored)
     names = list(dict.fromkeys(names))
@@ -379,25 +381,29 @@ def twin_consistency(df: pd.DataFrame) -> pd.DataFrame:
     A pair where either answer is missing is counted in ``unmeasured``.
     """
     cols = ("twin_question", "answer_value", "answer_raw", "correct", "found_diagram", "diagram_id")
-    s = _columns(df, [*GROUP, "question_id", *cols], only_scored=True)   # lists: no frame copied per group
+    s = _columns(df, [*GROUP, "question_id", *cols], only_scored=True)   # sequences: no frame copied per group
     rows = []
+    twin, found, own, correct = s["twin_question"], s["found_diagram"], s["diagram_id"], s["correct"]
+
+    def key(i: int) -> Any:
+        return _answer_key({"answer_value": s["answer_value"][i], "answer_raw": s["answer_raw"][i]})
+
     for (variant, answerer), g in _groups(s, GROUP, sort=False).items():
-        by_q = {s["question_id"][i]: {c: s[c][i] for c in cols} for i in g}
-        pairs = sorted({tuple(sorted((q, r["twin_question"]))) for q, r in by_q.items()
-                        if r["twin_question"] and r["twin_question"] in by_q})
+        row_of = {s["question_id"][i]: i for i in g}   # (a question met twice: its last sample)
+        pairs = sorted({tuple(sorted((q, twin[i]))) for q, i in row_of.items() if twin[i] and twin[i] in row_of})
         differ, differ_own, unmeasured, finder_same = [], [], 0, 0
         for a, b in pairs:
-            ra, rb = by_q[a], by_q[b]
-            same_found = ra["found_diagram"] is not None and ra["found_diagram"] == rb["found_diagram"]
+            ia, ib = row_of[a], row_of[b]
+            same_found = found[ia] is not None and found[ia] == found[ib]
             finder_same += same_found
-            ka, kb = _answer_key(ra), _answer_key(rb)
+            ka, kb = key(ia), key(ib)
             if ka is None or kb is None:
                 unmeasured += 1
                 continue
             differ.append(ka != kb)
-            if not same_found and ra["found_diagram"] == ra["diagram_id"] and rb["found_diagram"] == rb["diagram_id"]:
+            if not same_found and found[ia] == own[ia] and found[ib] == own[ib]:
                 differ_own.append(ka != kb)
-        both_right = sum(1 for a, b in pairs if by_q[a]["correct"] and by_q[b]["correct"])
+        both_right = sum(1 for a, b in pairs if correct[row_of[a]] and correct[row_of[b]])
         rows.append({"variant": variant, "answerer": answerer, "pairs": len(pairs), "finder_same": finder_same,
                      "own_pairs": len(differ_own), "answered_differently": mean_of(differ_own),
                      "answered_differently_all": mean_of(differ), "both_correct": both_right,

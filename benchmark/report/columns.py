@@ -79,11 +79,20 @@ class SampleColumns:
         return _Loc(self)
 
     def lists(self, names: Iterable[str], only_scored: bool = False) -> dict[str, list[Any]]:
-        """Columns ``names`` as plain lists (``None`` kept), of the scored samples only when asked (a guess
-        class or a ``correct`` value), each made from its codes for those rows alone when it is first read
-        (:class:`_Lists`): a table that asks for more columns than it reads never holds the others."""
+        """Columns ``names`` as read-only sequences of their values (``None`` kept; indexing, iterating,
+        ``len``: :meth:`~benchmark.report.rows.RowStore.sequence`, a byte or two a row where a list holds an
+        8-byte pointer), of the scored samples only when asked (a guess class or a ``correct`` value), each
+        made when it is first read (:class:`_Lists`): a table that asks for more columns than it reads never
+        holds the others."""
         rows = self.scored_rows() if only_scored else None
-        return _Lists(lambda n: self._values(n, rows).tolist(), names)
+        return _Lists(lambda n: self._sequence(n, rows), names)
+
+    def _sequence(self, name: str, rows: np.ndarray | None = None) -> Any:
+        if name not in self._at:
+            raise KeyError(name)
+        if not len(self._store):
+            return []
+        return self._store.sequence(self._at[name], rows)
 
     def scored_rows(self) -> np.ndarray:
         """The positions of the samples that have metrics (no stage error before scoring)."""
@@ -98,7 +107,7 @@ class SampleColumns:
 
 
 class _Lists(dict):
-    """Column name -> its values as a list, each made by ``make(name)`` when first read and kept; a name not
+    """Column name -> its values (a list or a read-only sequence), each made by ``make(name)`` when first read and kept; a name not
     among ``names`` is a ``KeyError``, as in the mapping of every column made at once. Iterating or
     counting it sees only the columns read so far (the tables only look names up).
 

@@ -149,6 +149,39 @@ class _Floats:
         return len(self.values)
 
 
+class Coded:
+    """A coded column read as a sequence of its values: a row's value is looked up from its number when read
+    (``values[codes[i]]``), so a table reading a column holds a byte or two a row (the store's own numbers, or
+    the numbers of the rows it asked for), not a list's 8-byte pointer a row. The values are the store's own
+    objects, as a list of the column would hold. Read-only.
+
+    >>> col = Coded(["x", None], array("B", [1, 0, 0]))
+    >>> len(col), col[0], col[-1], list(col), col[1:]
+    (3, None, 'x', [None, 'x', 'x'], ['x', 'x'])
+    """
+
+    __slots__ = ("_values", "_codes")
+
+    #: rows read at a time when iterating (a list of their numbers at a time, not of every row's)
+    CHUNK = 65536
+
+    def __init__(self, values: list[Any], codes: array) -> None:
+        self._values, self._codes = values, codes
+
+    def __len__(self) -> int:
+        return len(self._codes)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self._values[c] for c in self._codes[i]]
+        return self._values[self._codes[i]]
+
+    def __iter__(self) -> Iterator[Any]:
+        values, codes = self._values, self._codes
+        for start in range(0, len(codes), self.CHUNK):
+            yield from map(values.__getitem__, codes[start:start + self.CHUNK])
+
+
 def _plain_column(values: list[Any]) -> "list[Any] | _Floats":
     """``values`` as a plain column: :class:`_Floats` when they are all floats or ``None``, else the list.
 
@@ -273,6 +306,33 @@ class RowStore:
         if rows is None:
             return np.fromiter(col, dtype=object, count=len(col))
         return np.fromiter((col[i] for i in rows), dtype=object, count=len(rows))
+
+    def sequence(self, j: int, rows: Any = None) -> Any:
+        """Column ``j`` as a read-only sequence of its values (``len``, indexing, iterating), of every row or of
+        the row positions ``rows`` (an integer array) in their order, the same values as :meth:`column`
+        gives: a coded column as :class:`Coded` (its numbers shared with the store, or those of ``rows``
+        copied, a byte or two a row), a column of floats as the store's doubles (or those of ``rows``);
+        the store is left as it is and must not change while the sequence is read."""
+        import numpy as np
+
+        col = self._plain[j]
+        if col is None:
+            codes = self._codes[j]
+            assert codes is not None
+            if rows is not None:
+                picked = array(codes.typecode)
+                picked.frombytes(self._code_array(j)[rows].tobytes())
+                codes = picked
+            return Coded(self._values[j], codes)
+        if rows is None:
+            return col
+        if type(col) is _Floats:
+            out = _Floats()
+            if len(rows):
+                out.values.frombytes(np.frombuffer(col.values, dtype=float)[rows].tobytes())
+                out.none = bytearray(np.frombuffer(col.none, dtype=np.uint8)[rows].tobytes())
+            return out
+        return [col[i] for i in rows]
 
     def present(self, j: int) -> Any:
         """Whether each row's value of column ``j`` is measured (neither ``None`` nor NaN), as a numpy bool array."""

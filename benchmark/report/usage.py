@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from benchmark.report.aggregate import _columns, _groups
+
 #: the columns :func:`usage_table` adds to summary.csv, in order
 USAGE_COLUMNS = ("tokens_in", "tokens_out", "calls", "cache_hits", "latency_p50", "latency_p95", "cost", "failed",
                  "failed_by_kind", "unparsable", "unparsable_share", "evidence_recall", "evidence_precision",
@@ -48,11 +50,14 @@ def usage_table(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     if not len(df):
         return pd.DataFrame(columns=["variant", "answerer", *USAGE_COLUMNS])
-    # the columns read, selected first: grouping a frame copies every column it has
-    read = ["variant", "answerer", "answer_usage", "answer_error_kind", "evidence_recall", "evidence_precision"]
-    for (variant, answerer), g in df[read].groupby(["variant", "answerer"], sort=False):
-        usages = [u for u in g["answer_usage"] if isinstance(u, dict)]
-        kinds = [str(k) for k in g["answer_error_kind"] if isinstance(k, str)]
+    # the columns read, as sequences, and each group's row positions: no frame of them copied per group
+    cols = _columns(df, ["variant", "answerer", "answer_usage", "answer_error_kind", "evidence_recall",
+                         "evidence_precision"])
+    usage, error_kind = cols["answer_usage"], cols["answer_error_kind"]
+    recall, precision = cols["evidence_recall"], cols["evidence_precision"]
+    for (variant, answerer), idx in _groups(cols, ["variant", "answerer"], sort=False).items():
+        usages = [u for u in (usage[i] for i in idx) if isinstance(u, dict)]
+        kinds = [str(k) for k in (error_kind[i] for i in idx) if isinstance(k, str)]
         by_kind = {k: kinds.count(k) for k in sorted(set(kinds))}
         row: dict[str, Any] = {"variant": variant, "answerer": answerer}
         if usages:
@@ -69,12 +74,12 @@ def usage_table(df: pd.DataFrame) -> pd.DataFrame:
         else:
             row.update({k: None for k in ("tokens_in", "tokens_out", "calls", "cache_hits", "latency_p50",
                                           "latency_p95", "cost")})
-        n = len(g)
+        n = len(idx)
         row.update(failed=len(kinds), failed_by_kind=" ".join(f"{k}:{v}" for k, v in by_kind.items()) or None,
                    unparsable=by_kind.get("unparsable", 0), unparsable_share=by_kind.get("unparsable", 0) / n if n else None,
-                   evidence_recall=_mean(list(g["evidence_recall"])),
-                   evidence_precision=_mean(list(g["evidence_precision"])),
-                   evidence_measured=sum(1 for v in g["evidence_recall"] if v is not None and v == v))
+                   evidence_recall=_mean([recall[i] for i in idx]),
+                   evidence_precision=_mean([precision[i] for i in idx]),
+                   evidence_measured=sum(1 for i in idx if recall[i] is not None and recall[i] == recall[i]))
         rows.append(row)
     return _counts_as_ints(pd.DataFrame(rows))
 
