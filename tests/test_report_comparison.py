@@ -95,6 +95,48 @@ def test_paired_statistics_by_hand():
         paired_bootstrap([1, 0], [1], seed=0)
 
 
+def test_resamples_are_drawn_a_block_at_a_time_as_one_draw_would_draw_them(monkeypatch):
+    """A bootstrap's draws are made a block of :data:`RESAMPLE_BLOCK` values at a time (a (resamples x clusters)
+    matrix grows with the diagrams of a run), and are the draws of one (resamples x n) draw, in order."""
+    import numpy as np
+
+    from benchmark.metrics import paired
+
+    rnd = np.random.default_rng(5)
+    values = rnd.choice([0.0, 0.5, 1.0], size=300)
+    clusters = [f"d{int(c)}" for c in rnd.integers(0, 40, size=300)]
+    monkeypatch.setattr(paired, "RESAMPLE_BLOCK", 200)
+    drawn_sizes = []
+
+    class Recording:
+        def __init__(self, rng):
+            self.rng = rng
+
+        def multinomial(self, n, pvals, size):
+            drawn_sizes.append(size * len(pvals))
+            return self.rng.multinomial(n, pvals, size=size)
+
+        def integers(self, low, high, size):
+            drawn_sizes.append(size[0] * size[1])
+            return self.rng.integers(low, high, size=size)
+
+    # one draw of every resample at once, as the statistics are defined
+    rng = np.random.default_rng([1, 2])
+    ids = {c: i for i, c in enumerate(sorted(set(clusters)))}
+    which = np.array([ids[c] for c in clusters])
+    drawn = rng.multinomial(len(ids), np.full(len(ids), 1 / len(ids)), size=1000)
+    by_cluster = (drawn @ np.bincount(which, weights=values, minlength=len(ids))) / \
+        (drawn @ np.bincount(which, minlength=len(ids)).astype(float))
+    by_value = values[rng.integers(0, values.size, size=(1000, values.size))].mean(axis=1)
+
+    rng = Recording(np.random.default_rng([1, 2]))
+    assert np.array_equal(paired._resampled_means(values, clusters, rng, 1000), by_cluster)
+    assert 0 < max(drawn_sizes) <= 200 and len(drawn_sizes) == 200   # 5 resamples of 40 clusters a block
+    drawn_sizes.clear()
+    assert np.array_equal(paired._resampled_means(values, None, rng, 1000), by_value)
+    assert max(drawn_sizes) == 300 and len(drawn_sizes) == 1000      # a value count over the block: one a block
+
+
 def test_compare_command_table_and_json(tmp_path, capsys):
     """Two real runs of the tiny dataset; B's stored answers of one variant are made wrong (as a worse model's
     would be): compare reports the paired difference as a table and as JSON."""

@@ -104,18 +104,37 @@ def _rng(seed: int, key: str) -> np.random.Generator:
     return np.random.default_rng([int(seed), zlib.crc32(key.encode("utf-8"))])
 
 
+#: values drawn at a time when resampling: resamples are drawn a block of them at a time, so the memory a
+#: bootstrap takes stays flat however many values (or clusters) it resamples
+RESAMPLE_BLOCK = 1 << 20
+
+
 def _resampled_means(values: np.ndarray, clusters: list[Any] | None, rng: np.random.Generator,
                      n_boot: int) -> np.ndarray:
-    """Means of ``n_boot`` bootstrap resamples of ``values``: of the values, or of whole clusters."""
+    """Means of ``n_boot`` bootstrap resamples of ``values``: of the values, or of whole clusters.
+
+    The resamples are drawn a block at a time (:data:`RESAMPLE_BLOCK` values a block): the same draws, in
+    the same order, as one ``(n_boot, n)`` draw, whose matrix grows with the data (a thousand resamples of
+    five thousand diagrams: 40 MB, and as much again made floats to be multiplied;
+    ``tests/test_report_comparison.py`` checks the draws against one draw)."""
+    means = np.empty(n_boot)
     if clusters is None:
-        idx = rng.integers(0, values.size, size=(n_boot, values.size))
-        return values[idx].mean(axis=1)
+        per = max(1, RESAMPLE_BLOCK // max(1, values.size))
+        for start in range(0, n_boot, per):
+            k = min(per, n_boot - start)
+            means[start:start + k] = values[rng.integers(0, values.size, size=(k, values.size))].mean(axis=1)
+        return means
     ids = {c: i for i, c in enumerate(sorted(set(clusters), key=str))}
     which = np.array([ids[c] for c in clusters])
     sums = np.bincount(which, weights=values, minlength=len(ids))
     counts = np.bincount(which, minlength=len(ids)).astype(float)
-    drawn = rng.multinomial(len(ids), np.full(len(ids), 1 / len(ids)), size=n_boot)  # clusters drawn, with replacement
-    return (drawn @ sums) / (drawn @ counts)
+    uniform = np.full(len(ids), 1 / len(ids))
+    per = max(1, RESAMPLE_BLOCK // len(ids))
+    for start in range(0, n_boot, per):
+        k = min(per, n_boot - start)
+        drawn = rng.multinomial(len(ids), uniform, size=k)  # clusters drawn, with replacement
+        means[start:start + k] = (drawn @ sums) / (drawn @ counts)
+    return means
 
 
 def paired_bootstrap(a: Sequence[Any], b: Sequence[Any], seed: int, n_boot: int = 1000, level: float = 0.95,
