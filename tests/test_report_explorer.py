@@ -225,6 +225,41 @@ def test_columns_written_out_in_chunks_give_the_same_page_data(tiny, monkeypatch
     assert packed(spooled) == packed(held) and page["columns"]["srr"] == [r["metrics"]["srr"] for r in records]
 
 
+def test_questions_and_contexts_are_stored_once_whatever_the_order_of_the_samples(tiny, monkeypatch):
+    """The explorer keeps its index of questions and contexts a diagram at a time (the diagrams read before sealed,
+    :class:`explorer._ByDiagram`): samples interleaved across diagrams, each diagram met again and again, still
+    give each question and each distinct context one entry, and each sample the references to its own."""
+    import random
+
+    from benchmark.records import dumps_line
+
+    run_dir, records, card = tiny
+    assert len({r["diagram_id"] for r in records}) > 1
+    mixed = list(records)
+    random.Random(4).shuffle(mixed)
+    seals = []
+    real_of = explorer._ByDiagram._of
+
+    def watched(self, did):
+        seals.append((did != self._did and bool(self._open), did != self._did and did in self._sealed))
+        return real_of(self, did)   # (sealing the diagram open, making a sealed one again)
+
+    monkeypatch.setattr(explorer._ByDiagram, "_of", watched)
+    for recs in (records, mixed):
+        seals.clear()
+        data = explorer.explorer_data(run_dir, recs, card, render=False)
+        questions, contexts = list(data["questions"]), list(data["contexts"])
+        assert [q["id"] for q in questions] == list(dict.fromkeys(r["question_id"] for r in recs))
+        keys = {dumps_line([r["diagram_id"], r.get("found_diagram"), (r.get("context") or {}).get("text"),
+                            r.get("retrieved")]) for r in recs if r.get("context") is not None or r.get("retrieved") is not None}
+        assert len(contexts) == len(keys)
+        for r, qi, ci in zip(recs, data["q"], data["c"]):
+            assert questions[qi]["id"] == r["question_id"]
+            assert contexts[ci]["text"] == (r.get("context") or {}).get("text")
+        assert any(sealed for sealed, _ in seals)
+    assert any(again for _, again in seals)   # the shuffled samples met sealed diagrams again
+
+
 def test_the_samples_frame_is_let_go_before_the_explorer_reads_the_samples(tiny, tmp_path, monkeypatch):
     """A report from the run's rows (as `diagqa run` and `diagqa report` make it) frees its samples frame (the
     rows' coded columns) once the tables are made: the explorer, which reads samples.jsonl again, does not hold

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 import re
 import tempfile
+import weakref
 import zlib
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -318,6 +320,67 @@ def _labels(graph: dict[str, Any]) -> dict[str, str]:
     return {n["id"]: n.get("label") or n["id"] for n in graph.get("nodes", [])}
 
 
+class _ByDiagram:
+    """A mapping kept per diagram: the diagram looked up last as a dict, every other one pickled and deflated (a
+    run's samples come a diagram at a time; a run ten times as large has ten times as many diagrams' entries,
+    a few bytes each sealed where a dict holds about a hundred). Exact in any order: a diagram met again is
+    made a dict again.
+
+    >>> m = _ByDiagram(); m.get("d1", "a") is None
+    True
+    >>> m.put("d1", "a", 0); m.put("d2", "b", 1); m.put("d1", "c", 2)
+    >>> m.get("d1", "a"), m.get("d2", "b"), m.get("d2", "a"), m.get("d1", "c"), sorted(m._sealed)
+    (0, 1, None, 2, ['d2'])
+    """
+
+    def __init__(self) -> None:
+        self._did: Any = None
+        self._open: dict[Any, Any] = {}
+        self._sealed: dict[Any, bytes] = {}
+
+    def _of(self, did: Any) -> dict[Any, Any]:
+        if did != self._did:
+            if self._open:
+                self._sealed[self._did] = zlib.compress(pickle.dumps(self._open, protocol=pickle.HIGHEST_PROTOCOL), 1)
+            packed = self._sealed.pop(did, None)
+            self._open = pickle.loads(zlib.decompress(packed)) if packed is not None else {}
+            self._did = did
+        return self._open
+
+    def get(self, did: Any, key: Any) -> Any:
+        return self._of(did).get(key)
+
+    def put(self, did: Any, key: Any, value: Any) -> None:
+        self._of(did)[key] = value
+
+
+class _PackedLabels:
+    """Per diagram, node id -> label, each diagram's kept deflated (a run ten times as large has ten times as
+    many diagrams) and made again when read; the diagram read last is kept as it is, since a run's samples come
+    a diagram at a time.
+
+    >>> labels = _PackedLabels(); labels.add("d", {"a": "Auth", "b": "b"})
+    >>> labels.get("d", {}), labels.get("d", {}) is labels.get("d", {}), labels.get("x", {})
+    ({'a': 'Auth', 'b': 'b'}, True, {})
+    """
+
+    def __init__(self) -> None:
+        self._packed: dict[str, bytes] = {}
+        self._last: tuple[str, dict[str, str]] | None = None
+
+    def add(self, did: str, labels: dict[str, str]) -> None:
+        self._packed[did] = zlib.compress(json_bytes(labels), 1)
+
+    def get(self, did: str, default: dict[str, str]) -> dict[str, str]:
+        if self._last is not None and self._last[0] == did:
+            return self._last[1]
+        packed = self._packed.get(did)
+        if packed is None:
+            return default
+        self._last = (did, json.loads(zlib.decompress(packed)))
+        return self._last[1]
+
+
 def node_labels(run_dir: Path) -> dict[str, dict[str, str]]:
     """Per diagram of the run (its ``graphs.json``), node id -> label; empty when the run has no graphs."""
     return {did: _labels(g) for did, g in _run_graphs(run_dir)}
@@ -365,29 +428,31 @@ def explorer_data(run_dir: Path, records: list[Any] | None, card: dict[str, Any]
                 if (rec.get("metrics") or {}).get("guess_class") in DRAWN}
     # one pass over graphs.json: every diagram's labels, and the graphs of the drawn diagrams only (mapped
     # onto their drawings), deflated until then: nearly every diagram of a run is drawn
-    labels, graphs = {}, {}
+    labels, graphs = _PackedLabels(), {}
     for did, g in _run_graphs(run_dir):
-        labels[did] = _labels(g)
+        labels.add(did, _labels(g))
         if did in draw:
             graphs[did] = zlib.compress(json_bytes(g), 1)
     # the diagrams first, so each question's and context's map is made as it is met and the contexts
     # (one per distinct context text and subgraph: ten times as many in a run ten times as large) go
     # to a spool file, not into memory
     diagrams, missing = _diagrams(card, graphs, draw, render)
+    graphs.clear()   # (mapped onto their drawings)
     # the questions, the contexts and each sample's references to them grow with the run: they are kept on
     # disk as they are made, like the samples' columns
     questions = Spool()
-    q_index: dict[str, int] = {}
+    q_index = _ByDiagram()   # (a question is its diagram's, and a context's key holds its diagram)
     contexts = Spool()
-    c_index: dict[bytes, int] = {}
+    c_index = _ByDiagram()
     columns = _Columns()
     refs = _Columns()   # per sample: "q" its question's index, "c" its context's (None: no context)
     for rec in _records(run_dir, records):
         q = rec["question"]
-        qid = rec["question_id"]
-        if qid not in q_index:
-            did = rec["diagram_id"]
-            q_index[qid] = len(questions)
+        qid, did = rec["question_id"], rec["diagram_id"]
+        qref = q_index.get(did, qid)
+        if qref is None:
+            qref = len(questions)
+            q_index.put(did, qid, qref)
             questions.append({"id": qid, "text": q.get("text"), "type": q.get("type"), "diagram": did,
                               "gold": _cell(q.get("answer")),
                               "gold_text": gold_text(q.get("answer"), q.get("type"), labels.get(did, {})),
@@ -398,12 +463,13 @@ def explorer_data(run_dir: Path, records: list[Any] | None, card: dict[str, Any]
         cref = None
         retrieved = rec.get("retrieved")
         if ctx is not None or retrieved is not None:
-            did, found = rec["diagram_id"], rec.get("found_diagram")
+            found = rec.get("found_diagram")
             ckey = hashlib.blake2b(dumps_line([did, found, (ctx or {}).get("text"), retrieved]).encode("utf-8"),
                                    digest_size=20).digest()
-            cref = c_index.get(ckey)
+            cref = c_index.get(did, ckey)
             if cref is None:
-                cref = c_index[ckey] = len(contexts)
+                cref = len(contexts)
+                c_index.put(did, ckey, cref)
                 received = {"nodes": ctx.get("nodes") or [], "edges": ctx.get("edges") or []} if ctx else None
                 on_diagram = found in (None, did)
                 c = {"text": (ctx or {}).get("text"), "found": found,
@@ -415,7 +481,7 @@ def explorer_data(run_dir: Path, records: list[Any] | None, card: dict[str, Any]
                                       "edges": len(retrieved.get("edges") or [])}
                 contexts.append(c)
         columns.add(sample_fields(rec))
-        refs.add({"q": q_index[qid], "c": cref})
+        refs.add({"q": qref, "c": cref})
     fields = columns.columns()
     by_sample = refs.columns()
     return {
@@ -480,7 +546,7 @@ class DrawnMap:
     """A drawn diagram's map (:func:`benchmark.report.diagrams.diagram_map`: its SVG, ``nodes`` and ``edges``)
     kept in a temporary file shared with others as the JSON the page's data holds (:meth:`json_pieces`),
     with in memory only what mapping a subgraph onto it reads: ``node_ids`` and ``ends`` (each edge's
-    source, target, label and direction). A run ten times as large draws ten times as many diagrams;
+    source, target, label and direction), deflated. A run ten times as large draws ten times as many diagrams;
     ``map["nodes"]`` reads a part back.
 
     >>> f = tempfile.TemporaryFile()
@@ -489,13 +555,36 @@ class DrawnMap:
     (frozenset({'a'}), [('a', 'b', '', True)], {'a': 'YQ=='}, b'{"svg":"<svg/>","nodes":{"a":"YQ=="},"edges":[["a","b","",true,null]]}')
     """
 
+    #: the map whose node ids and ends were read last (it keeps them made; see :meth:`_read`)
+    _last: "weakref.ref[DrawnMap] | None" = None
+
     def __init__(self, file: Any, drawn: dict[str, Any]) -> None:
-        self.node_ids = frozenset(drawn["nodes"])
-        self.ends = [tuple(e[:4]) for e in drawn["edges"]]
+        # node ids and ends are kept deflated too: a run's samples come a diagram at a time, and the map read
+        # last keeps them made (:meth:`_read`)
+        self._ends = zlib.compress(json_bytes([list(drawn["nodes"]), [list(e[:4]) for e in drawn["edges"]]]), 1)
+        self._made: tuple[frozenset[str], list[tuple]] | None = None
         data = json_bytes(drawn)
         file.seek(0, 2)
         self._file, self._at, self._size = file, file.tell(), len(data)
         file.write(data)
+
+    def _read(self) -> tuple[frozenset[str], list[tuple]]:
+        if self._made is None:
+            last = DrawnMap._last() if DrawnMap._last is not None else None
+            if last is not None:
+                last._made = None
+            nodes, ends = json.loads(zlib.decompress(self._ends))
+            self._made = (frozenset(nodes), [tuple(e) for e in ends])
+            DrawnMap._last = weakref.ref(self)
+        return self._made
+
+    @property
+    def node_ids(self) -> frozenset[str]:
+        return self._read()[0]
+
+    @property
+    def ends(self) -> list[tuple]:
+        return self._read()[1]
 
     def json_pieces(self) -> Iterator[bytes]:
         self._file.seek(self._at)
