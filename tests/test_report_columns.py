@@ -100,6 +100,7 @@ def test_a_columns_sequence_is_its_values_read_from_the_stores_numbers(rows, mon
             assert len(seq) == len(col) and list(seq) == list(col), name
             assert all(seq[i] is col[i] or seq[i] == col[i] for i in range(len(col))), name
             assert [type(v) for v in seq] == [type(v) for v in col], name
+            assert list(seq[1:4]) == list(col[1:4]) and list(seq[-2:]) == list(col[-2:]), name
         if store._plain[j] is None:
             assert type(store.sequence(j)) is Coded and store.sequence(j)._codes is store._codes[j]
 

@@ -139,7 +139,9 @@ class _Floats:
             return False
         return True
 
-    def __getitem__(self, i: int) -> float | None:
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [None if none else v for v, none in zip(self.values[i], self.none[i])]
         return None if self.none[i] else self.values[i]
 
     def __iter__(self) -> Iterator[float | None]:
