@@ -30,6 +30,7 @@ import hashlib
 import math
 import zlib
 from array import array
+from collections import Counter
 from typing import Any, Iterable
 
 import numpy as np
@@ -329,9 +330,10 @@ def _objects(df: pd.DataFrame) -> pd.DataFrame:
 def guess_tables(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Per answerer, the 2x2 table of counts: rows correct / wrong, columns sufficient / insufficient."""
     out = {}
-    s = scored(df, ["answerer"])
-    for answerer, g in s.groupby("answerer", sort=False):
-        counts = g["guess_class"].value_counts()
+    cols = _columns(df, ["answerer", "guess_class"], only_scored=True)   # (no frame of the scored samples)
+    classes = cols["guess_class"]
+    for (answerer,), idx in _groups(cols, ["answerer"], sort=False).items():
+        counts = Counter(classes[i] for i in idx)
         c = {k: int(counts.get(k, 0)) for k in GUESS_CLASSES}
         out[answerer] = pd.DataFrame({"sufficient context": [c["grounded"], c["misread"]],
                                       "insufficient context": [c["lucky_guess"], c["retrieval_miss"]]},
@@ -341,9 +343,9 @@ def guess_tables(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 def lucky_guesses(df: pd.DataFrame) -> pd.DataFrame:
     """Every lucky guess: question, gold, answer, context as the answerer saw it."""
-    g = df[df["guess_class"] == "lucky_guess"]
-    return g[["answerer", "variant", "question_id", "qtype", "question_text", "gold", "answer_raw", "srr",
-              "context_text"]].reset_index(drop=True)
+    return df.loc[df["guess_class"] == "lucky_guess",   # (only the columns shown, of those rows)
+                  ["answerer", "variant", "question_id", "qtype", "question_text", "gold", "answer_raw", "srr",
+                   "context_text"]].reset_index(drop=True)
 
 
 def breakdown(df: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -576,8 +578,9 @@ def source_comparison(summary: pd.DataFrame) -> pd.DataFrame:
 def blind_floor(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000, answerer: str = "blind") -> dict[str, Any] | None:
     """Accuracy of the ``blind`` answerer over every question (one sample per question), with its CI
     and per question type: the share of the dataset a guesser gets right with no context."""
-    s = scored(df, ["answerer", "question_id", "qtype", "counter_prior"])
-    b = s[s["answerer"] == answerer]
+    # the answerer's rows first, then the scored ones among them (no frame of every scored sample)
+    b = scored(df.loc[df["answerer"] == answerer, ["answerer", "question_id", "qtype", "counter_prior", "guess_class",
+                                                    "correct"]])
     if not len(b):
         return None
     per_q = b.groupby("question_id", sort=False).first()  # blind ignores the context: one answer per question
