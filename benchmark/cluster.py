@@ -238,7 +238,8 @@ def _fit_and_rank(name: str, options: dict[str, dict[str, Any]], dataset: Any, q
         return ("fatal", str(exc))
     except Exception as exc:  # noqa: BLE001 - a stage that cannot even start is left out, not the run
         return ("down", f"failed to start: {type(exc).__name__}: {exc}")
-    rankings = {did: runner.pack_found(found[name]) for did, _, found in runner._ranked_by_diagram({name: inst}, questions)}
+    rankings = {did: runner.pack_found(found[name])
+                for did, _, found in runner._ranked_by_diagram({name: inst}, questions)}
     return ("ok", runner.describe_component("finder", name, inst, options), fit_s, rankings)
 
 

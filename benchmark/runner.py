@@ -267,7 +267,8 @@ def _read_image(job: tuple[str, str, str | None, bool]) -> None:
 
 
 def _resolve(spec: RunSpec, dataset: Dataset, say: Any = lambda msg: None, remote: Any = None,
-             ranked: dict[str, dict[str, bytes]] | None = None) -> tuple[list[Variant], list[str], dict[str, Any], list[dict], dict]:
+             ranked: dict[str, dict[str, bytes]] | None = None
+             ) -> tuple[list[Variant], list[str], dict[str, Any], list[dict], dict]:
     """Create every named stage once; unknown names are errors, unavailable ones are skipped.
 
     ``remote`` (the Ray executor's :meth:`benchmark.cluster.Session.fit_finders`, given the finder names) fits
@@ -1246,7 +1247,7 @@ def _plan(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool
 
     if cluster is None:
         read_images(spec, dataset, questions, progress=progress and not quiet)
-    ranked: dict[str, dict[str, bytes]] = {}   # the finders fitted and ranked on the cluster: diagram id -> packed results
+    ranked: dict[str, dict[str, bytes]] = {}   # ranked on the cluster: finder -> diagram id -> packed results
     variants, answerers, instances, skipped, resolved = _resolve(
         spec, dataset, lambda msg: _say(msg, quiet), cluster.fit_finders if cluster is not None else None, ranked)
     for s in skipped:

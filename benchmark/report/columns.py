@@ -107,8 +107,8 @@ class SampleColumns:
 
 
 class _Lists(dict):
-    """Column name -> its values (a list or a read-only sequence), each made by ``make(name)`` when first read and kept; a name not
-    among ``names`` is a ``KeyError``, as in the mapping of every column made at once. Iterating or
+    """Column name -> its values (a list or a read-only sequence), each made by ``make(name)`` when first read
+    and kept; a name not among ``names`` is a ``KeyError``, as in the mapping of every column made at once. Iterating or
     counting it sees only the columns read so far (the tables only look names up).
 
     >>> made = []

@@ -331,6 +331,8 @@ class _ByDiagram:
     >>> m.put("d1", "a", 0); m.put("d2", "b", 1); m.put("d1", "c", 2)
     >>> m.get("d1", "a"), m.get("d2", "b"), m.get("d2", "a"), m.get("d1", "c"), sorted(m._sealed)
     (0, 1, None, 2, ['d2'])
+    >>> m.of("d2"), m.of("d3")
+    ({'b': 1}, {})
     """
 
     def __init__(self) -> None:
@@ -347,38 +349,15 @@ class _ByDiagram:
             self._did = did
         return self._open
 
+    def of(self, did: Any) -> dict[Any, Any]:
+        """Diagram ``did``'s mapping (empty for a diagram not met), to read or fill."""
+        return self._of(did)
+
     def get(self, did: Any, key: Any) -> Any:
         return self._of(did).get(key)
 
     def put(self, did: Any, key: Any, value: Any) -> None:
         self._of(did)[key] = value
-
-
-class _PackedLabels:
-    """Per diagram, node id -> label, each diagram's kept deflated (a run ten times as large has ten times as
-    many diagrams) and made again when read; the diagram read last is kept as it is, since a run's samples come
-    a diagram at a time.
-
-    >>> labels = _PackedLabels(); labels.add("d", {"a": "Auth", "b": "b"})
-    >>> labels.get("d", {}), labels.get("d", {}) is labels.get("d", {}), labels.get("x", {})
-    ({'a': 'Auth', 'b': 'b'}, True, {})
-    """
-
-    def __init__(self) -> None:
-        self._packed: dict[str, bytes] = {}
-        self._last: tuple[str, dict[str, str]] | None = None
-
-    def add(self, did: str, labels: dict[str, str]) -> None:
-        self._packed[did] = zlib.compress(json_bytes(labels), 1)
-
-    def get(self, did: str, default: dict[str, str]) -> dict[str, str]:
-        if self._last is not None and self._last[0] == did:
-            return self._last[1]
-        packed = self._packed.get(did)
-        if packed is None:
-            return default
-        self._last = (did, json.loads(zlib.decompress(packed)))
-        return self._last[1]
 
 
 def node_labels(run_dir: Path) -> dict[str, dict[str, str]]:
@@ -428,9 +407,9 @@ def explorer_data(run_dir: Path, records: list[Any] | None, card: dict[str, Any]
                 if (rec.get("metrics") or {}).get("guess_class") in DRAWN}
     # one pass over graphs.json: every diagram's labels, and the graphs of the drawn diagrams only (mapped
     # onto their drawings), deflated until then: nearly every diagram of a run is drawn
-    labels, graphs = _PackedLabels(), {}
+    labels, graphs = _ByDiagram(), {}   # (diagram id -> node id -> label)
     for did, g in _run_graphs(run_dir):
-        labels.add(did, _labels(g))
+        labels.of(did).update(_labels(g))
         if did in draw:
             graphs[did] = zlib.compress(json_bytes(g), 1)
     # the diagrams first, so each question's and context's map is made as it is met and the contexts
@@ -455,7 +434,7 @@ def explorer_data(run_dir: Path, records: list[Any] | None, card: dict[str, Any]
             q_index.put(did, qid, qref)
             questions.append({"id": qid, "text": q.get("text"), "type": q.get("type"), "diagram": did,
                               "gold": _cell(q.get("answer")),
-                              "gold_text": gold_text(q.get("answer"), q.get("type"), labels.get(did, {})),
+                              "gold_text": gold_text(q.get("answer"), q.get("type"), labels.of(did)),
                               "counter_prior": bool(q.get("counter_prior")), "twin_of": q.get("twin_of"),
                               "where": f"{Path(q['file']).name}:{q['line']}" if q.get("file") else None,
                               "gold_map": _mapped(q.get("certificate") or {}, diagrams.get(did))})
