@@ -102,7 +102,37 @@ def test_a_columns_sequence_is_its_values_read_from_the_stores_numbers(rows, mon
             assert [type(v) for v in seq] == [type(v) for v in col], name
             assert list(seq[1:4]) == list(col[1:4]) and list(seq[-2:]) == list(col[-2:]), name
         if store._plain[j] is None:
-            assert type(store.sequence(j)) is Coded and store.sequence(j)._codes is store._codes[j]
+            assert type(store.sequence(j)) is Coded
+
+
+def test_a_coded_columns_numbers_are_kept_deflated_a_chunk_of_rows_at_a_time(rows, monkeypatch):
+    """Sealed chunks of a column's numbers (at the width they had, the column widened since) read back as the
+    store whose numbers were never sealed: every column, sequence, measured mask, row and iteration; a column
+    of repeating numbers takes a small share of a byte a row once sealed."""
+    from benchmark.report import rows as rowmod
+
+    picked = np.array([4999, 0, 63, 64, 65, 2500, 63], dtype=np.int64)
+    at = (0, 64, 4999, -1, 130, 129)
+
+    def read(store: RowStore) -> list:
+        return [[(list(store.column(j, sel)), list(store.sequence(j, sel))) for sel in (None, picked)]
+                + [store.present(j).tolist()] for j in range(len(FRAME_COLUMNS))] + [list(store), [store[i] for i in at]]
+
+    whole = _store(rows)                              # 5000 rows, under one chunk: nothing sealed
+    assert all(c is None or not c._sealed for c in whole._codes)
+    expected = read(whole)
+    monkeypatch.setattr(rowmod._Codes, "CHUNK", 64)
+    chunked = _store(rows)                            # 78 chunks sealed per coded column, the last one open
+    tokens = chunked._codes[FRAME_COLUMNS.index("context_tokens")]
+    assert tokens.typecode == "H" and {w for w, _ in tokens._sealed} == {"B", "H"}   # widened after sealing
+    got = read(chunked)
+    for j, name in enumerate(FRAME_COLUMNS):
+        assert got[j] == expected[j], name
+    assert got[-2:] == expected[-2:]
+    counter = chunked._codes[FRAME_COLUMNS.index("claims_supported")]   # one value: every number 0
+    assert sum(len(p) for _, p in counter._sealed) < len(rows) / 4
+    with pytest.raises(IndexError):
+        chunked[5000]
 
 
 def test_columns_are_the_frames_columns(rows):
@@ -180,3 +210,4 @@ def test_the_page_written_in_pieces_is_the_page(tmp_path):
     assert json.loads(gzip.decompress(base64.b64decode(data))) == explorer
     pieces = list(html.packed_pieces(explorer))
     assert len(pieces) > 2 and all(len(p) % 4 == 0 for p in pieces)   # whole base64 groups, joined as one text
+

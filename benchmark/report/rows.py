@@ -11,6 +11,7 @@ lucky guesses); elsewhere ``context_text`` is ``None``.
 from __future__ import annotations
 
 import re
+import zlib
 from array import array
 from typing import Any, Iterator
 
@@ -151,10 +152,106 @@ class _Floats:
         return len(self.values)
 
 
+class _Codes:
+    """A coded column's numbers, row by row, kept deflated a chunk of :attr:`CHUNK` rows at a time.
+
+    The numbers repeat in long runs and short cycles (a question's rows one after another, the variants
+    and answerers taking turns), so a sealed chunk takes a small share of its byte or two a row; the rows
+    since the last chunk was sealed are an array of the column's width. A chunk keeps the width it was
+    sealed with: when a number outgrows the width (:data:`_WIDER`), only the open rows are widened, and
+    reading (:meth:`array`, :meth:`numpy`) widens the sealed chunks as it inflates them.
+
+    >>> class Small(_Codes): CHUNK = 4
+    >>> codes = Small()
+    >>> for c in [0, 1, 1, 2, 3, 300, 2]: codes.append(c)
+    >>> len(codes), codes.typecode, len(codes._sealed), list(codes.array()), codes[5], codes[-7], codes.numpy()[3:5].tolist()
+    (7, 'H', 1, [0, 1, 1, 2, 3, 300, 2], 300, 0, [2, 3])
+    """
+
+    __slots__ = ("typecode", "_sealed", "tail", "_last")
+
+    #: rows a chunk holds before it is sealed (deflated)
+    CHUNK = 1 << 16
+
+    def __init__(self) -> None:
+        self.typecode = "B"
+        self._sealed: list[tuple[str, bytes]] = []   # per sealed chunk: its width and its deflated numbers
+        self.tail = array("B")
+        self._last: tuple[int, array] | None = None  # the sealed chunk read last by a row's index, inflated
+
+    def append(self, code: int) -> None:
+        """Add a row's number (:meth:`RowStore.add` does the same inline: appends to :attr:`tail`, then
+        :meth:`widen` where the number does not fit and :meth:`seal` once the chunk is full)."""
+        try:
+            self.tail.append(code)
+        except OverflowError:
+            self.widen(code)
+        if len(self.tail) >= self.CHUNK:
+            self.seal()
+
+    def widen(self, code: int) -> None:
+        """Add ``code``, a number the width does not hold: the open rows are made one size wider first."""
+        self.typecode = _WIDER[self.typecode]
+        self.tail = array(self.typecode, self.tail)
+        self.tail.append(code)
+
+    def seal(self) -> None:
+        """Deflate the open rows into a sealed chunk (a full one: every chunk but the last holds :attr:`CHUNK`)."""
+        self._sealed.append((self.typecode, zlib.compress(self.tail, 1)))
+        self.tail = array(self.typecode)
+
+    def __len__(self) -> int:
+        return len(self._sealed) * self.CHUNK + len(self.tail)
+
+    def _inflated(self, k: int) -> array:
+        typecode, packed = self._sealed[k]
+        out = array(typecode)
+        out.frombytes(zlib.decompress(packed))
+        return out
+
+    def __getitem__(self, i: int) -> int:
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError("row index out of range")
+        k, at = divmod(i % n, self.CHUNK)
+        if k == len(self._sealed):
+            return self.tail[at]
+        if self._last is None or self._last[0] != k:
+            self._last = (k, self._inflated(k))
+        return self._last[1][at]
+
+    def chunks(self) -> Iterator[array]:
+        """The numbers a chunk at a time, in row order (each sealed chunk inflated when reached)."""
+        for k in range(len(self._sealed)):
+            yield self._inflated(k)
+        yield self.tail
+
+    def numpy(self) -> Any:
+        """Every row's number, as a numpy array of the column's width (a copy)."""
+        import numpy as np
+
+        dtype = np.dtype(_DTYPES[self.typecode])
+        out = np.empty(len(self), dtype=dtype)
+        at = 0
+        for k, (typecode, packed) in enumerate(self._sealed):
+            out[at:at + self.CHUNK] = np.frombuffer(zlib.decompress(packed), dtype=_DTYPES[typecode])
+            at += self.CHUNK
+        out[at:] = np.frombuffer(self.tail, dtype=dtype) if len(self.tail) else 0
+        return out
+
+    def array(self) -> array:
+        """Every row's number, as an array of the column's width (a copy)."""
+        if not self._sealed:
+            return array(self.typecode, self.tail)
+        out = array(self.typecode)
+        out.frombytes(self.numpy().tobytes())
+        return out
+
+
 class Coded:
     """A coded column read as a sequence of its values: a row's value is looked up from its number when read
-    (``values[codes[i]]``), so a table reading a column holds a byte or two a row (the store's own numbers, or
-    the numbers of the rows it asked for), not a list's 8-byte pointer a row. The values are the store's own
+    (``values[codes[i]]``), so a table reading a column holds a byte or two a row (the store's numbers, inflated,
+    or those of the rows it asked for), not a list's 8-byte pointer a row. The values are the store's own
     objects, as a list of the column would hold. Read-only.
 
     >>> col = Coded(["x", None], array("B", [1, 0, 0]))
@@ -184,6 +281,7 @@ class Coded:
             yield from map(values.__getitem__, codes[start:start + self.CHUNK])
 
 
+
 def _plain_column(values: list[Any]) -> "list[Any] | _Floats":
     """``values`` as a plain column: :class:`_Floats` when they are all floats or ``None``, else the list.
 
@@ -201,7 +299,9 @@ class RowStore:
     Values repeat from row to row (variant and answerer names, a question's text and gold answer under
     every variant, a handful of distinct scores): each column keeps its distinct values once and, per
     row, the number of its value in the narrowest array that holds it (one byte for a column of up to
-    256 values), so a run ten times as large holds far less than ten times the memory of its records.
+    256 values), kept deflated a chunk of rows at a time (:class:`_Codes`: runs of a question's rows and
+    cycles of variants and answerers take a small share of a byte a row), so a run ten times as large
+    holds far less than ten times the memory of its records.
     A column whose values are mostly new (timings, unique to their row) is kept as a plain column: an
     array of doubles while its values are floats or ``None``, else a list. Equal
     values of one column become one object in the frame: the frame's values are read, never changed
@@ -214,7 +314,7 @@ class RowStore:
         self._n = 0
         self._width = 0
         self._plain: list[list[Any] | _Floats | None] = []   # per column: its values row by row, or None while coded
-        self._codes: list[array | None] = []          # per coded column: the number of each row's value
+        self._codes: list[_Codes | None] = []         # per coded column: the number of each row's value
         self._values: list[list[Any]] = []            # per coded column: its distinct values by number
         self._index: list[dict[Any, int]] = []        # per coded column: a value's key -> its number
 
@@ -222,7 +322,7 @@ class RowStore:
         if not self._width:
             self._width = len(row)
             self._plain = [None] * len(row)
-            self._codes = [array("B") for _ in row]
+            self._codes = [_Codes() for _ in row]
             self._values = [[] for _ in row]
             self._index = [{} for _ in row]
         elif len(row) != self._width:
@@ -248,18 +348,21 @@ class RowStore:
                 if code >= _PLAIN_AFTER and code > _PLAIN_SHARE * self._n:
                     self._to_plain(j)
                     continue
+            c = codes[j]
             try:
-                codes[j].append(code)  # type: ignore[union-attr]
-            except OverflowError:      # more values than the array's item counts: one size wider
-                wider = array(_WIDER[codes[j].typecode], codes[j])  # type: ignore[union-attr]
-                wider.append(code)
-                codes[j] = wider
+                c.tail.append(code)  # type: ignore[union-attr]
+            except OverflowError:    # more values than the width counts
+                c.widen(code)        # type: ignore[union-attr]
+        if not self._n % _Codes.CHUNK:   # every coded column holds every row: a chunk of each is full
+            for c in codes:
+                if c is not None:
+                    c.seal()
 
     def _to_plain(self, j: int) -> None:
         """Column ``j`` (whose last value was just added) as a plain list of its values."""
         vals, codes = self._values[j], self._codes[j]
         assert codes is not None
-        col = [vals[c] for c in codes]
+        col = [vals[c] for chunk in codes.chunks() for c in chunk]
         col.append(vals[-1])
         self._plain[j], self._codes[j], self._values[j], self._index[j] = _plain_column(col), None, [], {}
 
@@ -267,8 +370,9 @@ class RowStore:
         col = self._plain[j]
         if col is not None:
             return iter(col)
-        vals = self._values[j]
-        return (vals[c] for c in self._codes[j])  # type: ignore[union-attr]
+        vals, codes = self._values[j], self._codes[j]
+        assert codes is not None
+        return (vals[c] for chunk in codes.chunks() for c in chunk)
 
     def __len__(self) -> int:
         return self._n
@@ -279,12 +383,10 @@ class RowStore:
         return self._width
 
     def _code_array(self, j: int) -> Any:
-        """The numbers of coded column ``j``'s values, row by row, as a numpy view of its array."""
-        import numpy as np
-
+        """The numbers of coded column ``j``'s values, row by row, as a numpy array (inflated: a copy)."""
         codes = self._codes[j]
         assert codes is not None
-        return np.frombuffer(codes, dtype=_DTYPES[codes.typecode]) if len(codes) else np.empty(0, dtype=np.uint8)
+        return codes.numpy()
 
     def column(self, j: int, rows: Any = None) -> Any:
         """Column ``j`` as a numpy array of objects (as :meth:`to_frame` makes it), of every row or of the
@@ -312,8 +414,8 @@ class RowStore:
     def sequence(self, j: int, rows: Any = None) -> Any:
         """Column ``j`` as a read-only sequence of its values (``len``, indexing, iterating), of every row or of
         the row positions ``rows`` (an integer array) in their order, the same values as :meth:`column`
-        gives: a coded column as :class:`Coded` (its numbers shared with the store, or those of ``rows``
-        copied, a byte or two a row), a column of floats as the store's doubles (or those of ``rows``);
+        gives: a coded column as :class:`Coded` (the store's numbers inflated, or those of ``rows`` picked,
+        a byte or two a row, held while the sequence is), a column of floats as the store's doubles (or those of ``rows``);
         the store is left as it is and must not change while the sequence is read."""
         import numpy as np
 
@@ -321,11 +423,11 @@ class RowStore:
         if col is None:
             codes = self._codes[j]
             assert codes is not None
-            if rows is not None:
-                picked = array(codes.typecode)
-                picked.frombytes(self._code_array(j)[rows].tobytes())
-                codes = picked
-            return Coded(self._values[j], codes)
+            if rows is None:
+                return Coded(self._values[j], codes.array())
+            picked = array(codes.typecode)
+            picked.frombytes(codes.numpy()[rows].tobytes())
+            return Coded(self._values[j], picked)
         if rows is None:
             return col
         if type(col) is _Floats:
