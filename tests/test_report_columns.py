@@ -211,3 +211,26 @@ def test_the_page_written_in_pieces_is_the_page(tmp_path):
     pieces = list(html.packed_pieces(explorer))
     assert len(pieces) > 2 and all(len(p) % 4 == 0 for p in pieces)   # whole base64 groups, joined as one text
 
+
+def test_the_claim_check_counts_unmeasured_values_as_before():
+    """Faithfulness above and below the SRR line and the AUC rows, from a frame and from coded columns: a
+    claimless answer is unmeasured where it falls, an SRR of None is on neither side, a ``correct`` of
+    None is no right answer, and an AUC row needs both SRR and sufficiency."""
+    def row(srr, faith, correct, sufficient):
+        r = dict.fromkeys(FRAME_COLUMNS)
+        r.update(question_id=f"q{srr}{faith}{correct}{sufficient}", variant="o+d2+khop2", answerer="a", srr=srr,
+                 faithfulness=faith, correct=correct, sufficient=sufficient, guess_class="grounded")
+        return tuple(r.values())
+
+    rows = [row(0.9, None, True, True), row(0.9, 0.95, False, True), row(0.8, 0.5, True, False),
+            row(0.2, 0.3, True, False), row(0.2, None, True, False), row(0.2, 0.95, None, True),
+            row(None, 1.0, True, True), row(0.5, 0.1, True, None)]
+    summary = pd.DataFrame({"answerer": ["a"], "accuracy": [0.5], "srr": [0.5]})
+    for df in (agg.frame(rows), SampleColumns(_store(rows))):
+        c = agg.claim_check(df, summary)
+        assert c["faithful_above"] == {"n": 2, "share_faithful": 0.5, "unmeasured": 1}
+        assert c["unfaithful_right_below"] == {"n": 2, "share_unfaithful": 1.0, "unmeasured": 1}
+        assert c["faithfulness_holds"] is False
+        s = c["sensitivity"][0]
+        assert s["n"] == 6 and s["auc_srr"] == pytest.approx(7 / 9) and s["auc_accuracy"] == pytest.approx(1.5 / 9)
+        assert c["faithfulness_by_answerer"][0]["faithful_above"]["n"] == 2

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from benchmark.report.columns import SampleColumns
-from benchmark.report.rows import FRAME_COLUMNS, RowStore, frame_row
+from benchmark.report.rows import FRAME_COLUMNS, Coded, RowStore, frame_row
 
 GROUP = ["variant", "answerer"]
 CORRECT_CLASSES = ("grounded", "lucky_guess")
@@ -150,6 +150,30 @@ def rows_by(keyed: Iterable[tuple[int, Any]], n: int) -> dict[Any, array]:
 
 def _pick(values: list[Any], rows: Iterable[int]) -> list[Any]:
     return [values[i] for i in rows]
+
+
+def derived(values: Any, f: Any) -> Any:
+    """``f`` of every value of a column (a list, or a :class:`~benchmark.report.rows.Coded` sequence, whose
+    distinct values alone are mapped: the result shares its numbers, nothing a row is made).
+
+    >>> derived(["a", None, "a"], lambda v: v is None), list(derived(Coded(["a", None], array("B", [0, 1, 0])), str))
+    ([False, True, False], ['a', 'None', 'a'])
+    """
+    if type(values) is Coded:
+        return values.mapped(f)
+    return [f(v) for v in values]
+
+
+def as_array(values: Any, f: Any, dtype: Any) -> np.ndarray:
+    """``f`` of every value of a column as a numpy array of ``dtype`` (:func:`derived`; a coded column's
+    distinct values mapped, then picked by its numbers).
+
+    >>> as_array(Coded([0.5, None], array("B", [1, 0, 0])), lambda v: math.nan if v is None else v, float).tolist()
+    [nan, 0.5, 0.5]
+    """
+    if type(values) is Coded:
+        return values.take(np.fromiter((f(v) for v in values.values), dtype=dtype, count=len(values.values)))
+    return np.fromiter((f(v) for v in values), dtype=dtype, count=len(values))
 
 
 # -- statistics -----------------------------------------------------------------------------------
@@ -431,6 +455,10 @@ def faithfulness_table(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000) -> p
     return _objects(pd.DataFrame(rows))
 
 
+#: each SRR bucket's label (one string object per bucket, however many samples fall in it)
+SRR_BUCKET_LABELS = tuple(f"{lo:.2f}-{hi:.2f}" for lo, hi in SRR_BUCKETS)
+
+
 def srr_bucket(srr: float | None) -> str | None:
     """The SRR bucket label of a value.
 
@@ -439,16 +467,16 @@ def srr_bucket(srr: float | None) -> str | None:
     """
     if srr is None:
         return None
-    for lo, hi in SRR_BUCKETS:
+    for (lo, hi), label in zip(SRR_BUCKETS, SRR_BUCKET_LABELS):
         if lo <= srr < hi or (hi == 1.0 and srr >= hi):
-            return f"{lo:.2f}-{hi:.2f}"
+            return label
     return None
 
 
 def srr_buckets(df: pd.DataFrame) -> pd.DataFrame:
     """Per answerer and SRR bucket: samples, accuracy, sufficiency, mean faithfulness."""
     cols = _columns(df, ["answerer", "srr", "correct", "sufficient", "faithfulness"], only_scored=True)
-    cols["srr_bucket"] = [srr_bucket(v) for v in cols["srr"]]
+    cols["srr_bucket"] = derived(cols["srr"], srr_bucket)
     rows = []
     for (answerer, bucket), idx in _groups(cols, ["answerer", "srr_bucket"], sort=True).items():
         faith = _pick(cols["faithfulness"], idx)
@@ -459,7 +487,7 @@ def srr_buckets(df: pd.DataFrame) -> pd.DataFrame:
     return _objects(pd.DataFrame(rows))
 
 
-def auc(scores: list[float], labels: list[bool]) -> float | None:
+def auc(scores: Any, labels: Any) -> float | None:
     """Area under the ROC curve of ``scores`` for ``labels`` (ties count one half); ``None`` without both classes.
 
     >>> auc([0.1, 0.4, 0.35, 0.8], [False, False, True, True])
@@ -467,13 +495,33 @@ def auc(scores: list[float], labels: list[bool]) -> float | None:
     >>> auc([1, 1], [True, True]) is None
     True
     """
-    pos = [s for s, y in zip(scores, labels) if y]
-    neg = [s for s, y in zip(scores, labels) if not y]
-    if not pos or not neg:
+    scores, labels = np.asarray(scores, dtype=float), np.asarray(labels, dtype=bool)
+    pos, neg = scores[labels], scores[~labels]
+    if not len(pos) or not len(neg):
         return None
-    ranks = pd.Series(list(pos) + list(neg)).rank(method="average").to_numpy()
+    ranks = pd.Series(np.concatenate([pos, neg])).rank(method="average").to_numpy()
     r_pos = ranks[: len(pos)].sum()
     return float((r_pos - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
+
+
+def float_or_nan(v: Any) -> float:
+    """A measured value as a float, an unmeasured one (``None``) as NaN."""
+    return math.nan if v is None else float(v)
+
+
+def _is_none(v: Any) -> bool:
+    return v is None
+
+
+class _ClaimColumns:
+    """The columns the claim check reads, as numpy arrays over the scored samples (:func:`as_array`)."""
+
+    def __init__(self, cols: dict[str, Any]) -> None:
+        self.srr, self.srr_none = as_array(cols["srr"], float_or_nan, float), as_array(cols["srr"], _is_none, bool)
+        self.sufficient = as_array(cols["sufficient"], bool, bool)
+        self.sufficient_none = as_array(cols["sufficient"], _is_none, bool)
+        self.correct = as_array(cols["correct"], bool, bool)
+        self.faith, self.faith_none = as_array(cols["faithfulness"], float_or_nan, float), as_array(cols["faithfulness"], _is_none, bool)
 
 
 def claim_check(df: pd.DataFrame, summary: pd.DataFrame) -> dict[str, Any]:
@@ -484,16 +532,21 @@ def claim_check(df: pd.DataFrame, summary: pd.DataFrame) -> dict[str, Any]:
        variant means).
     2. Faithfulness: among samples with SRR >= 0.7 and measured faithfulness, the share with
        faithfulness >= 0.9; among *correct* samples with SRR < 0.7, the share with faithfulness < 0.9.
+
+    The columns are read as numpy arrays of the scored samples (a byte or eight a sample), each answerer's
+    rows picked from them.
     """
     cols = _columns(df, ["answerer", "srr", "sufficient", "correct", "faithfulness"], only_scored=True)
     by_answerer = _groups(cols, ["answerer"], sort=False)
+    c = _ClaimColumns(cols)
     per_answerer = []
     for (answerer,), idx in by_answerer.items():
-        idx = [i for i in idx if cols["srr"][i] is not None and cols["sufficient"][i] is not None]
-        labels = [bool(cols["sufficient"][i]) for i in idx]
-        row: dict[str, Any] = {"answerer": answerer, "n": len(idx),
-                               "auc_accuracy": auc([float(bool(cols["correct"][i])) for i in idx], labels),
-                               "auc_srr": auc([float(cols["srr"][i]) for i in idx], labels)}
+        rows = np.asarray(idx, dtype=np.int64)
+        rows = rows[~c.srr_none[rows] & ~c.sufficient_none[rows]]
+        labels = c.sufficient[rows]
+        row: dict[str, Any] = {"answerer": answerer, "n": len(rows),
+                               "auc_accuracy": auc(c.correct[rows].astype(float), labels),
+                               "auc_srr": auc(c.srr[rows], labels)}
         m = summary[summary["answerer"] == answerer]
         for col, name in (("accuracy", "spread_accuracy"), ("srr", "spread_srr")):
             vals = [v for v in m[col] if v is not None]
@@ -502,30 +555,29 @@ def claim_check(df: pd.DataFrame, summary: pd.DataFrame) -> dict[str, Any]:
                                                      row["spread_srr"])
                                      else row["auc_srr"] > row["auc_accuracy"] and row["spread_srr"] > row["spread_accuracy"])
         per_answerer.append(row)
-    part2 = _faithfulness_part(cols, range(len(cols["srr"])))
+    part2 = _faithfulness_part(c, None)
     return {
         "sensitivity": per_answerer,
         **part2,
-        "faithfulness_by_answerer": [dict(answerer=a, **_faithfulness_part(cols, idx))
+        "faithfulness_by_answerer": [dict(answerer=a, **_faithfulness_part(c, np.asarray(idx, dtype=np.int64)))
                                      for (a,), idx in by_answerer.items()],
     }
 
 
-def _faithfulness_part(cols: dict[str, list[Any]], rows: Iterable[int]) -> dict[str, Any]:
-    """Part 2 of the claim on the scored samples ``rows`` of ``cols``: share faithful above the SRR line,
-    share of right answers unfaithful below it (answers without claims are unmeasured and counted)."""
-    srr, correct, faith = cols["srr"], cols["correct"], cols["faithfulness"]
-    has_srr = [i for i in rows if srr[i] is not None]
-    above = [i for i in has_srr if float(srr[i]) >= SRR_HIGH]
-    high = [faith[i] for i in above if faith[i] is not None]
-    below_right = [i for i in has_srr if float(srr[i]) < SRR_HIGH and bool(correct[i])]
-    low_right = [faith[i] for i in below_right if faith[i] is not None]
-    share_high = mean_of([float(f) >= FAITHFUL for f in high]) if high else None
-    share_low = mean_of([float(f) < FAITHFUL for f in low_right]) if low_right else None
+def _faithfulness_part(c: _ClaimColumns, rows: np.ndarray | None) -> dict[str, Any]:
+    """Part 2 of the claim on the scored samples ``rows`` (all when ``None``): share faithful above the SRR
+    line, share of right answers unfaithful below it (answers without claims are unmeasured and counted)."""
+    pick = slice(None) if rows is None else rows
+    srr, faith, measured = c.srr[pick], c.faith[pick], ~c.faith_none[pick]
+    above = srr >= SRR_HIGH                          # an SRR of None (NaN) is neither above nor below
+    below_right = (srr < SRR_HIGH) & c.correct[pick]
+    high, low_right = faith[above & measured], faith[below_right & measured]
+    share_high = mean_of(high >= FAITHFUL) if len(high) else None
+    share_low = mean_of(low_right < FAITHFUL) if len(low_right) else None
     return {
-        "faithful_above": {"n": len(high), "share_faithful": share_high, "unmeasured": len(above) - len(high)},
+        "faithful_above": {"n": len(high), "share_faithful": share_high, "unmeasured": int(above.sum()) - len(high)},
         "unfaithful_right_below": {"n": len(low_right), "share_unfaithful": share_low,
-                                   "unmeasured": len(below_right) - len(low_right)},
+                                   "unmeasured": int(below_right.sum()) - len(low_right)},
         "faithfulness_holds": None if share_high is None or share_low is None else bool(share_high >= 0.9 and share_low >= 0.5),
     }
 

@@ -16,6 +16,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
 
+from benchmark.report.aggregate import _columns, as_array, float_or_nan
+
 #: Okabe-Ito: black, orange, sky blue, bluish green, yellow, blue, vermillion, reddish purple
 OKABE_ITO = ["#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7"]
 #: one colour per guess class (the classes of benchmark.metrics; an unknown class is drawn grey)
@@ -179,24 +181,26 @@ def faithfulness_vs_srr(df: pd.DataFrame) -> bytes:
     """Per sample (with measured faithfulness): SRR against faithfulness as hexagonal bins of counts
     (log colour scale), right answers and wrong ones in two panels; thousands of samples share few
     values, so a scatter would hide how many sit on each."""
-    # the three columns read, selected with the rows (not every column of the samples copied, twice)
-    s = df.loc[df["faithfulness"].notna() & df["srr"].notna(), ["srr", "faithfulness", "correct"]]
+    # the three columns read as arrays (a coded column's distinct values mapped), not as frames of every sample
+    cols = _columns(df, ["srr", "faithfulness", "correct"])
+    srr, faith = as_array(cols["srr"], float_or_nan, float), as_array(cols["faithfulness"], float_or_nan, float)
+    correct = as_array(cols["correct"], lambda v: v is True or v == 1, bool)
+    measured = ~np.isnan(srr) & ~np.isnan(faith)     # None and NaN alike, as notna() counts them
     fig = Figure(figsize=(9.0, 4.0))
     *axes, cax = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1, 1, 0.05]})
-    correct = s["correct"].map(lambda v: v is True or v == 1) if len(s) else s.get("correct", pd.Series(dtype=bool))
     last = None
     for ax, (want, title) in zip(axes, ((True, "correct answers"), (False, "wrong answers"))):
-        g = s[correct == want] if len(s) else s
-        if len(g):
-            last = ax.hexbin(g["srr"].astype(float).to_numpy(), g["faithfulness"].astype(float).to_numpy(),
-                             gridsize=16, extent=(0, 1, 0, 1), bins="log", cmap="cividis", mincnt=1)
+        g = measured & (correct == want)
+        n = int(g.sum())
+        if n:
+            last = ax.hexbin(srr[g], faith[g], gridsize=16, extent=(0, 1, 0, 1), bins="log", cmap="cividis", mincnt=1)
             _inside(last)
         ax.axvline(0.7, color="#D55E00", linestyle=":", linewidth=1.2)
         ax.axhline(0.9, color="#D55E00", linestyle=":", linewidth=1.2)
         ax.set_xlim(-0.05, 1.05)
         ax.set_ylim(-0.05, 1.05)
         ax.set_xlabel("SRR")
-        ax.set_title(f"{title} ({len(g)})", fontsize=10)
+        ax.set_title(f"{title} ({n})", fontsize=10)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("faithfulness")
     axes[1].tick_params(labelleft=False)

@@ -280,6 +280,22 @@ class Coded:
         for start in range(0, len(codes), self.CHUNK):
             yield from map(values.__getitem__, codes[start:start + self.CHUNK])
 
+    @property
+    def values(self) -> list[Any]:
+        """The distinct values, by number."""
+        return self._values
+
+    def mapped(self, f: Any) -> "Coded":
+        """The sequence of ``f`` of each row's value: ``f`` of each distinct value, the numbers shared."""
+        return Coded([f(v) for v in self._values], self._codes)
+
+    def take(self, table: Any) -> Any:
+        """``table`` (a numpy array, one entry per value number) picked by each row's number: a numpy array."""
+        import numpy as np
+
+        if not len(self._codes):
+            return table[:0]
+        return table[np.frombuffer(self._codes, dtype=_DTYPES[self._codes.typecode])]
 
 
 def _plain_column(values: list[Any]) -> "list[Any] | _Floats":

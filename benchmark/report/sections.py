@@ -3,6 +3,7 @@ apart, the paired ranking, context size and latency, the sensitivity claim with 
 evidence, abstentions, answerer errors and why values are unmeasured."""
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import pandas as pd
@@ -123,36 +124,43 @@ def outcomes_table(summary: pd.DataFrame) -> Table:
 def unmeasured_section(df: pd.DataFrame) -> list[Any]:
     """Why values are unmeasured: answerer errors by kind (and the first few listed), precision's reasons.
 
-    The scored samples' columns are read as lists and a frame is made of the few rows each table counts
-    (the errors, the unmeasured precisions), not of every scored sample."""
+    The scored samples' columns are read as sequences and counted (as ``groupby(...).size()``: rows with a
+    missing key left out, the errors' keys sorted, the reasons in the order first met); a frame is made only
+    of the errors listed, not of every scored sample (a variant that retrieves nothing has every one of its
+    precisions unmeasured)."""
     blocks: list[Any] = []
     s = agg._columns(df, ["guess_class", "variant", "answerer", "question_id", "error", "answer_error", "precision",
                           "precision_reason", "faithfulness"], only_scored=True)
+    variant, answerer = s["variant"], s["answerer"]
 
-    def rows_of(names: list[str], rows: list[int]) -> pd.DataFrame:
+    def rows_of(names: list[str], rows: Any) -> pd.DataFrame:
         return pd.DataFrame({n: agg._pick(s[n], rows) for n in names}, columns=names, dtype=object)
 
-    errors = [i for i, c in enumerate(s["guess_class"]) if c == "error"]
+    errors = agg.row_numbers(len(s["guess_class"]))
+    errors.extend(i for i, c in enumerate(s["guess_class"]) if c == "error")
     if errors:
-        errs = rows_of(["variant", "answerer", "question_id", "error", "answer_error"], errors)
-        counts = errs.groupby(["answerer", "error"], sort=True).size().reset_index(name="n")
-        blocks.append(Table(f"Answerer errors ({len(errs)}): unmeasured, left out of accuracy, never counted wrong",
+        kind = s["error"]
+        counts = Counter((answerer[i], kind[i]) for i in errors if not (_missing(answerer[i]) or _missing(kind[i])))
+        blocks.append(Table(f"Answerer errors ({len(errors)}): unmeasured, left out of accuracy, never counted wrong",
                             ["answerer", "kind", "samples"],
-                            [[r["answerer"], str(r["error"]), fmt(int(r["n"]))] for _, r in counts.iterrows()]))
-        blocks.append(Table(f"Answerer errors listed (first {min(ERRORS_LISTED, len(errs))} of {len(errs)})",
+                            [[a, str(e), fmt(n)] for (a, e), n in sorted(counts.items())]))
+        listed = rows_of(["variant", "answerer", "question_id", "error", "answer_error"], errors[:ERRORS_LISTED])
+        blocks.append(Table(f"Answerer errors listed (first {len(listed)} of {len(errors)})",
                             ["variant", "answerer", "question", "kind", "message"],
                             [[r["variant"], r["answerer"], r["question_id"], str(r["error"]), short(r["answer_error"], 120)]
-                             for _, r in errs.head(ERRORS_LISTED).iterrows()]))
+                             for _, r in listed.iterrows()]))
     else:
         blocks.append("No answerer error: every answer was measured.")
-    precision, reason = s["precision"], s["precision_reason"]
-    unmeasured = [i for i in range(len(precision)) if _missing(precision[i]) and not _missing(reason[i])]
+    reasons: Counter[tuple[Any, Any, Any]] = Counter()
+    unmeasured = False
+    for i, (p, r) in enumerate(zip(s["precision"], s["precision_reason"])):
+        if _missing(p) and not _missing(r):
+            unmeasured = True
+            if not (_missing(variant[i]) or _missing(answerer[i])):
+                reasons[(variant[i], answerer[i], r)] += 1
     if unmeasured:
-        reasons = rows_of(["variant", "answerer", "precision_reason"], unmeasured)
-        counts = reasons.groupby(["variant", "answerer", "precision_reason"], sort=False).size().reset_index(name="n")
         blocks.append(Table("Why precision is unmeasured (F1 counts these as 0)", ["variant", "answerer", "reason", "samples"],
-                            [[r["variant"], r["answerer"], r["precision_reason"], fmt(int(r["n"]))]
-                             for _, r in counts.iterrows()]))
+                            [[v, a, r, fmt(n)] for (v, a, r), n in reasons.items()]))
     faith = sum(1 for v in s["faithfulness"] if _missing(v))
     if faith:
         blocks.append(f"Faithfulness is unmeasured for {faith} answers: they state no claims.")
