@@ -264,10 +264,12 @@ def _no_repeated_id(path: Path, hashes: Any, loads: Callable[[bytes], Any]) -> N
     import numpy as np
 
     every = np.frombuffer(hashes, dtype=np.int64)
-    values, counts = np.unique(every, return_counts=True)
-    shared = values[counts > 1]
-    if not len(shared):
+    ordered = np.sort(every)              # a copy of the hashes (8 bytes a record), nothing more made a record
+    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+    del ordered
+    if not len(repeated):
         return
+    shared = np.unique(repeated)
     suspects = set(np.flatnonzero(np.isin(every, shared)).tolist())   # (records by their place among records)
     seen: set[Any] = set()
     record = -1
