@@ -152,6 +152,18 @@ def _pick(values: list[Any], rows: Iterable[int]) -> list[Any]:
     return [values[i] for i in rows]
 
 
+def picked(values: Any, rows: Any) -> Any:
+    """A column's values at the positions ``rows``: of a :class:`~benchmark.report.rows.Coded` column, a
+    coded sequence of their numbers (a byte or two a row); else a list.
+
+    >>> list(picked(Coded(["a", "b"], array("B", [0, 1, 1])), array("i", [2, 0]))), picked(["a", "b", "c"], [2, 0])
+    (['b', 'a'], ['c', 'a'])
+    """
+    if type(values) is Coded:
+        return values.picked(rows)
+    return [values[i] for i in rows]
+
+
 def derived(values: Any, f: Any) -> Any:
     """``f`` of every value of a column (a list, or a :class:`~benchmark.report.rows.Coded` sequence, whose
     distinct values alone are mapped: the result shares its numbers, nothing a row is made).
@@ -180,9 +192,21 @@ def as_array(values: Any, f: Any, dtype: Any) -> np.ndarray:
 
 def _values(series: Iterable[Any]) -> tuple[np.ndarray, int]:
     """The measured values as floats, and how many were ``None`` (or NaN)."""
-    arr = np.asarray(series if isinstance(series, (list, np.ndarray)) else list(series), dtype=float)  # None: NaN
+    arr = floats(series)
     mask = np.isnan(arr)
     return arr[~mask], int(mask.sum())
+
+
+def floats(series: Iterable[Any]) -> np.ndarray:
+    """Values as a numpy array of floats, as numpy converts each (``None``: NaN); a coded column's distinct
+    values are converted once and picked by its numbers.
+
+    >>> floats([True, None, 0.5]).tolist(), floats(Coded([None, 1], array("B", [1, 0, 1]))).tolist()
+    ([1.0, nan, 0.5], [1.0, nan, 1.0])
+    """
+    if type(series) is Coded:
+        return series.take(np.asarray(series.values, dtype=float))
+    return np.asarray(series if isinstance(series, (list, np.ndarray)) else list(series), dtype=float)
 
 
 def mean_of(series: Iterable[Any]) -> float | None:
@@ -301,33 +325,54 @@ def group_metrics(g: pd.DataFrame | dict[str, list[Any]], seed: int, key: str, n
     if isinstance(g, pd.DataFrame):
         g = _columns(g, _MAIN_COLUMNS)
     ckey = context_key or key
+    classes = g["guess_class"]
     out: dict[str, Any] = {"n": len(g["error_stage"]),
-                           "stage_errors": sum(1 for e in g["error_stage"] if e is not None)}
-    rows = [i for i, (c, ok) in enumerate(zip(g["guess_class"], g["correct"])) if c is not None or ok is not None]
-    classes = _pick(g["guess_class"], rows)
-    correct = _pick(g["correct"], rows)
-    abstained = [bool(a) for a in _pick(g["abstained"], rows)]
-    out["errors"] = sum(1 for c in classes if c == "error")       # answerer failed: unmeasured, not wrong
-    out["abstained"] = sum(abstained)
-    measured = [ok for ok in correct if ok is not None]
-    attempted = [ok for ok, a in zip(correct, abstained) if ok is not None and not a]
-    out["attempted"] = len(attempted)
-    out["coverage"] = len(attempted) / len(measured) if measured else None
+                           "stage_errors": int((~as_array(g["error_stage"], _is_none, bool)).sum())}
+    # the scored samples (a guess class or a ``correct`` value): each column read as a numpy array of them
+    correct_measured = ~as_array(g["correct"], _is_none, bool)
+    scored = ~as_array(classes, _is_none, bool) | correct_measured
+    correct, correct_measured = floats(g["correct"])[scored], correct_measured[scored]
+    abstained = as_array(g["abstained"], bool, bool)[scored]
+    out["errors"] = int(as_array(classes, _is_error, bool)[scored].sum())   # answerer failed: unmeasured, not wrong
+    out["abstained"] = int(abstained.sum())
+    attempted = correct_measured & ~abstained
+    out["attempted"] = int(attempted.sum())
+    measured = int(correct_measured.sum())
+    out["coverage"] = out["attempted"] / measured if measured else None
     _with_ci(out, "accuracy", correct, seed, key, n_boot)
-    _with_ci(out, "accuracy_attempted", attempted, seed, key, n_boot)
-    measured_classes = [None if c == "error" else c for c in classes]
-    _with_ci(out, "grounded_accuracy", [_is(c, "grounded") for c in measured_classes], seed, key, n_boot)
+    _with_ci(out, "accuracy_attempted", correct[attempted], seed, key, n_boot)
+    # a class of None or "error" is unmeasured (NaN); the others 1.0 or 0.0
+    _with_ci(out, "grounded_accuracy", as_array(classes, _class_is("grounded"), float)[scored], seed, key, n_boot)
     for col in ("srr", "node_srr", "precision", "f1"):
-        _with_ci(out, col, _pick(g[col], rows), seed, ckey, n_boot)
-    _with_ci(out, "sufficiency", _pick(g["sufficient"], rows), seed, ckey, n_boot)
+        _with_ci(out, col, floats(g[col])[scored], seed, ckey, n_boot)
+    _with_ci(out, "sufficiency", floats(g["sufficient"])[scored], seed, ckey, n_boot)
     # over the correct answers only: a wrong answer is outside its denominator, not unmeasured
-    _with_ci(out, "guess_rate", [None if c is None else c == "lucky_guess" for c in measured_classes
-                                 if c is None or c in CORRECT_CLASSES], seed, key, n_boot)
-    _with_ci(out, "accuracy_inflation", [_is(c, "lucky_guess") for c in measured_classes], seed, key, n_boot)
-    _with_ci(out, "faithfulness", _pick(g["faithfulness"], rows), seed, key, n_boot)
+    lucky = as_array(classes, _class_is("lucky_guess"), float)[scored]
+    _with_ci(out, "guess_rate", lucky[as_array(classes, _in_guess_rate, bool)[scored]], seed, key, n_boot)
+    _with_ci(out, "accuracy_inflation", lucky, seed, key, n_boot)
+    _with_ci(out, "faithfulness", floats(g["faithfulness"])[scored], seed, key, n_boot)
+    counts = Counter(picked(classes, np.flatnonzero(scored)))
     for c in ALL_CLASSES:
-        out[c] = sum(1 for x in classes if x == c)
+        out[c] = counts.get(c, 0)
     return out
+
+
+def _is_none(v: Any) -> bool:
+    return v is None
+
+
+def _is_error(c: Any) -> bool:
+    return c == "error"
+
+
+def _class_is(name: str) -> Any:
+    """A guess class -> 1.0 when it is ``name``, 0.0 when another, NaN when unmeasured (``None`` or "error")."""
+    return lambda c: math.nan if c is None or c == "error" else float(c == name)
+
+
+def _in_guess_rate(c: Any) -> bool:
+    """Whether a sample's class counts towards the guess rate: a correct answer's, or an unmeasured one."""
+    return c is None or c == "error" or c in CORRECT_CLASSES
 
 
 #: the columns :func:`group_metrics` reads
@@ -340,7 +385,7 @@ def summary_table(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000) -> pd.Dat
     cols = _columns(df, [*GROUP, *_MAIN_COLUMNS])
     rows = []
     for (variant, answerer), idx in _groups(cols, GROUP, sort=False).items():
-        g = {c: _pick(cols[c], idx) for c in _MAIN_COLUMNS}
+        g = {c: picked(cols[c], idx) for c in _MAIN_COLUMNS}
         rows.append({"variant": variant, "answerer": answerer, "control": is_control(variant),
                      **group_metrics(g, seed, f"{variant}|{answerer}", n_boot, context_key=variant)})
     return _objects(pd.DataFrame(rows))
@@ -377,11 +422,11 @@ def breakdown(df: pd.DataFrame, column: str) -> pd.DataFrame:
     cols = _columns(df, ["answerer", column, "correct", "guess_class", "sufficient"], only_scored=True)
     rows = []
     for (answerer, value), idx in _groups(cols, ["answerer", column], sort=True).items():
-        classes = _pick(cols["guess_class"], idx)
+        classes = picked(cols["guess_class"], idx)
         rows.append({"answerer": answerer, column: value, "n": len(idx),
-                     "accuracy": mean_of(_pick(cols["correct"], idx)),
+                     "accuracy": mean_of(picked(cols["correct"], idx)),
                      "grounded_accuracy": mean_of([_is(c, "grounded") for c in classes]),
-                     "sufficiency": mean_of(_pick(cols["sufficient"], idx)),
+                     "sufficiency": mean_of(picked(cols["sufficient"], idx)),
                      "lucky_guesses": sum(1 for c in classes if c == "lucky_guess")})
     return _objects(pd.DataFrame(rows))
 
@@ -445,7 +490,7 @@ def faithfulness_table(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000) -> p
     rows = []
     for (variant, answerer), idx in _groups(cols, GROUP, sort=False).items():
         out: dict[str, Any] = {"variant": variant, "answerer": answerer}
-        _with_ci(out, "faithfulness", _pick(cols["faithfulness"], idx), seed, f"{variant}|{answerer}", n_boot)
+        _with_ci(out, "faithfulness", picked(cols["faithfulness"], idx), seed, f"{variant}|{answerer}", n_boot)
         claimed = [i for i in idx if int(cols["n_claims"][i] or 0) > 0]
         out["with_claims"] = len(claimed)
         out["unmeasured"] = len(idx) - len(claimed)
@@ -479,10 +524,10 @@ def srr_buckets(df: pd.DataFrame) -> pd.DataFrame:
     cols["srr_bucket"] = derived(cols["srr"], srr_bucket)
     rows = []
     for (answerer, bucket), idx in _groups(cols, ["answerer", "srr_bucket"], sort=True).items():
-        faith = _pick(cols["faithfulness"], idx)
+        faith = picked(cols["faithfulness"], idx)
         rows.append({"answerer": answerer, "srr_bucket": bucket, "n": len(idx),
-                     "accuracy": mean_of(_pick(cols["correct"], idx)),
-                     "sufficiency": mean_of(_pick(cols["sufficient"], idx)), "faithfulness": mean_of(faith),
+                     "accuracy": mean_of(picked(cols["correct"], idx)),
+                     "sufficiency": mean_of(picked(cols["sufficient"], idx)), "faithfulness": mean_of(faith),
                      "faithfulness_unmeasured": sum(1 for f in faith if f is None)})
     return _objects(pd.DataFrame(rows))
 
@@ -507,10 +552,6 @@ def auc(scores: Any, labels: Any) -> float | None:
 def float_or_nan(v: Any) -> float:
     """A measured value as a float, an unmeasured one (``None``) as NaN."""
     return math.nan if v is None else float(v)
-
-
-def _is_none(v: Any) -> bool:
-    return v is None
 
 
 class _ClaimColumns:

@@ -289,6 +289,16 @@ class Coded:
         """The sequence of ``f`` of each row's value: ``f`` of each distinct value, the numbers shared."""
         return Coded([f(v) for v in self._values], self._codes)
 
+    def picked(self, rows: Any) -> "Coded":
+        """The sequence of the rows at positions ``rows`` (integers, in their order): their numbers copied."""
+        import numpy as np
+
+        out = array(self._codes.typecode)
+        if len(rows) and len(self._codes):
+            codes = np.frombuffer(self._codes, dtype=_DTYPES[self._codes.typecode])
+            out.frombytes(codes[np.asarray(rows, dtype=np.int64)].tobytes())
+        return Coded(self._values, out)
+
     def take(self, table: Any) -> Any:
         """``table`` (a numpy array, one entry per value number) picked by each row's number: a numpy array."""
         import numpy as np
