@@ -26,8 +26,8 @@ import numpy as np
 import pandas as pd
 
 from benchmark.metrics.paired import cluster_bootstrap_ci, holm, mcnemar, paired_bootstrap
-from benchmark.report.aggregate import (_answer_key, _columns, _groups, _objects, is_control, mean_of, row_numbers,
-                                       rows_by)
+from benchmark.report.aggregate import (_answer_key, _columns, _groups, _is_none, _objects, as_array, floats,
+                                       is_control, mean_of, picked, row_numbers, rows_by)
 
 #: the significance level used for verdicts (after Holm's correction)
 ALPHA = 0.05
@@ -124,12 +124,17 @@ def compare_pair(a: PerQuestion, b: PerQuestion, seed: int, n_boot: int, key: st
     return out
 
 
-def _cost(s: Columns, rows: list[int]) -> dict[str, Any]:
-    tokens = [t for t in (s["context_tokens"][i] for i in rows) if t is not None]
-    lat = [t for t in (s["retrieval_s"][i] for i in rows) if t is not None]
-    return {"context_tokens": float(np.mean(tokens)) if tokens else None,
-            "retrieval_p50_s": float(np.median(lat)) if lat else None,
-            "retrieval_p95_s": float(np.quantile(lat, 0.95)) if lat else None}
+def _measured(values: Any) -> np.ndarray:
+    """The values that are not ``None``, in order, as floats (a column's values picked for a group)."""
+    return floats(values)[~as_array(values, _is_none, bool)]
+
+
+def _cost(s: Columns, rows: Any) -> dict[str, Any]:
+    tokens = _measured(picked(s["context_tokens"], rows))
+    lat = _measured(picked(s["retrieval_s"], rows))
+    return {"context_tokens": float(np.mean(tokens)) if len(tokens) else None,
+            "retrieval_p50_s": float(np.median(lat)) if len(lat) else None,
+            "retrieval_p95_s": float(np.quantile(lat, 0.95)) if len(lat) else None}
 
 
 def ranking(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000) -> pd.DataFrame:
@@ -193,14 +198,17 @@ def context_share(s: Columns, rows: list[int], full: dict[tuple[str, Any], int])
     {'context_tokens_max': 30, 'full_tokens': 80.0, 'context_share': 0.3}
     """
     variant, question, size = s["variant"], s["question_id"], s["context_tokens"]
-    tokens = [t for t in (size[i] for i in rows) if t is not None]
-    pairs = [(int(t), full[(str(v).rpartition("+")[0], q)])
+    tokens = _measured(picked(size, rows))
+    # (context tokens, whole-diagram tokens) of each sample whose whole diagram is known, as two arrays
+    pairs = ((int(t), full[(str(v).rpartition("+")[0], q)])
              for v, q, t in ((variant[i], question[i], size[i]) for i in rows)
-             if t is not None and (str(v).rpartition("+")[0], q) in full]
-    shares = [t / f for t, f in pairs if f > 0]
-    return {"context_tokens_max": int(max(tokens)) if tokens else None,
-            "full_tokens": float(np.mean([f for _, f in pairs])) if pairs else None,
-            "context_share": float(np.mean(shares)) if shares else None}
+             if t is not None and (str(v).rpartition("+")[0], q) in full)
+    both = np.fromiter((x for pair in pairs for x in pair), dtype=float).reshape(-1, 2)
+    kept, whole = both[:, 0], both[:, 1]
+    shares = kept[whole > 0] / whole[whole > 0]
+    return {"context_tokens_max": int(tokens.max()) if len(tokens) else None,
+            "full_tokens": float(np.mean(whole)) if len(whole) else None,
+            "context_share": float(np.mean(shares)) if len(shares) else None}
 
 
 def costs(df: pd.DataFrame) -> pd.DataFrame:
