@@ -66,12 +66,21 @@ def _pairs(a: Sequence[Any], b: Sequence[Any], clusters: Sequence[Any] | None = 
     if len(a) != len(b) or (clusters is not None and len(clusters) != len(a)):
         raise ValueError(f"paired values differ in length: {len(a)}, {len(b)}"
                          + (f", clusters {len(clusters)}" if clusters is not None else ""))
+    if _float_array(a) and _float_array(b):   # NaN is unmeasured: the pairs kept with numpy, in order
+        both = ~np.isnan(a) & ~np.isnan(b)
+        cl = None if clusters is None else (clusters[both] if isinstance(clusters, np.ndarray)
+                                            else [clusters[i] for i in np.flatnonzero(both)])
+        return a[both], b[both], cl, len(a) - int(both.sum())
     keep = [i for i, (x, y) in enumerate(zip(a, b)) if x is not None and y is not None
             and not (isinstance(x, float) and math.isnan(x)) and not (isinstance(y, float) and math.isnan(y))]
     xa = np.array([float(a[i]) for i in keep], dtype=float)
     xb = np.array([float(b[i]) for i in keep], dtype=float)
     cl = [clusters[i] for i in keep] if clusters is not None else None
     return xa, xb, cl, len(a) - len(keep)
+
+
+def _float_array(x: Any) -> bool:
+    return isinstance(x, np.ndarray) and x.dtype.kind == "f"
 
 
 def binomial_two_sided(k: int, n: int) -> float:
@@ -174,11 +183,19 @@ def cluster_bootstrap_ci(values: Sequence[Any], clusters: Sequence[Any], seed: i
     >>> cluster_bootstrap_ci([None], ["a"], seed=0)
     (None, None)
     """
-    keep = [i for i, v in enumerate(values) if v is not None and not (isinstance(v, float) and math.isnan(v))]
-    if not keep:
-        return None, None
-    x = np.array([float(values[i]) for i in keep])
-    means = _resampled_means(x, [clusters[i] for i in keep], _rng(seed, key), n_boot)
+    if _float_array(values):   # NaN is unmeasured
+        kept = ~np.isnan(values)
+        if not kept.any():
+            return None, None
+        x = values[kept]
+        cl = clusters[kept] if isinstance(clusters, np.ndarray) else [clusters[i] for i in np.flatnonzero(kept)]
+    else:
+        keep = [i for i, v in enumerate(values) if v is not None and not (isinstance(v, float) and math.isnan(v))]
+        if not keep:
+            return None, None
+        x = np.array([float(values[i]) for i in keep])
+        cl = [clusters[i] for i in keep]
+    means = _resampled_means(x, cl, _rng(seed, key), n_boot)
     tail = (1 - level) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
     return float(low), float(high)

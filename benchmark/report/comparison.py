@@ -26,8 +26,8 @@ import numpy as np
 import pandas as pd
 
 from benchmark.metrics.paired import cluster_bootstrap_ci, holm, mcnemar, paired_bootstrap
-from benchmark.report.aggregate import (_answer_key, _columns, _groups, _is_none, _objects, as_array, floats,
-                                       is_control, mean_of, picked, row_numbers, rows_by)
+from benchmark.report.aggregate import (_answer_key, _class_is, _columns, _groups, _is_error, _is_none, _objects,
+                                       as_array, floats, is_control, mean_of, picked, row_numbers, rows_by)
 
 #: the significance level used for verdicts (after Holm's correction)
 ALPHA = 0.05
@@ -60,61 +60,95 @@ def _by_answerer(s: Columns) -> dict[Any, dict[Any, list[int]]]:
 
 
 class PerQuestion:
-    """Question id -> the paired values of its sample among ``rows`` of ``s`` (the last sample of a question
-    met twice): ``value(q, metric)`` for ``diagram`` and each metric (errors unmeasured: ``None``). The
-    values are read from the columns when asked: a comparison holds a row number per sample of every
-    candidate, not a mapping of values (a run ten times as large has ten times as many samples).
+    """The paired values of one candidate's samples (``rows`` of ``s``) by question: each question once, in
+    the order first met, with its last sample's values (the last of a question met twice). ``array(metric)``
+    gives ``diagram`` (an array of objects) or a metric (floats, NaN where unmeasured: errors, ``None``) of
+    every question in that order; the arrays are made from the columns when first asked for and kept (a
+    few bytes a question), not a mapping of question to values.
 
-    >>> s = {"question_id": ["a", "b"], "diagram_id": ["d", "d"], "guess_class": ["grounded", "error"],
-    ...      "correct": [True, None], "sufficient": [True, False], "srr": [1.0, 0.5], "f1": [1.0, None]}
-    >>> p = PerQuestion(s, [0, 1]); sorted(p), p.value("a", "grounded_accuracy"), p.value("b", "accuracy")
-    (['a', 'b'], 1.0, None)
-    >>> p.values("sufficiency"), p.values("srr")
-    ([1.0, 0.0], [1.0, 0.5])
+    >>> s = {"question_id": ["a", "b", "a"], "diagram_id": ["d", "d", "e"], "guess_class": ["grounded", "error", "misread"],
+    ...      "correct": [True, None, False], "sufficient": [True, False, None], "srr": [1.0, 0.5, None], "f1": [1.0, None, 0.5]}
+    >>> p = PerQuestion(s, [0, 1, 2]); list(p), p.array("diagram").tolist(), p.array("grounded_accuracy").tolist()
+    (['a', 'b'], ['e', 'd'], [0.0, nan])
+    >>> p.array("accuracy").tolist(), p.array("sufficiency").tolist(), p.array("srr").tolist()
+    ([0.0, nan], [nan, 0.0], [nan, 0.5])
     """
 
-    def __init__(self, s: Columns, rows: list[int]) -> None:
+    def __init__(self, s: Columns, rows: Any) -> None:
         self._s = s
-        qid = s["question_id"]
-        self._row = {qid[i]: i for i in rows}
+        rows = np.asarray(rows, dtype=np.int64)
+        questions = picked(s["question_id"], rows)
+        codes, self._questions = pd.factorize(np.fromiter(questions, dtype=object, count=len(questions)),
+                                              use_na_sentinel=False)
+        # codes number the questions in the order first met; a question's last sample is its first in reverse
+        _, first_in_reverse = np.unique(codes[::-1], return_index=True)
+        self._rows = rows[len(rows) - 1 - first_in_reverse]
+        self._arrays: dict[str, np.ndarray] = {}
 
     def __iter__(self) -> Iterator[Any]:
-        return iter(self._row)
+        return iter(self._questions)
 
     def __len__(self) -> int:
-        return len(self._row)
+        return len(self._questions)
 
-    def value(self, q: Any, metric: str) -> Any:
-        s, i = self._s, self._row[q]
+    @property
+    def questions(self) -> np.ndarray:
+        """The question ids, in the order first met (an array of objects)."""
+        return np.asarray(self._questions, dtype=object)
+
+    def array(self, metric: str) -> np.ndarray:
+        got = self._arrays.get(metric)
+        if got is None:
+            got = self._arrays[metric] = self._make(metric)
+        return got
+
+    def _make(self, metric: str) -> np.ndarray:
+        s, rows = self._s, self._rows
         if metric == "diagram":
-            return s["diagram_id"][i]
+            diagrams = picked(s["diagram_id"], rows)
+            return np.fromiter(diagrams, dtype=object, count=len(diagrams))
         if metric in ("srr", "f1"):
-            return s[metric][i]
+            return floats(picked(s[metric], rows))
         if metric == "sufficiency":
-            sufficient = s["sufficient"][i]
-            return None if sufficient is None else float(bool(sufficient))
-        guess = s["guess_class"][i]
+            return as_array(picked(s["sufficient"], rows), _truth, float)
+        guess = picked(s["guess_class"], rows)
         if metric == "accuracy":
-            correct = s["correct"][i]
-            return None if guess == "error" or correct is None else float(bool(correct))
+            correct = as_array(picked(s["correct"], rows), _truth, float)
+            correct[as_array(guess, _is_error, bool)] = np.nan
+            return correct
         if metric == "grounded_accuracy":
-            return None if guess == "error" or guess is None else float(guess == "grounded")
+            return as_array(guess, _class_is("grounded"), float)
         raise KeyError(metric)
 
-    def values(self, metric: str) -> list[Any]:
+    def values(self, metric: str) -> np.ndarray:
         """``metric`` of every question, in the order the questions were first met."""
-        return [self.value(q, metric) for q in self._row]
+        return self.array(metric)
+
+    def order(self) -> np.ndarray:
+        """The positions of the questions sorted by id."""
+        return np.argsort(self.questions, kind="stable")
 
 
-def _paired(a: PerQuestion, b: PerQuestion, metric: str) -> tuple[list[Any], list[Any], list[Any]]:
-    qs = sorted(set(a) & set(b))
-    return [a.value(q, metric) for q in qs], [b.value(q, metric) for q in qs], [a.value(q, "diagram") for q in qs]
+def _truth(v: Any) -> float:
+    """A 0/1 outcome as a float (``None``: NaN)."""
+    return np.nan if v is None else float(bool(v))
+
+
+def _shared(a: PerQuestion, b: PerQuestion) -> tuple[np.ndarray, np.ndarray]:
+    """The positions in ``a`` and in ``b`` of the questions both have, sorted by question id."""
+    _, ia, ib = np.intersect1d(a.questions, b.questions, assume_unique=True, return_indices=True)
+    return ia, ib
+
+
+def _paired(a: PerQuestion, b: PerQuestion, metric: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    ia, ib = _shared(a, b)
+    return a.array(metric)[ia], b.array(metric)[ib], a.array("diagram")[ia]
 
 
 def compare_pair(a: PerQuestion, b: PerQuestion, seed: int, n_boot: int, key: str) -> dict[str, Any]:
     """Every metric of ``a`` against ``b`` on their shared questions: the difference a - b with its
     cluster-bootstrap interval, and the p-value (McNemar for 0/1 outcomes, paired bootstrap for shares)."""
-    out: dict[str, Any] = {"pairs": len(set(a) & set(b))}
+    out: dict[str, Any] = {"pairs": len(_shared(a, b)[0])}
     for metric in (*BINARY, *SHARES):
         xa, xb, cl = _paired(a, b, metric)
         d = paired_bootstrap(xa, xb, seed, n_boot, clusters=cl, key=f"{key}|{metric}")
@@ -150,11 +184,11 @@ def ranking(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000) -> pd.DataFrame
             continue  # no candidate, or an answerer that receives no context: every retriever is the same to it
         stats = {}
         for v, vals in per.items():
-            qs = sorted(vals)
-            cl = [vals.value(q, "diagram") for q in qs]
+            qs = vals.order()
+            cl = vals.array("diagram")[qs]
             st: dict[str, Any] = {}
             for metric in (*BINARY, *SHARES):
-                xs = [vals.value(q, metric) for q in qs]
+                xs = vals.array(metric)[qs]
                 st[metric] = mean_of(xs)
                 st[f"{metric}_low"], st[f"{metric}_high"] = cluster_bootstrap_ci(
                     xs, cl, seed, n_boot, key=f"rank|{answerer}|{v}|{metric}")
@@ -274,7 +308,7 @@ def sensitivity(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000) -> dict[str
         for v1, v2 in combinations(candidates, 2):
             xa, xb, _ = _paired(per[v1], per[v2], "accuracy")
             acc_p.append(mcnemar(xa, xb).p)
-            acc_d.append(mean_of([a - b for a, b in zip(xa, xb) if a is not None and b is not None]))
+            acc_d.append(mean_of(xa - xb))   # NaN (unmeasured) on either side: left out
             ya, yb, cl = _paired(per[v1], per[v2], "srr")
             d = paired_bootstrap(ya, yb, seed, n_boot, clusters=cl, key=f"claim|{answerer}|{v1}|{v2}")
             srr_p.append(d.p)
@@ -318,12 +352,12 @@ def compare_runs(a: pd.DataFrame, b: pd.DataFrame, seed: int = 0, n_boot: int = 
         if key not in gb:
             continue
         pa, pb = PerQuestion(sa, g), PerQuestion(sb, gb[key])
-        shared = sorted(set(pa) & set(pb))
-        row: dict[str, Any] = {"variant": key[0], "answerer": key[1], "only_a": len(set(pa) - set(pb)),
-                               "only_b": len(set(pb) - set(pa))}
+        ia, ib = _shared(pa, pb)
+        row: dict[str, Any] = {"variant": key[0], "answerer": key[1], "only_a": len(pa) - len(ia),
+                               "only_b": len(pb) - len(ib)}
         for metric in (*BINARY, *SHARES):
-            row[f"{metric}_a"] = mean_of([pa.value(q, metric) for q in shared])
-            row[f"{metric}_b"] = mean_of([pb.value(q, metric) for q in shared])
+            row[f"{metric}_a"] = mean_of(pa.array(metric)[ia])
+            row[f"{metric}_b"] = mean_of(pb.array(metric)[ib])
         row.update(compare_pair(pa, pb, seed, n_boot, f"compare|{key[0]}|{key[1]}"))
         rows.append(row)
     for metric in (*BINARY, *SHARES):
