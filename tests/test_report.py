@@ -140,6 +140,31 @@ def test_html_is_self_contained_and_readable(frame):
     assert "(plots/accuracy_grounded.png)" in md
 
 
+def test_lucky_guesses_give_gold_answers_with_the_labels_of_the_diagrams_listed_only(frame, monkeypatch):
+    """The labels are asked for the diagrams of the lucky guesses listed, not every diagram of the run."""
+    frame.at[5, "gold"] = ["n1", "n2"]   # q3 under none: a lucky guess, its gold a path
+    asked = []
+
+    def labels(diagrams):
+        asked.append(set(diagrams))
+        return {"dq3": {"n1": "Auth", "n2": "Orders DB"}}
+
+    a = document.Analysis(frame, agg.summary_table(frame, n_boot=100), agg.guess_tables(frame),
+                          agg.lucky_guesses(frame), agg.breakdown(frame, "qtype"),
+                          agg.breakdown(frame, "counter_prior"), agg.twin_consistency(frame),
+                          agg.faithfulness_table(frame, n_boot=100), agg.srr_buckets(frame), {}, None)
+    a.claim = agg.claim_check(frame, a.summary)
+    md = markdown.render_markdown(document.build_sections(a, {"run_id": "x"}, {}, labels), "t")
+    assert asked == [{"dq1", "dq3"}] and "Auth" in md and "Orders DB" in md
+    monkeypatch.setattr(document, "LUCKY_LISTED", 1)    # only q1's lucky guess listed
+    asked.clear()
+    md = markdown.render_markdown(document.build_sections(a, {"run_id": "x"}, {}, labels), "t")
+    assert asked == [{"dq1"}] and "Auth" not in md
+    plain = markdown.render_markdown(document.build_sections(a, {"run_id": "x"}, {},
+                                                             {"dq3": {"n1": "Auth", "n2": "Orders DB"}}), "t")
+    assert plain == markdown.render_markdown(document.build_sections(a, {"run_id": "x"}, {}, labels), "t")
+
+
 def test_plots_are_deterministic(frame):
     s = agg.summary_table(frame, n_boot=100)
     assert plots.srr_vs_accuracy(s) == plots.srr_vs_accuracy(s)

@@ -309,6 +309,7 @@ def test_graphs_json_is_read_a_diagram_at_a_time_as_json_reads_it(tmp_path, monk
     f.write_text(json.dumps(graphs), encoding="utf-8")
     assert _graphs(tmp_path, {"a", "zz"}) == {"a": graphs["a"]} and _graphs(tmp_path) == graphs
     assert node_labels(tmp_path) == {"b": {"x": "a } or {"}, "a": {"y": "y"}, "c": {}}
+    assert node_labels(tmp_path, {"a", "zz"}) == {"a": {"y": "y"}}
     for bad in ("", "{", '{"a" {}}', '{"a": {},}', '{"a": {}} x', "[]", '{"a": {}', '{"a": 12', '{"a": 1} 2',
                 '{"a": {"b": [1, 2}}'):
         f.write_text(bad, encoding="utf-8")

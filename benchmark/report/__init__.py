@@ -149,7 +149,7 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
     (run_dir / "plots").mkdir(exist_ok=True)
     for name, data in figs.items():
         (run_dir / "plots" / name).write_bytes(data)
-    sections = build_sections(a, card, figs, node_labels(run_files))
+    sections = build_sections(a, card, figs, lambda diagrams: node_labels(run_files, diagrams))
     sections.insert(len(sections) - 1, usage_section(usage, a.samples))   # before "Errors and skipped stages"
     at = next(i for i, s in enumerate(sections) if s.title == "Unmeasured values and why")
     sections.insert(at, decisions_section(run_dir, whole, card, run_files))

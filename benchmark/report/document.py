@@ -14,6 +14,8 @@ from benchmark.report.tables import Table, fmt, fmt_ci, short
 
 #: lucky guesses listed per answerer (all are counted)
 LUCKY_LISTED = 15
+#: diagram id -> node id -> label
+Labels = dict[str, dict[str, str]]
 
 
 @dataclass(frozen=True)
@@ -211,10 +213,17 @@ def _headline(a: Analysis) -> list[str]:
     return [" ".join(lines)] if lines else []
 
 
+def _diagrams_of(samples: Any, questions: set[Any]) -> dict[Any, Any]:
+    """Question id -> its diagram id, for ``questions`` only (the last sample's, as ``dict(zip(...))`` gives)."""
+    cols = agg._columns(samples, ["question_id", "diagram_id"])
+    return {q: d for q, d in zip(cols["question_id"], cols["diagram_id"]) if q in questions}
+
+
 def build_sections(a: Analysis, card: dict[str, Any], plots: dict[str, bytes],
-                   labels: dict[str, dict[str, str]] | None = None) -> list[Section]:
-    """The whole report, in reading order; ``labels`` (diagram -> node id -> label) writes gold answers
-    with the diagram's labels, as answers are written."""
+                   labels: "Labels | Callable[[set[str]], Labels] | None" = None) -> list[Section]:
+    """The whole report, in reading order; ``labels`` (diagram -> node id -> label, or a function giving
+    that mapping for the diagrams asked for: only those of the lucky guesses listed are read) writes gold
+    answers with the diagram's labels, as answers are written."""
     out: list[Section] = []
     ds = card.get("dataset", {})
     head = Section("How to read this", list(HOW_TO_READ))
@@ -292,12 +301,14 @@ def build_sections(a: Analysis, card: dict[str, Any], plots: dict[str, bytes],
         lucky.blocks.append(f"{len(a.lucky)} lucky guesses in all; here up to the first {LUCKY_LISTED} of each answerer, "
                             "with the context the answerer saw. Every one of them is in report.html's sample "
                             "explorer (class: lucky guess), with its diagram.")
-        diagram_of = dict(zip(a.samples["question_id"], a.samples["diagram_id"])) if labels else {}
-        for answerer, g in a.lucky.groupby("answerer", sort=False):
+        listed = [(answerer, g, g.head(LUCKY_LISTED)) for answerer, g in a.lucky.groupby("answerer", sort=False)]
+        diagram_of = _diagrams_of(a.samples, {q for _, _, h in listed for q in h["question_id"]}) if labels else {}
+        found = labels(set(diagram_of.values())) if callable(labels) else (labels or {})
+        for answerer, g, head in listed:
             rows = [[r["variant"], r["question_id"], short(r["question_text"], 90),
-                     short(_answer_text(r["gold"], r["qtype"], (labels or {}).get(diagram_of.get(r["question_id"]))), 30),
+                     short(_answer_text(r["gold"], r["qtype"], found.get(diagram_of.get(r["question_id"]))), 30),
                      short(r["answer_raw"], 40), fmt(r["srr"]), short(r["context_text"] or "(empty)", 140)]
-                    for _, r in g.head(LUCKY_LISTED).iterrows()]
+                    for _, r in head.iterrows()]
             lucky.blocks.append(Table(f"{answerer}: {len(g)} lucky guesses",
                                       ["variant", "question", "text", "gold", "answer", "SRR", "context"], rows))
     else:

@@ -360,9 +360,11 @@ class _ByDiagram:
         self._of(did)[key] = value
 
 
-def node_labels(run_dir: Path) -> dict[str, dict[str, str]]:
-    """Per diagram of the run (its ``graphs.json``), node id -> label; empty when the run has no graphs."""
-    return {did: _labels(g) for did, g in _run_graphs(run_dir)}
+def node_labels(run_dir: Path, only: Iterable[str] | None = None) -> dict[str, dict[str, str]]:
+    """Per diagram of the run (its ``graphs.json``; of the diagrams in ``only`` when given), node id -> label;
+    empty when the run has no graphs."""
+    keep = None if only is None else set(only)
+    return {did: _labels(g) for did, g in _run_graphs(run_dir) if keep is None or did in keep}
 
 
 def _as_sets(sub: dict[str, Any] | None) -> tuple[frozenset[str], frozenset[str]]:
