@@ -176,6 +176,21 @@ def derived(values: Any, f: Any) -> Any:
     return [f(v) for v in values]
 
 
+def last_by_question(questions: Any, rows: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The question ids among ``rows`` of a ``questions`` column, each once in the order first met (an array
+    of objects), and each one's last row there (a question met twice: its last sample), as two arrays.
+
+    >>> qs, last = last_by_question(["a", "b", "a", "c"], [0, 1, 2, 3]); qs.tolist(), last.tolist()
+    (['a', 'b', 'c'], [2, 1, 3])
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    ids = picked(questions, rows)
+    codes, uniques = pd.factorize(np.fromiter(ids, dtype=object, count=len(ids)), use_na_sentinel=False)
+    # codes number the questions in the order first met; a question's last row is its first in reverse
+    _, first_in_reverse = np.unique(codes[::-1], return_index=True)
+    return np.asarray(uniques, dtype=object), rows[len(rows) - 1 - first_in_reverse]
+
+
 def as_array(values: Any, f: Any, dtype: Any) -> np.ndarray:
     """``f`` of every value of a column as a numpy array of ``dtype`` (:func:`derived`; a coded column's
     distinct values mapped, then picked by its numbers).
@@ -460,8 +475,12 @@ def twin_consistency(df: pd.DataFrame) -> pd.DataFrame:
         return _answer_key({"answer_value": s["answer_value"][i], "answer_raw": s["answer_raw"][i]})
 
     for (variant, answerer), g in _groups(s, GROUP, sort=False).items():
-        row_of = {s["question_id"][i]: i for i in g}   # (a question met twice: its last sample)
-        pairs = sorted({tuple(sorted((q, twin[i]))) for q, i in row_of.items() if twin[i] and twin[i] in row_of})
+        questions, last = last_by_question(s["question_id"], g)   # (a question met twice: its last sample)
+        twins = np.fromiter(picked(twin, last), dtype=object, count=len(last))
+        at = pd.Index(questions).get_indexer(twins) if len(questions) else np.empty(0, dtype=np.int64)
+        paired = [k for k in np.flatnonzero(at >= 0) if twins[k]]   # a twin named, and asked in this group
+        row_of = {questions[k]: int(last[k]) for j in paired for k in (j, at[j])}
+        pairs = sorted({tuple(sorted((questions[k], twins[k]))) for k in paired})
         differ, differ_own, unmeasured, finder_same = [], [], 0, 0
         for a, b in pairs:
             ia, ib = row_of[a], row_of[b]

@@ -27,7 +27,8 @@ import pandas as pd
 
 from benchmark.metrics.paired import cluster_bootstrap_ci, holm, mcnemar, paired_bootstrap
 from benchmark.report.aggregate import (_answer_key, _class_is, _columns, _groups, _is_error, _is_none, _objects,
-                                       as_array, floats, is_control, mean_of, picked, row_numbers, rows_by)
+                                       as_array, floats, is_control, last_by_question, mean_of, picked, row_numbers,
+                                       rows_by)
 
 #: the significance level used for verdicts (after Holm's correction)
 ALPHA = 0.05
@@ -76,13 +77,7 @@ class PerQuestion:
 
     def __init__(self, s: Columns, rows: Any) -> None:
         self._s = s
-        rows = np.asarray(rows, dtype=np.int64)
-        questions = picked(s["question_id"], rows)
-        codes, self._questions = pd.factorize(np.fromiter(questions, dtype=object, count=len(questions)),
-                                              use_na_sentinel=False)
-        # codes number the questions in the order first met; a question's last sample is its first in reverse
-        _, first_in_reverse = np.unique(codes[::-1], return_index=True)
-        self._rows = rows[len(rows) - 1 - first_in_reverse]
+        self._questions, self._rows = last_by_question(s["question_id"], rows)
         self._arrays: dict[str, np.ndarray] = {}
 
     def __iter__(self) -> Iterator[Any]:
@@ -94,7 +89,7 @@ class PerQuestion:
     @property
     def questions(self) -> np.ndarray:
         """The question ids, in the order first met (an array of objects)."""
-        return np.asarray(self._questions, dtype=object)
+        return self._questions
 
     def array(self, metric: str) -> np.ndarray:
         got = self._arrays.get(metric)
