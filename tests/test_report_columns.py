@@ -234,3 +234,29 @@ def test_the_claim_check_counts_unmeasured_values_as_before():
         s = c["sensitivity"][0]
         assert s["n"] == 6 and s["auc_srr"] == pytest.approx(7 / 9) and s["auc_accuracy"] == pytest.approx(1.5 / 9)
         assert c["faithfulness_by_answerer"][0]["faithful_above"]["n"] == 2
+
+
+def test_the_faithfulness_plot_counts_each_distinct_point_once_with_its_samples(rows, monkeypatch):
+    """The hexagons drawn from each distinct (SRR, faithfulness) weighted by its samples are those drawn from
+    every sample (the same cells, the same counts), and the points are the same counted from a frame or from
+    coded columns, a chunk of rows at a time."""
+    from matplotlib.figure import Figure
+
+    from benchmark.report import plots
+
+    df, cols = agg.frame(rows), SampleColumns(_store(rows))
+    whole = plots._hex_points(agg._columns(df, ["srr", "faithfulness", "correct"]))
+    monkeypatch.setattr(plots, "POINTS_CHUNK", 7)
+    chunked = plots._hex_points(agg._columns(cols, ["srr", "faithfulness", "correct"]))
+    for want in (True, False):
+        assert all((a == b).all() for a, b in zip(whole[want], chunked[want]))
+        frame = df[df["srr"].notna() & df["faithfulness"].notna()
+                   & (df["correct"].map(lambda v: v is True or v == 1) == want)]
+        assert whole[want][2].sum() == len(frame) > 100 > len(whole[want][0])
+        every = Figure().subplots().hexbin(frame["srr"].astype(float), frame["faithfulness"].astype(float),
+                                           gridsize=16, extent=(0, 1, 0, 1), bins="log", mincnt=1)
+        xs, ys, counts = whole[want]
+        weighted = Figure().subplots().hexbin(xs, ys, C=counts, reduce_C_function=np.sum, gridsize=16,
+                                              extent=(0, 1, 0, 1), bins="log", mincnt=1)
+        assert (every.get_offsets() == weighted.get_offsets()).all()
+        assert (every.get_array() == weighted.get_array()).all()

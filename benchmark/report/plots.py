@@ -8,6 +8,7 @@ that stands for a variant is labelled with the variant's full name (``finder+sou
 from __future__ import annotations
 
 import io
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
 
-from benchmark.report.aggregate import _columns, as_array, float_or_nan
+from benchmark.report.aggregate import _columns, as_array, float_or_nan, picked
 
 #: Okabe-Ito: black, orange, sky blue, bluish green, yellow, blue, vermillion, reddish purple
 OKABE_ITO = ["#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7"]
@@ -177,23 +178,55 @@ def srr_vs_accuracy(summary: pd.DataFrame) -> bytes:
     return _png(fig, margins=(labels + 0.2, 1.25, 0.55, 0.6))
 
 
+#: rows counted at a time by :func:`_hex_points`
+POINTS_CHUNK = 1 << 16
+
+
+def _hex_points(cols: dict[str, Any]) -> dict[bool, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """For right answers (True) and wrong ones (False): each distinct (SRR, faithfulness) of the samples where
+    both are measured, and how many samples have it (``xs``, ``ys``, ``counts``, sorted), counted
+    :data:`POINTS_CHUNK` rows at a time: scores take few values, so thousands of samples are a few points.
+
+    >>> xs, ys, n = _hex_points({"srr": [1.0, 0.5, 1.0, None], "faithfulness": [1.0, 0.0, 1.0, 1.0],
+    ...                          "correct": [True, False, 1, True]})[True]
+    >>> xs.tolist(), ys.tolist(), n.tolist()
+    ([1.0], [1.0], [2.0])
+    """
+    counts: dict[bool, Counter[tuple[float, float]]] = {True: Counter(), False: Counter()}
+    n = len(cols["srr"])
+    for start in range(0, n, POINTS_CHUNK):
+        part = range(start, min(n, start + POINTS_CHUNK))
+        srr = as_array(picked(cols["srr"], part), float_or_nan, float)
+        faith = as_array(picked(cols["faithfulness"], part), float_or_nan, float)
+        right = as_array(picked(cols["correct"], part), lambda v: v is True or v == 1, bool)
+        measured = ~np.isnan(srr) & ~np.isnan(faith)     # None and NaN alike, as notna() counts them
+        for want in (True, False):
+            g = measured & (right == want)
+            found, k = np.unique(srr[g] + 1j * faith[g], return_counts=True)   # (SRR, faithfulness) as one number
+            counts[want].update(dict(zip(zip(found.real.tolist(), found.imag.tolist()), k.tolist())))
+    out = {}
+    for want, c in counts.items():
+        keys = sorted(c)
+        out[want] = (np.array([x for x, _ in keys], dtype=float), np.array([y for _, y in keys], dtype=float),
+                     np.array([c[k] for k in keys], dtype=float))
+    return out
+
+
 def faithfulness_vs_srr(df: pd.DataFrame) -> bytes:
     """Per sample (with measured faithfulness): SRR against faithfulness as hexagonal bins of counts
     (log colour scale), right answers and wrong ones in two panels; thousands of samples share few
     values, so a scatter would hide how many sit on each."""
-    # the three columns read as arrays (a coded column's distinct values mapped), not as frames of every sample
-    cols = _columns(df, ["srr", "faithfulness", "correct"])
-    srr, faith = as_array(cols["srr"], float_or_nan, float), as_array(cols["faithfulness"], float_or_nan, float)
-    correct = as_array(cols["correct"], lambda v: v is True or v == 1, bool)
-    measured = ~np.isnan(srr) & ~np.isnan(faith)     # None and NaN alike, as notna() counts them
+    points = _hex_points(_columns(df, ["srr", "faithfulness", "correct"]))
     fig = Figure(figsize=(9.0, 4.0))
     *axes, cax = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1, 1, 0.05]})
     last = None
     for ax, (want, title) in zip(axes, ((True, "correct answers"), (False, "wrong answers"))):
-        g = measured & (correct == want)
-        n = int(g.sum())
+        xs, ys, counts = points[want]
+        n = int(counts.sum())
         if n:
-            last = ax.hexbin(srr[g], faith[g], gridsize=16, extent=(0, 1, 0, 1), bins="log", cmap="cividis", mincnt=1)
+            # each distinct point once, weighted by its samples: the same count in each hexagon as every sample
+            last = ax.hexbin(xs, ys, C=counts, reduce_C_function=np.sum, gridsize=16, extent=(0, 1, 0, 1),
+                             bins="log", cmap="cividis", mincnt=1)
             _inside(last)
         ax.axvline(0.7, color="#D55E00", linestyle=":", linewidth=1.2)
         ax.axhline(0.9, color="#D55E00", linestyle=":", linewidth=1.2)
