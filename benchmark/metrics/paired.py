@@ -115,7 +115,7 @@ def _rng(seed: int, key: str) -> np.random.Generator:
 
 #: values drawn at a time when resampling: resamples are drawn a block of them at a time, so the memory a
 #: bootstrap takes stays flat however many values (or clusters) it resamples
-RESAMPLE_BLOCK = 1 << 20
+RESAMPLE_BLOCK = 1 << 18
 
 
 def _resampled_means(values: np.ndarray, clusters: list[Any] | None, rng: np.random.Generator,

@@ -574,14 +574,23 @@ def float_or_nan(v: Any) -> float:
 
 
 class _ClaimColumns:
-    """The columns the claim check reads, as numpy arrays over the scored samples (:func:`as_array`)."""
+    """What the claim check reads of each scored sample, as numpy arrays of one byte a sample (:func:`as_array`):
+    whether its SRR and sufficiency are measured, which side of the SRR line it is on, whether it is
+    sufficient and right, and whether its faithfulness is measured, faithful or not. The scores themselves
+    (for the AUCs) are read per answerer."""
 
     def __init__(self, cols: dict[str, Any]) -> None:
-        self.srr, self.srr_none = as_array(cols["srr"], float_or_nan, float), as_array(cols["srr"], _is_none, bool)
+        srr, faith = cols["srr"], cols["faithfulness"]
+        self.srr_none = as_array(srr, _is_none, bool)
+        # an SRR of None or NaN is on neither side of the line
+        self.above = as_array(srr, lambda v: v is not None and float(v) >= SRR_HIGH, bool)
+        self.below = as_array(srr, lambda v: v is not None and float(v) < SRR_HIGH, bool)
         self.sufficient = as_array(cols["sufficient"], bool, bool)
         self.sufficient_none = as_array(cols["sufficient"], _is_none, bool)
         self.correct = as_array(cols["correct"], bool, bool)
-        self.faith, self.faith_none = as_array(cols["faithfulness"], float_or_nan, float), as_array(cols["faithfulness"], _is_none, bool)
+        self.faith_measured = ~as_array(faith, _is_none, bool)
+        self.faithful = as_array(faith, lambda v: v is not None and float(v) >= FAITHFUL, bool)
+        self.unfaithful = as_array(faith, lambda v: v is not None and float(v) < FAITHFUL, bool)
 
 
 def claim_check(df: pd.DataFrame, summary: pd.DataFrame) -> dict[str, Any]:
@@ -606,7 +615,7 @@ def claim_check(df: pd.DataFrame, summary: pd.DataFrame) -> dict[str, Any]:
         labels = c.sufficient[rows]
         row: dict[str, Any] = {"answerer": answerer, "n": len(rows),
                                "auc_accuracy": auc(c.correct[rows].astype(float), labels),
-                               "auc_srr": auc(c.srr[rows], labels)}
+                               "auc_srr": auc(floats(picked(cols["srr"], rows)), labels)}
         m = summary[summary["answerer"] == answerer]
         for col, name in (("accuracy", "spread_accuracy"), ("srr", "spread_srr")):
             vals = [v for v in m[col] if v is not None]
@@ -628,12 +637,12 @@ def _faithfulness_part(c: _ClaimColumns, rows: np.ndarray | None) -> dict[str, A
     """Part 2 of the claim on the scored samples ``rows`` (all when ``None``): share faithful above the SRR
     line, share of right answers unfaithful below it (answers without claims are unmeasured and counted)."""
     pick = slice(None) if rows is None else rows
-    srr, faith, measured = c.srr[pick], c.faith[pick], ~c.faith_none[pick]
-    above = srr >= SRR_HIGH                          # an SRR of None (NaN) is neither above nor below
-    below_right = (srr < SRR_HIGH) & c.correct[pick]
-    high, low_right = faith[above & measured], faith[below_right & measured]
-    share_high = mean_of(high >= FAITHFUL) if len(high) else None
-    share_low = mean_of(low_right < FAITHFUL) if len(low_right) else None
+    measured = c.faith_measured[pick]
+    above = c.above[pick]
+    below_right = c.below[pick] & c.correct[pick]
+    high, low_right = c.faithful[pick][above & measured], c.unfaithful[pick][below_right & measured]
+    share_high = mean_of(high) if len(high) else None
+    share_low = mean_of(low_right) if len(low_right) else None
     return {
         "faithful_above": {"n": len(high), "share_faithful": share_high, "unmeasured": int(above.sum()) - len(high)},
         "unfaithful_right_below": {"n": len(low_right), "share_unfaithful": share_low,
