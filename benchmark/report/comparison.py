@@ -115,10 +115,6 @@ class PerQuestion:
             return as_array(guess, _class_is("grounded"), float)
         raise KeyError(metric)
 
-    def values(self, metric: str) -> np.ndarray:
-        """``metric`` of every question, in the order the questions were first met."""
-        return self.array(metric)
-
     def order(self) -> np.ndarray:
         """The positions of the questions sorted by id."""
         return np.argsort(self.questions, kind="stable")
@@ -135,17 +131,20 @@ def _shared(a: PerQuestion, b: PerQuestion) -> tuple[np.ndarray, np.ndarray]:
     return ia, ib
 
 
-def _paired(a: PerQuestion, b: PerQuestion, metric: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    ia, ib = _shared(a, b)
+def _paired(a: PerQuestion, b: PerQuestion, metric: str, shared: tuple[np.ndarray, np.ndarray]
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``metric`` of ``a`` and of ``b`` on their ``shared`` questions (:func:`_shared`), and ``a``'s diagrams."""
+    ia, ib = shared
     return a.array(metric)[ia], b.array(metric)[ib], a.array("diagram")[ia]
 
 
 def compare_pair(a: PerQuestion, b: PerQuestion, seed: int, n_boot: int, key: str) -> dict[str, Any]:
     """Every metric of ``a`` against ``b`` on their shared questions: the difference a - b with its
     cluster-bootstrap interval, and the p-value (McNemar for 0/1 outcomes, paired bootstrap for shares)."""
-    out: dict[str, Any] = {"pairs": len(_shared(a, b)[0])}
+    shared = _shared(a, b)
+    out: dict[str, Any] = {"pairs": len(shared[0])}
     for metric in (*BINARY, *SHARES):
-        xa, xb, cl = _paired(a, b, metric)
+        xa, xb, cl = _paired(a, b, metric, shared)
         d = paired_bootstrap(xa, xb, seed, n_boot, clusters=cl, key=f"{key}|{metric}")
         out[f"{metric}_diff"], out[f"{metric}_diff_low"], out[f"{metric}_diff_high"] = d.diff, d.low, d.high
         out[f"{metric}_p"] = mcnemar(xa, xb).p if metric in BINARY else d.p
@@ -301,16 +300,17 @@ def sensitivity(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000) -> dict[str
         per = {v: PerQuestion(s, groups[v]) for v in candidates}
         acc_p, srr_p, acc_d, srr_d = [], [], [], []
         for v1, v2 in combinations(candidates, 2):
-            xa, xb, _ = _paired(per[v1], per[v2], "accuracy")
+            shared = _shared(per[v1], per[v2])
+            xa, xb, _ = _paired(per[v1], per[v2], "accuracy", shared)
             acc_p.append(mcnemar(xa, xb).p)
             acc_d.append(mean_of(xa - xb))   # NaN (unmeasured) on either side: left out
-            ya, yb, cl = _paired(per[v1], per[v2], "srr")
+            ya, yb, cl = _paired(per[v1], per[v2], "srr", shared)
             d = paired_bootstrap(ya, yb, seed, n_boot, clusters=cl, key=f"claim|{answerer}|{v1}|{v2}")
             srr_p.append(d.p)
             srr_d.append(d.diff)
         acc_h, srr_h = holm(acc_p), holm(srr_p)
-        acc_means = [mean_of(per[v].values("accuracy")) for v in candidates]
-        srr_means = [mean_of(per[v].values("srr")) for v in candidates]
+        acc_means = [mean_of(per[v].array("accuracy")) for v in candidates]
+        srr_means = [mean_of(per[v].array("srr")) for v in candidates]
 
         def spread(xs: list[Any]) -> float | None:
             xs = [x for x in xs if x is not None]

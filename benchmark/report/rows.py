@@ -243,9 +243,15 @@ class _Codes:
         """Every row's number, as an array of the column's width (a copy)."""
         if not self._sealed:
             return array(self.typecode, self.tail)
-        out = array(self.typecode)
-        out.frombytes(self.numpy().tobytes())
-        return out
+        return _as_array(self.numpy(), self.typecode)
+
+
+def _as_array(numbers: Any, typecode: str) -> array:
+    """A numpy array of value numbers as an ``array`` of ``typecode`` (the numbers' width)."""
+    out = array(typecode)
+    if len(numbers):
+        out.frombytes(numbers.tobytes())
+    return out
 
 
 class Coded:
@@ -293,11 +299,11 @@ class Coded:
         """The sequence of the rows at positions ``rows`` (integers, in their order): their numbers copied."""
         import numpy as np
 
-        out = array(self._codes.typecode)
-        if len(rows) and len(self._codes):
-            codes = np.frombuffer(self._codes, dtype=_DTYPES[self._codes.typecode])
-            out.frombytes(codes[np.asarray(rows, dtype=np.int64)].tobytes())
-        return Coded(self._values, out)
+        typecode = self._codes.typecode
+        if not len(rows) or not len(self._codes):
+            return Coded(self._values, array(typecode))
+        codes = np.frombuffer(self._codes, dtype=_DTYPES[typecode])
+        return Coded(self._values, _as_array(codes[np.asarray(rows, dtype=np.int64)], typecode))
 
     def take(self, table: Any) -> Any:
         """``table`` (a numpy array, one entry per value number) picked by each row's number: a numpy array."""
@@ -451,9 +457,7 @@ class RowStore:
             assert codes is not None
             if rows is None:
                 return Coded(self._values[j], codes.array())
-            picked = array(codes.typecode)
-            picked.frombytes(codes.numpy()[rows].tobytes())
-            return Coded(self._values[j], picked)
+            return Coded(self._values[j], _as_array(codes.numpy()[rows], codes.typecode))
         if rows is None:
             return col
         if type(col) is _Floats:
