@@ -369,7 +369,9 @@ def prepare_run(data_dir: Path, limit: int | None = None, sample: int | None = N
             qs = qs[:left]
             left -= len(qs)
         if qs:
-            run[did] = PackedQuestions(qs)
+            held = dataset.diagrams[did].questions
+            # every question of the diagram passed: the run shares the dataset's packed questions (not a copy)
+            run[did] = held if isinstance(held, PackedQuestions) and len(held) == len(qs) else PackedQuestions(qs)
     return dataset, run, problems
 
 
@@ -412,8 +414,8 @@ def check_question(q: Question, diagram: Diagram) -> InputError | None:
 # -- the work of one diagram -----------------------------------------------------------------------
 
 def _pack(value: Any) -> bytes:
-    """``value`` pickled and deflated: a diagram's questions and their finders' results take under a tenth
-    of their memory as live objects this way (see :class:`_Shelved`)."""
+    """``value`` pickled and deflated: a diagram's finders' results take under a tenth of their memory as live
+    objects this way (see :class:`_Shelved`)."""
     return zlib.compress(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), 1)
 
 
@@ -421,23 +423,25 @@ def _unpack(data: bytes) -> Any:
     return pickle.loads(zlib.decompress(data))
 
 
-def _shelved(diagram_id: str, questions: list[Question], found: dict[str, dict[str, dict[str, Any]]], ids: list[str],
-             done: set[str] | frozenset[str]) -> "_Shelved":
-    """Diagram ``diagram_id``'s work shelved: its questions to run and their finders' results (``found``: finder ->
-    question id -> result), with the samples among ``ids`` (its sample ids) that are in ``done``."""
+def _shelved(diagram_id: str, questions: Sequence[Question], found: dict[str, dict[str, dict[str, Any]]],
+             ids: list[str], done: set[str] | frozenset[str]) -> "_Shelved":
+    """Diagram ``diagram_id``'s work shelved: its questions to run (kept as given when packed, so the shelf shares
+    the packed questions :func:`prepare_run` gave, not a copy of them) and their finders' results (``found``:
+    finder -> question id -> result), with the samples among ``ids`` (its sample ids) that are in ``done``."""
     read = sorted({diagram_id} | {r["diagram"] for per in found.values() for r in per.values()
                                             if r["diagram"] is not None})
-    return _Shelved(_pack((questions, found)), tuple(read),
-                    frozenset(s for s in ids if s in done) if done else frozenset())
+    return _Shelved(questions if isinstance(questions, PackedQuestions) else PackedQuestions(questions),
+                    _pack(found), tuple(read), frozenset(s for s in ids if s in done) if done else frozenset())
 
 
 class _Shelved(NamedTuple):
-    """One diagram's work while it waits for its task (:meth:`_Work.task`): its questions to run and their
-    finders' results packed (:func:`_pack`: ``(questions, {finder: {question id: result}})``), the diagrams
-    those results name, and its samples already done. The run holds each diagram's work from planning until
-    its task is handed out (a run ten times as large has ten times as many diagrams)."""
+    """One diagram's work while it waits for its task (:meth:`_Work.task`): its questions to run (packed), their
+    finders' results packed (:func:`_pack`: ``{finder: {question id: result}}``), the diagrams those results
+    name, and its samples already done. The run holds each diagram's work from planning until its task is
+    handed out (a run ten times as large has ten times as many diagrams)."""
 
-    packed: bytes
+    questions: PackedQuestions
+    found_packed: bytes
     read: tuple[str, ...]
     done: frozenset[str]
 
@@ -501,13 +505,13 @@ class _Work:
         leaves the shelf: the task holds its work from then on."""
         shelved = self.shelf.pop(diagram_id)
         return _Task(diagram_id, self.dataset.root, {d: self.dataset.diagrams[d] for d in shelved.read},
-                     shelved.packed, shelved.done)
+                     shelved.questions, shelved.found_packed, shelved.done)
 
     def for_task(self, task: "_Task") -> "_Work":
         """This work's stages set to ``task``, with graph caches of its own (let go with it)."""
-        questions, found = _unpack(task.packed)
-        return replace(self, dataset=Dataset(task.root, task.diagrams), questions={task.diagram_id: questions},
-                       found=found, done=task.done, gold_graphs={}, _graphs={}, shelf={})
+        return replace(self, dataset=Dataset(task.root, task.diagrams),
+                       questions={task.diagram_id: list(task.questions)}, found=task.found, done=task.done,
+                       gold_graphs={}, _graphs={}, shelf={})
 
     def gold_json_pieces(self, diagram_ids: list[str]) -> Iterator[str]:
         """graphs.json (``json.dumps`` of ``{diagram id: graph_to_json(gold graph)}``, keys sorted) a diagram
@@ -530,17 +534,14 @@ class _Task(NamedTuple):
     diagram_id: str
     root: Path
     diagrams: dict[str, Diagram]                  # the diagram and those its finders returned
-    packed: bytes                                 # (its questions, {finder: {question id: result}}): see _pack
+    questions: PackedQuestions                    # its questions to run
+    found_packed: bytes                           # its finders' results, packed: see _pack
     done: frozenset[str]
-
-    @property
-    def questions(self) -> list[Question]:
-        return _unpack(self.packed)[0]
 
     @property
     def found(self) -> dict[str, dict[str, dict[str, Any]]]:
         """finder -> question id -> {diagram, rank, error, time}"""
-        return _unpack(self.packed)[1]
+        return _unpack(self.found_packed)
 
 
 def reads_context(answerer: Any) -> bool:
@@ -1293,7 +1294,7 @@ def _plan(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool
         found.update({n: unpack_found(per.pop(did)) for n, per in ranked.items()})
         ids = [sample_id(q.id, v.name, a) for q in qs for v in variants for a in answerers]
         if not done or any(s not in done for s in ids):
-            shelf[did] = _shelved(did, qs, found, ids, done)
+            shelf[did] = _shelved(did, questions[did], found, ids, done)
     order = sorted(shelf)
     work = _Work.planned(dataset, variants, answerers, stages, shelf)
     n_workers = max(1, min(spec.workers, len(order)))

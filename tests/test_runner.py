@@ -712,11 +712,34 @@ def test_a_run_prepared_a_diagram_at_a_time_runs_the_questions_prepare_dataset_g
     bad.write_text(bad.read_text().replace("answer: yes", "answer: no", 1))
     for limit, sample in [(None, None), (5, None), (0, None), (None, 7), (3, 7)]:
         ds, listed, problems = prepare_dataset(data, limit, sample, seed=3)
-        _, packed, packed_problems = prepare_run(data, limit, sample, seed=3)
+        held, packed, packed_problems = prepare_run(data, limit, sample, seed=3)
         assert [q for qs in packed.values() for q in qs] == listed
         assert list(packed) == sorted({q.diagram for q in listed}) and all(packed.values())
         assert [str(p) for p in packed_problems] == [str(p) for p in problems] and problems
+        # a diagram whose every question runs shares the dataset's packed questions; one cut holds its own
+        for did, qs in packed.items():
+            assert (qs is held.diagrams[did].questions) == (len(qs) == len(held.diagrams[did].questions))
+        if limit is None and sample is None:
+            assert [d for d, qs in packed.items() if qs is held.diagrams[d].questions] == names[:3]
     assert len(listed) == 3
+
+
+def test_a_diagrams_shelved_work_shares_its_packed_questions(tmp_path):
+    """A diagram's work waits for its task with the packed questions it was given (the dataset's, not a copy)
+    and its finders' results packed; questions given as a list are packed."""
+    from benchmark.dataset import PackedQuestions
+    from benchmark.runner import _shelved, _unpack, prepare_run
+
+    names = ["algo_login_lockout_a", "algo_login_lockout_b"]
+    _, packed, _ = prepare_run(copy_bundled(tmp_path / "data", names))
+    qs = packed[names[0]]
+    found = {"oracle": {q.id: {"diagram": names[1] if i == 0 else names[0], "rank": 1, "error": None, "time": 0.0}
+                        for i, q in enumerate(qs)}}
+    shelved = _shelved(names[0], qs, found, ["s1", "s2"], {"s2"})
+    assert shelved.questions is qs and _unpack(shelved.found_packed) == found
+    assert shelved.read == tuple(names) and shelved.done == frozenset({"s2"})
+    listed = _shelved(names[0], list(qs), found, [], frozenset())
+    assert isinstance(listed.questions, PackedQuestions) and listed.questions == list(qs) and listed.done == frozenset()
 
 
 def test_a_pool_worker_gives_its_math_libraries_its_share_of_the_cores():
