@@ -474,7 +474,7 @@ class PriorsResult:
     #: the measured counter-prior flag of every question, in the order the diagrams were worked on
     measured: list[bool | None] = field(default_factory=list, repr=False)
     #: the :data:`SET_FREE_BASELINES`' predictions without their raw answers (``run_priors(lean_known=True)``)
-    known: dict[str, dict[str, Prediction]] = field(default_factory=dict, repr=False)
+    known: dict[str, Mapping[str, Prediction]] = field(default_factory=dict, repr=False)
 
     @property
     def size(self) -> int:
@@ -576,7 +576,8 @@ def run_priors(ds: Dataset, names: Sequence[str] = NO_MODEL_BASELINES,
     predictors, unavailable = make_baselines((q for _, qs in diagrams() for q in qs), llm_options, names)
     order = [n for n in names if n in predictors]
     reuse = {b: (known or {}).get(b, {}) if b in SET_FREE_BASELINES else {} for b in order}
-    lean = {b: {} for b in order if b in SET_FREE_BASELINES} if lean_known else {}
+    lean_ids: dict[str, int] = {}   # question id -> row of the lean predictions (one set of ids for every baseline)
+    lean = {b: LeanPredictions(lean_ids) for b in order if b in SET_FREE_BASELINES} if lean_known else {}
     counts = _CellCounts(order)
     kinds: list[str] = []            # each question's answer kind, in the order worked on
     results = bytearray()            # then each baseline's result on it: 0 wrong, 1 right, 2 unmeasured
@@ -618,7 +619,7 @@ def run_priors(ds: Dataset, names: Sequence[str] = NO_MODEL_BASELINES,
                 if keep:
                     kept[b][q.id] = p
                 if b in lean:
-                    lean[b][q.id] = _lean(p)
+                    lean[b].add(q.id, p)
     given_list = keep and isinstance(questions, list)   # (then in the order given, else as worked on)
     res = PriorsResult(questions if given_list else worked, order, unavailable, {}, counts.table(), n=total,
                        known=lean)
@@ -637,18 +638,52 @@ def run_priors(ds: Dataset, names: Sequence[str] = NO_MODEL_BASELINES,
     return res
 
 
-#: the predictions kept of the set-free baselines (``run_priors(lean_known=True)``): one object per outcome
-_LEAN: dict[tuple[bool | None, str | None], Prediction] = {}
+class LeanPredictions(Mapping[str, Prediction]):
+    """One set-free baseline's predictions without their raw answers (what the priors' table counts of each),
+    question id -> prediction, as ``run_priors(lean_known=True)`` keeps them for a later run on the same
+    dataset: a byte a question (right, wrong, unmeasured), the question ids held once by every baseline
+    run together (``ids``, question id -> row) and the rare predictions with an error kept whole.
 
+    >>> ids = {}
+    >>> kw, blind = LeanPredictions(ids), LeanPredictions(ids)
+    >>> kw.add("q1", Prediction("yes", True)); blind.add("q1", Prediction("no", False))
+    >>> kw.add("q2", Prediction(None, None, "ValueError: no graph")); blind.add("q2", Prediction("no", True))
+    >>> kw["q1"], kw["q2"].error, blind["q2"].correct, sorted(blind), "q3" in kw, len(ids)
+    (Prediction(raw=None, correct=True, error=None), 'ValueError: no graph', True, ['q1', 'q2'], False, 2)
+    """
 
-def _lean(p: Prediction) -> Prediction:
-    """``p`` without its raw answer (what the table counts of it), one shared object per outcome."""
-    key = (p.correct, p.error)
-    if key not in _LEAN:
-        if p.error is not None:   # (errors are rare, and their texts many: not shared)
-            return Prediction(None, p.correct, p.error)
-        _LEAN[key] = Prediction(None, p.correct, None)
-    return _LEAN[key]
+    __slots__ = ("_ids", "_codes", "_errors")
+
+    #: a row's byte -> its prediction (the byte of a prediction with an error is ``len(_OUTCOMES)``)
+    _OUTCOMES = (Prediction(None, False), Prediction(None, True), Prediction(None, None))
+
+    def __init__(self, ids: dict[str, int]) -> None:
+        self._ids = ids                    # question id -> row (shared with the baselines run with this one)
+        self._codes = bytearray()          # a row's outcome: 0 wrong, 1 right, 2 unmeasured, 3 an error
+        self._errors: dict[int, Prediction] = {}
+
+    def add(self, question_id: str, p: Prediction) -> None:
+        """Keep ``p`` for the next row (every baseline sharing ``ids`` adds each question, in the same order)."""
+        row = len(self._codes)
+        self._ids[question_id] = row
+        if p.error is not None:
+            self._errors[row] = Prediction(None, p.correct, p.error)
+            self._codes.append(len(self._OUTCOMES))
+        else:
+            self._codes.append(2 if p.correct is None else int(p.correct))
+
+    def __getitem__(self, question_id: str) -> Prediction:
+        row = self._ids[question_id]
+        if row >= len(self._codes):
+            raise KeyError(question_id)
+        code = self._codes[row]
+        return self._errors[row] if code == len(self._OUTCOMES) else self._OUTCOMES[code]
+
+    def __iter__(self) -> Iterator[str]:
+        return (qid for qid, row in self._ids.items() if row < len(self._codes))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def _pct(x: float | None) -> str:

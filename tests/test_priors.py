@@ -355,6 +355,16 @@ def test_a_run_takes_the_set_free_predictions_made_at_load(shop, monkeypatch):
     ds, _ = load_dataset(shop)
     assert set(ds.prior_predictions) == set(SET_FREE_BASELINES)
     assert set(ds.prior_predictions["keyword"]) == {q.id for q in ds.questions}
+    # kept lean (a byte a question, the ids held once for every baseline), each the outcome of the full prediction
+    from benchmark.priors import LeanPredictions, Prediction
+
+    lean = ds.prior_predictions
+    assert all(isinstance(p, LeanPredictions) for p in lean.values())
+    assert len({id(p._ids) for p in lean.values()}) == 1
+    full = run_priors(ds, names=SET_FREE_BASELINES)
+    assert {b: dict(lean[b]) for b in lean} == {
+        b: {qid: Prediction(None, p.correct, p.error) for qid, p in full.predictions[b].items()} for b in lean}
+    assert {p.correct for b in lean for p in lean[b].values()} >= {True, False}
     subset = ds.questions[:4]
     fresh = run_priors(ds, questions=subset)
     calls: list[str] = []
