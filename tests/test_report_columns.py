@@ -236,6 +236,30 @@ def test_the_claim_check_counts_unmeasured_values_as_before():
         assert c["faithfulness_by_answerer"][0]["faithful_above"]["n"] == 2
 
 
+def test_the_blind_floor_counts_each_question_once_with_its_first_measured_values():
+    """The blind floor, from a frame and from coded columns: a question's blind samples (one per variant) count
+    once, with the first value met of each column among its scored samples; a stage error is not scored, a
+    question without a measured answer is missing, and an unknown counter-prior flag is in neither group."""
+    def row(q, variant, correct, qtype="path", flag=False, cls="grounded", answerer="blind"):
+        r = dict.fromkeys(FRAME_COLUMNS)
+        r.update(question_id=q, variant=variant, answerer=answerer, correct=correct, qtype=qtype, counter_prior=flag,
+                 guess_class=cls if correct is not None or cls == "error" else None)
+        return tuple(r.values())
+
+    rows = [row("q1", "v1", None, cls="error"), row("q1", "v2", True, qtype="count", flag=True),
+            row("q2", "v1", None, cls=None), row("q2", "v2", False, qtype="reachable"), row("q2", "v3", True),
+            row("q3", "v1", None, qtype=None, flag=None, cls="error"), row("q3", "v2", None, qtype="count", cls="error"),
+            row("q4", "v1", True, flag=None), row("q5", "v1", False, answerer="solver")]
+    for df in (agg.frame(rows), SampleColumns(_store(rows))):
+        f = agg.blind_floor(df, n_boot=50)
+        assert f["questions"] == 4 and f["accuracy_missing"] == 1 and f["accuracy"] == pytest.approx(2 / 3)
+        # q1: path and not counter-prior (its error sample comes first), right; q2: its first scored sample
+        # (reachable) is wrong; q3: count (its first type given), missing; q4: path, right, flag unknown
+        assert f["by_type"] == {"count": None, "path": 1.0, "reachable": 0.0}
+        assert f["counter_prior"] == {"False": 0.5}
+        assert agg.blind_floor(df, answerer="nobody") is None
+
+
 def test_the_faithfulness_plot_counts_each_distinct_point_once_with_its_samples(rows, monkeypatch):
     """The hexagons drawn from each distinct (SRR, faithfulness) weighted by its samples are those drawn from
     every sample (the same cells, the same counts), and the points are the same counted from a frame or from

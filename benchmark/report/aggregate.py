@@ -698,15 +698,33 @@ def source_comparison(summary: pd.DataFrame) -> pd.DataFrame:
 
 def blind_floor(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000, answerer: str = "blind") -> dict[str, Any] | None:
     """Accuracy of the ``blind`` answerer over every question (one sample per question), with its CI
-    and per question type: the share of the dataset a guesser gets right with no context."""
-    # the answerer's rows first, then the scored ones among them (no frame of every scored sample)
-    b = scored(df.loc[df["answerer"] == answerer, ["answerer", "question_id", "qtype", "counter_prior", "guess_class",
-                                                    "correct"]])
-    if not len(b):
+    and per question type: the share of the dataset a guesser gets right with no context.
+
+    Blind ignores the context, so its samples of one question (one per variant) are one answer: a question
+    counts once, with the first value met among its scored samples of each column (as ``groupby().first()``).
+    """
+    s = _columns(df, ["answerer", "question_id", "qtype", "counter_prior", "correct"], only_scored=True)
+    rows = np.flatnonzero(as_array(s["answerer"], lambda v: v == answerer, bool))
+    questions, _ = pd.factorize(np.fromiter(picked(s["question_id"], rows), dtype=object, count=len(rows)))
+    rows, questions = rows[questions >= 0], questions[questions >= 0]   # (a row without a question id is left out)
+    n = int(questions.max()) + 1 if len(questions) else 0
+    if not n:
         return None
-    per_q = b.groupby("question_id", sort=False).first()  # blind ignores the context: one answer per question
-    out: dict[str, Any] = {"questions": int(len(per_q))}
-    _with_ci(out, "accuracy", list(per_q["correct"]), seed, f"{answerer}|floor", n_boot)
-    out["by_type"] = {t: mean_of(g["correct"]) for t, g in per_q.groupby("qtype", sort=True)}
-    out["counter_prior"] = {str(bool(k)): mean_of(g["correct"]) for k, g in per_q.groupby("counter_prior", sort=True)}
+
+    def first(column: str) -> np.ndarray:
+        """Each question's first value of ``column`` that is not None (None where it has none)."""
+        values = picked(s[column], rows)
+        has = ~as_array(values, _is_none, bool)
+        got, at = np.unique(questions[has], return_index=True)
+        out = np.full(n, None, dtype=object)
+        out[got] = as_array(values, lambda v: v, object)[has][at]
+        return out
+
+    correct, qtype, counter_prior = first("correct"), first("qtype"), first("counter_prior")
+    out: dict[str, Any] = {"questions": n}
+    _with_ci(out, "accuracy", correct.tolist(), seed, f"{answerer}|floor", n_boot)
+    out["by_type"] = {t: mean_of(correct[qtype == t].tolist()) for t in sorted(set(qtype.tolist()) - {None})}
+    known = np.fromiter((v is not None for v in counter_prior), dtype=bool, count=n)
+    flags = np.array([bool(v) for v in counter_prior[known]], dtype=bool)
+    out["counter_prior"] = {str(k): mean_of(correct[known][flags == k].tolist()) for k in sorted(set(flags.tolist()))}
     return out
