@@ -260,6 +260,31 @@ def test_the_blind_floor_counts_each_question_once_with_its_first_measured_value
         assert agg.blind_floor(df, answerer="nobody") is None
 
 
+def test_an_answerer_that_receives_no_context_is_told_by_its_sizes_or_else_by_its_answers():
+    """An answerer whose samples under the candidates all had an empty context receives nothing; where a size is
+    unknown, whether some question got different answers under different candidates decides. The same from
+    lists and from coded columns (whose distinct sizes are looked at once each)."""
+    from array import array
+
+    from benchmark.report.comparison import _receives_nothing
+    from benchmark.report.rows import Coded
+
+    def coded(values):
+        distinct = list(dict.fromkeys(values))
+        return Coded(distinct, array("B", [distinct.index(v) for v in values]))
+
+    groups = {"v1": array("i", [0, 2]), "v2": array("i", [1, 3])}
+    cases = [([0, 0, 0, 0], ["a", "b", "a", "b"], True), ([0, 5, 0, 0], ["a"] * 4, False),
+             ([0, None, 0, 0], ["a"] * 4, True), ([None, None, 0, 0], ["a", "b", "a", "a"], False)]
+    for tokens, answers, expected in cases:
+        for wrap in (list, coded):
+            s = {"context_tokens": wrap(tokens), "answer_value": wrap(answers), "answer_raw": wrap([None] * 4),
+                 "question_id": wrap(["q1", "q1", "q2", "q2"])}
+            assert _receives_nothing(s, groups, ["v1", "v2"]) is expected, (tokens, answers)
+            assert _receives_nothing(s, groups, ["v1"]) is True   # (its sizes are 0, or it answered each question once)
+            assert _receives_nothing(s, groups, ["v3"]) is True
+
+
 def test_the_faithfulness_plot_counts_each_distinct_point_once_with_its_samples(rows, monkeypatch):
     """The hexagons drawn from each distinct (SRR, faithfulness) weighted by its samples are those drawn from
     every sample (the same cells, the same counts), and the points are the same counted from a frame or from

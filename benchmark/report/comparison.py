@@ -261,16 +261,17 @@ def costs(df: pd.DataFrame) -> pd.DataFrame:
     return _objects(pd.DataFrame(rows))
 
 
-def _receives_nothing(s: Columns, groups: dict[Any, list[int]], candidates: list[str]) -> bool:
+def _receives_nothing(s: Columns, groups: dict[Any, Any], candidates: list[str]) -> bool:
     """Whether an answerer (its rows by variant, ``groups``) received an empty context under every
     candidate (it reads no context: its answers cannot depend on the retriever). Samples without
     context sizes fall back to whether some question got different answers under different candidates."""
-    rows = sorted(i for v in candidates for i in groups.get(v, []))
-    sizes = [s["context_tokens"][i] for i in rows]
-    if sizes and all(t is not None for t in sizes):
-        return all(t == 0 for t in sizes)
+    parts = [np.asarray(groups[v], dtype=np.int64) for v in candidates if v in groups]
+    rows = np.sort(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
+    sizes = picked(s["context_tokens"], rows)   # (a coded column's distinct sizes are looked at once each)
+    if len(rows) and not as_array(sizes, _is_none, bool).any():
+        return bool(as_array(sizes, lambda t: t == 0, bool).all())
     seen: dict[str, set[Any]] = {}
-    for i in rows:
+    for i in rows.tolist():
         key = _answer_key({"answer_value": s["answer_value"][i], "answer_raw": s["answer_raw"][i]})
         seen.setdefault(s["question_id"][i], set()).add(key)
     return not any(len(keys) > 1 for keys in seen.values())
