@@ -705,9 +705,9 @@ def blind_floor(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000, answerer: s
     """
     s = _columns(df, ["answerer", "question_id", "qtype", "counter_prior", "correct"], only_scored=True)
     rows = np.flatnonzero(as_array(s["answerer"], lambda v: v == answerer, bool))
-    questions, _ = pd.factorize(np.fromiter(picked(s["question_id"], rows), dtype=object, count=len(rows)))
-    rows, questions = rows[questions >= 0], questions[questions >= 0]   # (a row without a question id is left out)
-    n = int(questions.max()) + 1 if len(questions) else 0
+    questions, ids = pd.factorize(np.fromiter(picked(s["question_id"], rows), dtype=object, count=len(rows)))
+    asked = questions >= 0   # (a row without a question id is left out)
+    rows, questions, n = rows[asked], questions[asked], len(ids)
     if not n:
         return None
 

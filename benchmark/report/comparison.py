@@ -265,8 +265,8 @@ def _receives_nothing(s: Columns, groups: dict[Any, Any], candidates: list[str])
     """Whether an answerer (its rows by variant, ``groups``) received an empty context under every
     candidate (it reads no context: its answers cannot depend on the retriever). Samples without
     context sizes fall back to whether some question got different answers under different candidates."""
-    parts = [np.asarray(groups[v], dtype=np.int64) for v in candidates if v in groups]
-    rows = np.sort(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
+    rows = np.concatenate([np.empty(0, dtype=np.int64)] +
+                          [np.asarray(groups[v], dtype=np.int64) for v in candidates if v in groups])
     sizes = picked(s["context_tokens"], rows)   # (a coded column's distinct sizes are looked at once each)
     if len(rows) and not as_array(sizes, _is_none, bool).any():
         return bool(as_array(sizes, lambda t: t == 0, bool).all())
