@@ -182,10 +182,24 @@ def last_by_question(questions: Any, rows: Any) -> tuple[np.ndarray, np.ndarray]
 
     >>> qs, last = last_by_question(["a", "b", "a", "c"], [0, 1, 2, 3]); qs.tolist(), last.tolist()
     (['a', 'b', 'c'], [2, 1, 3])
+    >>> qs, last = last_by_question(Coded(["c", "a", "b"], array("B", [1, 2, 1, 0])), [0, 1, 2, 3]); qs.tolist(), last.tolist()
+    (['a', 'b', 'c'], [2, 1, 3])
+    >>> qs, last = last_by_question(Coded(["a", "a"], array("B", [0, 1, 0])), [0, 1, 2]); qs.tolist(), last.tolist()
+    (['a'], [2])
     """
     rows = np.asarray(rows, dtype=np.int64)
     ids = picked(questions, rows)
-    codes, uniques = pd.factorize(np.fromiter(ids, dtype=object, count=len(ids)), use_na_sentinel=False)
+    codes = uniques = None
+    if type(ids) is Coded:
+        # the rows' value numbers stand for their ids (4 bytes a row or less, hashed as integers, not
+        # an object a row): the same grouping wherever the numbers' values are distinct
+        codes, numbers = pd.factorize(ids.numbers)
+        values = ids.values
+        uniques = np.fromiter((values[k] for k in numbers), dtype=object, count=len(numbers))
+        if not pd.Index(uniques).is_unique:
+            codes = uniques = None
+    if codes is None:
+        codes, uniques = pd.factorize(np.fromiter(ids, dtype=object, count=len(ids)), use_na_sentinel=False)
     # codes number the questions in the order first met; a question's last row is its first in reverse
     _, first_in_reverse = np.unique(codes[::-1], return_index=True)
     return np.asarray(uniques, dtype=object), rows[len(rows) - 1 - first_in_reverse]

@@ -291,6 +291,17 @@ class Coded:
         """The distinct values, by number."""
         return self._values
 
+    @property
+    def numbers(self) -> Any:
+        """Each row's value number, as a numpy array sharing the sequence's memory (read-only).
+
+        >>> Coded(["x", "y"], array("B", [1, 0, 1])).numbers.tolist()
+        [1, 0, 1]
+        """
+        import numpy as np
+
+        return np.frombuffer(self._codes, dtype=_DTYPES[self._codes.typecode]) if len(self._codes) else np.zeros(0, np.uint8)
+
     def mapped(self, f: Any) -> "Coded":
         """The sequence of ``f`` of each row's value: ``f`` of each distinct value, the numbers shared."""
         return Coded([f(v) for v in self._values], self._codes)
