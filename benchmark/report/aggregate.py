@@ -188,21 +188,23 @@ def last_by_question(questions: Any, rows: Any) -> tuple[np.ndarray, np.ndarray]
     (['a'], [2])
     """
     rows = np.asarray(rows, dtype=np.int64)
-    ids = picked(questions, rows)
-    codes = uniques = None
-    if type(ids) is Coded:
-        # the rows' value numbers stand for their ids (4 bytes a row or less, hashed as integers, not
-        # an object a row): the same grouping wherever the numbers' values are distinct
-        codes, numbers = pd.factorize(ids.numbers)
-        values = ids.values
-        uniques = np.fromiter((values[k] for k in numbers), dtype=object, count=len(numbers))
-        if not pd.Index(uniques).is_unique:
-            codes = uniques = None
-    if codes is None:
-        codes, uniques = pd.factorize(np.fromiter(ids, dtype=object, count=len(ids)), use_na_sentinel=False)
+    codes, uniques = _factorized(picked(questions, rows))
     # codes number the questions in the order first met; a question's last row is its first in reverse
     _, first_in_reverse = np.unique(codes[::-1], return_index=True)
     return np.asarray(uniques, dtype=object), rows[len(rows) - 1 - first_in_reverse]
+
+
+def _factorized(ids: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``pd.factorize(ids, use_na_sentinel=False)`` of a column's values: of a coded column, its rows' value
+    numbers factorized as integers (4 bytes a row or less, not an object a row), the same grouping wherever
+    the values those numbers stand for are distinct; else the values themselves."""
+    if type(ids) is Coded:
+        codes, numbers = pd.factorize(ids.numbers)
+        values = ids.values
+        uniques = np.fromiter((values[k] for k in numbers), dtype=object, count=len(numbers))
+        if pd.Index(uniques).is_unique:
+            return codes, uniques
+    return pd.factorize(np.fromiter(ids, dtype=object, count=len(ids)), use_na_sentinel=False)
 
 
 def as_array(values: Any, f: Any, dtype: Any) -> np.ndarray:
