@@ -48,8 +48,15 @@ def _env() -> dict[str, str]:
 
 
 def _start(args: list[str]) -> subprocess.Popen:
-    return subprocess.Popen(args, cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)  # its own process group: a signal reaches the workers too
+    """The run as a terminal starts it: its own process group (a signal reaches the workers too), with
+    Ctrl-C's SIGINT handled, even when this process ignores it (a background job, as a CI runner may start
+    the tests: an ignored signal stays ignored across exec, and the run would not see the Ctrl-C)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)   # handled here: the default after exec
+    try:
+        return subprocess.Popen(args, cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _lines(path: Path) -> int:
