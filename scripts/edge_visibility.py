@@ -1,0 +1,210 @@
+"""How many of d2's drawn connectors lie under other connectors: what no reader of the PNG can recover.
+
+Grid layouts draw every connector straight, over the shapes in its way, so a connector can run
+exactly along others (``net_office``'s left column: ``core -- access_1`` lies on ``core -- access_2``,
+which runs on through ``access_1``). The pixels of such a connector are the pixels of the others:
+the drawing is the same with or without it, and a reader that names it guesses.
+
+For every diagram (or the ids given) the D2 file is drawn to SVG by the real ``d2`` binary with the
+dataset's options (the same layout as its PNG), and each connector's path is read from the SVG
+(d2 names each connector's group by its base64 key, ``(a -> b)[0]``). A connector is *hidden* when at
+least ``--share`` of its length (its two ends' first ``--ends`` units left out: every connector
+leaves a shape where others do) lies within ``--tol`` SVG units of a connector that is not hidden
+(taken in the SVG's order, so that of two connectors drawn one on the other, one stays visible).
+Arrowheads and labels are not counted: a connector whose line is hidden but whose head shows where
+it ends still leaves its start to a guess.
+
+    .venv/bin/python scripts/edge_visibility.py                     # the bundled dataset
+    .venv/bin/python scripts/edge_visibility.py net_office --list    # name the hidden connectors
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import html
+import json
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmark.dataset import DEFAULT_ROOT  # noqa: E402
+from benchmark.render import render_file  # noqa: E402
+
+_GROUP = re.compile(r'<g class="([A-Za-z0-9+/]+=*)">(.*?)</g>', re.S)
+_CONNECTION = re.compile(r'<path d="([^"]+)"[^>]*class="connection')
+_TOKEN = re.compile(r"[A-Za-z]|-?\d+(?:\.\d+)?(?:[eE]-?\d+)?")
+#: points taken on each cubic or quadratic piece of a path
+CURVE_STEPS = 16
+
+
+def path_points(d: str) -> list[np.ndarray]:
+    """The polylines of an SVG path's ``d`` (absolute M, L, H, V, C, Q, Z: what d2 writes), curves
+    flattened into :data:`CURVE_STEPS` pieces.
+
+    >>> [p.tolist() for p in path_points("M 0 0 L 10 0 V 5")]
+    [[[0.0, 0.0], [10.0, 0.0], [10.0, 5.0]]]
+    >>> pts = path_points("M 0 0 C 0 10 10 10 10 0")[0]
+    >>> len(pts), pts[-1].tolist(), round(float(pts[:, 1].max()), 2)
+    (17, [10.0, 0.0], 7.5)
+    """
+    toks = _TOKEN.findall(d)
+    lines: list[list[tuple[float, float]]] = []
+    i, cmd = 0, ""
+
+    def num(k: int) -> float:
+        return float(toks[i + k])
+
+    while i < len(toks):
+        if toks[i].isalpha():
+            cmd = toks[i]
+            i += 1
+            if cmd in "Zz" and lines:
+                lines[-1].append(lines[-1][0])
+            continue
+        if cmd == "M":
+            lines.append([(num(0), num(1))])
+            i += 2
+            cmd = "L"   # further pairs after M are lines
+        elif cmd == "L":
+            lines[-1].append((num(0), num(1)))
+            i += 2
+        elif cmd == "H":
+            lines[-1].append((num(0), lines[-1][-1][1]))
+            i += 1
+        elif cmd == "V":
+            lines[-1].append((lines[-1][-1][0], num(0)))
+            i += 1
+        elif cmd in "CQ":
+            n = 3 if cmd == "C" else 2
+            ctrl = np.array([lines[-1][-1]] + [(num(2 * k), num(2 * k + 1)) for k in range(n)])
+            t = np.linspace(0, 1, CURVE_STEPS + 1)[1:, None]
+            if n == 3:
+                pts = ((1 - t) ** 3 * ctrl[0] + 3 * (1 - t) ** 2 * t * ctrl[1] + 3 * (1 - t) * t ** 2 * ctrl[2]
+                       + t ** 3 * ctrl[3])
+            else:
+                pts = (1 - t) ** 2 * ctrl[0] + 2 * (1 - t) * t * ctrl[1] + t ** 2 * ctrl[2]
+            lines[-1].extend(map(tuple, pts))
+            i += 2 * n
+        else:
+            raise ValueError(f"path command {cmd!r} is not read (path {d[:60]!r})")
+    return [np.array(line, float) for line in lines if len(line) > 1]
+
+
+def connectors(svg: str) -> list[tuple[str, list[np.ndarray]]]:
+    """Each connector of a d2 SVG: its key (``(a -> b)[0]``) and polylines, in the SVG's order."""
+    out = []
+    for m in _GROUP.finditer(svg):
+        path = _CONNECTION.search(m.group(2))
+        if path:
+            key = html.unescape(base64.b64decode(m.group(1)).decode("utf-8"))
+            out.append((key, path_points(path.group(1))))
+    return out
+
+
+def sample(lines: list[np.ndarray], step: float = 1.0) -> np.ndarray:
+    """Points every ``step`` units along the polylines.
+
+    >>> sample([np.array([[0.0, 0.0], [4.0, 0.0]])]).tolist()
+    [[0.0, 0.0], [1.0, 0.0], [2.0, 0.0], [3.0, 0.0], [4.0, 0.0]]
+    """
+    pts = []
+    for line in lines:
+        for a, b in zip(line[:-1], line[1:]):
+            n = max(1, int(np.ceil(np.hypot(*(b - a)) / step)))
+            pts.append(a + (b - a) * (np.arange(n)[:, None] / n))
+        pts.append(line[-1:])
+    return np.concatenate(pts) if pts else np.zeros((0, 2))
+
+
+def near(points: np.ndarray, lines: list[np.ndarray], tol: float) -> np.ndarray:
+    """Which points lie within ``tol`` of any segment of the polylines.
+
+    >>> near(np.array([[5.0, 1.0], [5.0, 3.0]]), [np.array([[0.0, 0.0], [10.0, 0.0]])], 2.0).tolist()
+    [True, False]
+    """
+    hit = np.zeros(len(points), bool)
+    for line in lines:
+        a, b = line[:-1], line[1:]
+        lo, hi = np.minimum(a, b).min(axis=0) - tol, np.maximum(a, b).max(axis=0) + tol
+        inside = np.all((points >= lo) & (points <= hi), axis=1) & ~hit
+        if not inside.any():
+            continue
+        p = points[inside][:, None, :]
+        ab = (b - a)[None]
+        length2 = np.maximum((ab ** 2).sum(axis=2), 1e-12)
+        t = np.clip(((p - a[None]) * ab).sum(axis=2) / length2, 0, 1)
+        dist = np.hypot(*np.moveaxis(p - (a[None] + t[..., None] * ab), 2, 0))
+        hit[np.flatnonzero(inside)[(dist <= tol).any(axis=1)]] = True
+    return hit
+
+
+def hidden(conns: list[tuple[str, list[np.ndarray]]], tol: float, share: float, ends: float) -> list[tuple[str, float]]:
+    """The hidden connectors (see the module's text), each with the share of its length covered.
+
+    >>> a = ("(a -> b)[0]", [np.array([[0.0, 0.0], [0.0, 100.0]])])
+    >>> b = ("(a -> c)[0]", [np.array([[0.0, 0.0], [0.0, 200.0]])])
+    >>> c = ("(x -> y)[0]", [np.array([[50.0, 0.0], [50.0, 200.0]])])
+    >>> [(k, round(s, 2)) for k, s in hidden([a, b, c], 2.0, 0.97, 6.0)]
+    [('(a -> b)[0]', 1.0)]
+    """
+    out: list[tuple[str, float]] = []
+    gone: set[int] = set()
+    for k, (key, lines) in enumerate(conns):
+        pts = sample(lines)
+        if len(pts) == 0:
+            continue
+        keep = (np.hypot(*(pts - pts[0]).T) > ends) & (np.hypot(*(pts - pts[-1]).T) > ends)
+        pts = pts[keep] if keep.any() else pts
+        covered = np.zeros(len(pts), bool)
+        for j, (_, other) in enumerate(conns):
+            if j != k and j not in gone:
+                covered |= near(pts, other, tol)
+        s = float(covered.mean())
+        if s >= share:
+            gone.add(k)
+            out.append((key, s))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("ids", nargs="*", help="diagram ids (default: every diagram of --data)")
+    p.add_argument("--data", type=Path, default=DEFAULT_ROOT, help="dataset directory (default: the bundled one)")
+    p.add_argument("--tol", type=float, default=2.0, help="SVG units from another connector that count as on it")
+    p.add_argument("--share", type=float, default=0.97, help="share of a connector's length covered to be hidden")
+    p.add_argument("--ends", type=float, default=6.0, help="units left out at each end")
+    p.add_argument("--list", action="store_true", help="name every hidden connector")
+    p.add_argument("--json", type=Path, help="write the rows here too")
+    args = p.parse_args(argv)
+    ddir = args.data / "diagrams"
+    names = args.ids or sorted(x.stem for x in ddir.glob("*.d2"))
+    rows, total, lost = [], 0, 0
+    print("| diagram | connectors | hidden | hidden connectors |\n|---|---:|---:|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            svg = Path(tmp) / f"{name}.svg"
+            render_file(ddir / f"{name}.d2", svg)
+            conns = connectors(svg.read_text(encoding="utf-8"))
+            gone = hidden(conns, args.tol, args.share, args.ends)
+            rows.append({"diagram": name, "connectors": len(conns), "hidden": [k for k, _ in gone]})
+            total, lost = total + len(conns), lost + len(gone)
+            if gone or args.ids:
+                shown = ", ".join(k for k, _ in gone) if args.list else ""
+                print(f"| {name} | {len(conns)} | {len(gone)} | {shown} |")
+    ceiling = 1 - lost / total if total else None
+    print(f"\n{len(names)} diagrams, {total} connectors drawn, {lost} hidden under others "
+          f"({lost / total if total else 0:.1%}): at most {ceiling:.3f} of the connectors can be read from "
+          f"the pixels (tol {args.tol}, share {args.share}, ends {args.ends})" if total else "no connectors")
+    if args.json:
+        args.json.write_text(json.dumps({"rows": rows, "connectors": total, "hidden": lost}, indent=1) + "\n",
+                             encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

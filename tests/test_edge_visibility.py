@@ -1,0 +1,48 @@
+"""``scripts/edge_visibility.py``: connectors that d2 draws on top of others, read from the real d2's SVG."""
+from __future__ import annotations
+
+import doctest
+import json
+
+import pytest
+
+from benchmark.render import d2_binary
+from tests.scripts_loaded import load_script
+
+try:
+    d2_binary()
+except Exception:  # pragma: no cover - set-up installs d2
+    pytest.skip("the d2 binary is not installed", allow_module_level=True)
+
+
+def _dataset(tmp_path, **files: str):
+    (tmp_path / "diagrams").mkdir()
+    for name, text in files.items():
+        (tmp_path / "diagrams" / f"{name}.d2").write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+COLUMN = "grid-columns: 1\ngrid-gap: 40\na: A\nb: B\nc: C\n"
+
+
+def test_the_functions_do_what_their_examples_say():
+    mod = load_script("edge_visibility")
+    assert doctest.testmod(mod).failed == 0
+
+
+def test_a_connector_drawn_along_a_longer_one_is_hidden_and_one_of_two_is_kept(tmp_path, capsys):
+    vis = load_script("edge_visibility")
+    data = _dataset(tmp_path,
+                    # a -- c runs straight down the column, through b: a -- b lies on it
+                    along=COLUMN + "a -- b\na -- c\n",
+                    # each connector has its own stretch of the column
+                    chain=COLUMN + "a -- b\nb -- c\n",
+                    # the same connector twice: drawn one on the other, one of them can be read
+                    twice=COLUMN + "a -- b\na -- b\n")
+    out = tmp_path / "vis.json"
+    assert vis.main(["--data", str(data), "--json", str(out), "--list"]) == 0
+    rows = {r["diagram"]: r for r in json.loads(out.read_text())["rows"]}
+    assert rows["along"]["hidden"] == ["(a -- b)[0]"] and rows["along"]["connectors"] == 2
+    assert rows["chain"]["hidden"] == [] and rows["chain"]["connectors"] == 2
+    assert len(rows["twice"]["hidden"]) == 1 and rows["twice"]["connectors"] == 2
+    assert "6 connectors drawn, 2 hidden under others" in capsys.readouterr().out
