@@ -19,12 +19,13 @@ $(STAMP): pyproject.toml scripts/setup.sh
 run: setup
 	$(VENV)/bin/diagqa run
 
-# test processes (pytest-xdist): one per core by default; a test file's tests run in one of them,
-# so its module fixtures are made once. TEST_WORKERS=0 runs the suite in this process alone.
+# test processes (pytest-xdist): one per core by default, at most 8 (each loads torch and the
+# models: some hundreds of MB); a test file's tests run in one of them, so its module fixtures are
+# made once. TEST_WORKERS=0 runs the suite in this process alone.
 TEST_WORKERS ?= auto
 
 test: setup
-	$(VENV)/bin/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+	$(VENV)/bin/python -m pytest -n $(TEST_WORKERS) --maxprocesses 8 --dist loadfile
 
 llm-run: setup
 	DIAGQA=$(abspath $(VENV))/bin/diagqa bash scripts/llm_run.sh $(LLM_RUN_ARGS)
