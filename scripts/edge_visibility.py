@@ -20,7 +20,6 @@ it ends still leaves its start to a guess.
 from __future__ import annotations
 
 import argparse
-import base64
 import html
 import json
 import re
@@ -34,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmark.dataset import DEFAULT_ROOT  # noqa: E402
 from benchmark.render import render_file  # noqa: E402
+from benchmark.report.diagrams import class_id  # noqa: E402
 
 _GROUP = re.compile(r'<g class="([A-Za-z0-9+/]+=*)">(.*?)</g>', re.S)
 _CONNECTION = re.compile(r'<path d="([^"]+)"[^>]*class="connection')
@@ -99,10 +99,9 @@ def connectors(svg: str) -> list[tuple[str, list[np.ndarray]]]:
     """Each connector of a d2 SVG: its key (``(a -> b)[0]``) and polylines, in the SVG's order."""
     out = []
     for m in _GROUP.finditer(svg):
-        path = _CONNECTION.search(m.group(2))
-        if path:
-            key = html.unescape(base64.b64decode(m.group(1)).decode("utf-8"))
-            out.append((key, path_points(path.group(1))))
+        path, escaped = _CONNECTION.search(m.group(2)), class_id(m.group(1))
+        if path and escaped is not None:
+            out.append((html.unescape(escaped), path_points(path.group(1))))
     return out
 
 

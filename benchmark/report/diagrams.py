@@ -84,16 +84,22 @@ def parse_svg_id(escaped: str) -> tuple[Any, ...]:
     return ("edge", src, dst, arrow in ("->", "<-"), int(m["i"]))
 
 
+def class_id(cls: str) -> str | None:
+    """The element id a d2 ``<g>`` class holds (base64 of the HTML-escaped id; still escaped), or ``None``
+    for a class that holds none.
+
+    >>> class_id("KGEgLT4gYilbMF0="), class_id("shape")
+    ('(a -> b)[0]', None)
+    """
+    try:
+        return base64.b64decode(cls, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
 def svg_elements(svg: str) -> list[tuple[str, tuple[Any, ...]]]:
     """Every shape and connection of a d2 SVG: (its ``<g>`` class, :func:`parse_svg_id` of it)."""
-    out = []
-    for cls in _GROUP.findall(svg):
-        try:
-            escaped = base64.b64decode(cls, validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError):
-            continue
-        out.append((cls, parse_svg_id(escaped)))
-    return out
+    return [(cls, parse_svg_id(escaped)) for cls in _GROUP.findall(svg) if (escaped := class_id(cls)) is not None]
 
 
 def _ends(src: str, dst: str, directed: bool) -> tuple[Any, ...]:
