@@ -23,6 +23,7 @@ import argparse
 import html
 import json
 import re
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -32,6 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmark.dataset import DEFAULT_ROOT  # noqa: E402
+from benchmark.errors import DiagQAError  # noqa: E402
 from benchmark.render import render_file  # noqa: E402
 from benchmark.report.diagrams import class_id  # noqa: E402
 
@@ -182,13 +184,20 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     ddir = args.data / "diagrams"
     names = args.ids or sorted(x.stem for x in ddir.glob("*.d2"))
-    rows, total, lost = [], 0, 0
+    rows, total, lost, failed = [], 0, 0, 0
     print("| diagram | connectors | hidden | hidden connectors |\n|---|---:|---:|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
             svg = Path(tmp) / f"{name}.svg"
-            render_file(ddir / f"{name}.d2", svg)
-            conns = connectors(svg.read_text(encoding="utf-8"))
+            try:   # one diagram that d2 cannot draw, or whose SVG is not read, never loses the others
+                render_file(ddir / f"{name}.d2", svg)
+                conns = connectors(svg.read_text(encoding="utf-8"))
+            except (DiagQAError, ValueError, subprocess.TimeoutExpired) as exc:
+                where = str(ddir / f"{name}.d2")
+                print(f"edge_visibility: {exc if where in str(exc) else f'{where}: {exc}'}", file=sys.stderr)
+                rows.append({"diagram": name, "error": str(exc)})
+                failed += 1
+                continue
             gone = hidden(conns, args.tol, args.share, args.ends)
             rows.append({"diagram": name, "connectors": len(conns), "hidden": [k for k, _ in gone]})
             total, lost = total + len(conns), lost + len(gone)
@@ -202,7 +211,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps({"rows": rows, "connectors": total, "hidden": lost}, indent=1) + "\n",
                              encoding="utf-8")
-    return 0
+    if failed:
+        print(f"{failed} diagram(s) not measured (above)", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

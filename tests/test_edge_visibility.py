@@ -46,3 +46,21 @@ def test_a_connector_drawn_along_a_longer_one_is_hidden_and_one_of_two_is_kept(t
     assert rows["chain"]["hidden"] == [] and rows["chain"]["connectors"] == 2
     assert len(rows["twice"]["hidden"]) == 1 and rows["twice"]["connectors"] == 2
     assert "6 connectors drawn, 2 hidden under others" in capsys.readouterr().out
+
+
+def test_a_diagram_d2_cannot_draw_is_named_and_the_others_are_still_measured(tmp_path, capsys):
+    vis = load_script("edge_visibility")
+    data = _dataset(tmp_path, along=COLUMN + "a -- b\na -- c\n", broken="a -> {\n")
+    out = tmp_path / "vis.json"
+    assert vis.main(["--data", str(data), "--json", str(out)]) == 1
+    rows = {r["diagram"]: r for r in json.loads(out.read_text())["rows"]}
+    assert rows["along"]["hidden"] == ["(a -- b)[0]"]
+    assert "error" in rows["broken"] and "hidden" not in rows["broken"]
+    err = capsys.readouterr().err
+    assert str(data / "diagrams" / "broken.d2") in err and "1 diagram(s) not measured" in err
+
+
+def test_a_path_command_it_does_not_read_is_refused_not_misread():
+    vis = load_script("edge_visibility")
+    with pytest.raises(ValueError, match="path command 'A'"):
+        vis.path_points("M 0 0 A 5 5 0 0 1 10 0")
