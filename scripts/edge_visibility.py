@@ -1,4 +1,5 @@
-"""How many of d2's drawn connectors lie under other connectors: what no reader of the PNG can recover.
+"""How many of d2's drawn connectors lie under other connectors, and how many of their labels under other
+text: what no reader of the PNG can recover for sure.
 
 Grid layouts draw every connector straight, over the shapes in its way, so a connector can run
 exactly along others (``net_office``'s left column: ``core -- access_1`` lies on ``core -- access_2``,
@@ -14,8 +15,17 @@ leaves a shape where others do) lies within ``--tol`` SVG units of a connector t
 Arrowheads and labels are not counted: a connector whose line is hidden but whose head shows where
 it ends still leaves its start to a guess.
 
+The connectors' labels are measured too: d2 places a label at its connector's middle without moving
+it off other text, so on a crowded diagram a label can be drawn over a shape's label or another
+connector's (``etl_clickstream``: ``page`` and ``segments`` one on the other). Every line of text is
+boxed from its position, its font size and the advance widths of the font d2 embeds in the SVG (from
+its capitals' top to its descenders' foot), and a connector's label is *overlapped* when more than
+``--label-share`` of its box (default: any of it) lies under another line's box. Such a label is
+not lost for certain (two lines that only touch are often both read), but what is read there is
+partly a guess.
+
     .venv/bin/python scripts/edge_visibility.py                     # the bundled dataset
-    .venv/bin/python scripts/edge_visibility.py net_office --list    # name the hidden connectors
+    .venv/bin/python scripts/edge_visibility.py net_office --list    # name the hidden connectors and labels
 """
 from __future__ import annotations
 
@@ -35,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmark.dataset import DEFAULT_ROOT  # noqa: E402
 from benchmark.errors import DiagQAError  # noqa: E402
 from benchmark.render import render_file  # noqa: E402
-from benchmark.report.diagrams import class_id  # noqa: E402
+from benchmark.report.diagrams import class_id, parse_svg_id  # noqa: E402
 
 _GROUP = re.compile(r'<g class="([A-Za-z0-9+/]+=*)">(.*?)</g>', re.S)
 _CONNECTION = re.compile(r'<path d="([^"]+)"[^>]*class="connection')
@@ -172,6 +182,103 @@ def hidden(conns: list[tuple[str, list[np.ndarray]]], tol: float, share: float, 
     return out
 
 
+_FACE = re.compile(r'font-family: (d2-\d+-font-[a-z]+);\s*src: url\("data:application/font-woff;base64,([^"]+)"')
+_FACE_OF = re.compile(r'\.d2-\d+ \.(text[-a-z]*) \{\s*font-family: "([^"]+)"')
+_OPEN = re.compile(r'<g class="([A-Za-z0-9+/]+=*)(?: [^"]*)?">|<text ([^>]*)>(.*?)</text>', re.S)
+_ATTR = re.compile(r'([a-z-]+)="([^"]*)"')
+_TSPAN = re.compile(r'<tspan ([^>]*)>(.*?)</tspan>', re.S)
+_SIZE = re.compile(r"font-size:([\d.]+)px")
+#: a line of text's box, in its font size: from this far above its baseline to this far below (a capital's
+#: top and a descender's foot; tight, so that two lines set one under the other do not count as overlapping)
+ASCENT, DESCENT = 0.72, 0.22
+
+
+class Fonts:
+    """Advance widths of the fonts d2 embeds in its SVG (WOFF subsets holding the glyphs drawn), by text class
+    (``text``, ``text-bold``, ``text-italic``): what a line of text is as wide as, in SVG units."""
+
+    def __init__(self, svg: str) -> None:
+        import base64
+        import io
+
+        from fontTools.ttLib import TTFont  # fontTools comes with matplotlib
+
+        faces = {}
+        for name, data in _FACE.findall(svg):
+            font = TTFont(io.BytesIO(base64.b64decode(data)))
+            faces[name] = (font.getBestCmap(), font["hmtx"].metrics, font["head"].unitsPerEm)
+        self._by_class = {cls: faces[name] for cls, name in _FACE_OF.findall(svg) if name in faces}
+
+    def width(self, cls: str, text: str, size: float) -> float:
+        """The advance width of ``text`` set in ``cls`` at ``size`` (a glyph the subset lacks: half an em)."""
+        cmap, metrics, upm = self._by_class.get(cls) or self._by_class["text"]
+        units = sum(metrics[cmap[ord(c)]][0] if ord(c) in cmap else upm / 2 for c in text)
+        return units * size / upm
+
+
+def text_boxes(svg: str) -> list[tuple[str | None, str, tuple[float, float, float, float]]]:
+    """Every line of text d2 drew: the key of the group it belongs to (a connector's ``(a -> b)[0]`` or a
+    shape's id; the last group opened before it, None before any), the line, and its box (x0, y0, x1, y1)."""
+    fonts = Fonts(svg)
+    out: list[tuple[str | None, str, tuple[float, float, float, float]]] = []
+    owner = None
+    for m in _OPEN.finditer(svg):
+        if m.group(1) is not None:
+            escaped = class_id(m.group(1))
+            owner = html.unescape(escaped) if escaped is not None else owner
+            continue
+        attrs = dict(_ATTR.findall(m.group(2)))
+        style = attrs.get("style", "")
+        size = float(_SIZE.search(style).group(1)) if _SIZE.search(style) else 16.0
+        cls = next((c for c in attrs.get("class", "").split() if c.startswith("text")), "text")
+        anchor = re.search(r"text-anchor:(\w+)", style)
+        x, y = float(attrs.get("x", 0)), float(attrs.get("y", 0))
+        lines = [(x, y, m.group(3))]
+        spans = _TSPAN.findall(m.group(3))
+        if spans:
+            lines = []
+            for span_attrs, body in spans:
+                a = dict(_ATTR.findall(span_attrs))
+                x = float(a.get("x", x))
+                y += float(a.get("dy", 0))
+                lines.append((x, y, body))
+        for lx, ly, body in lines:
+            text = html.unescape(re.sub(r"<[^>]+>", "", body))
+            if not text.strip():
+                continue
+            w = fonts.width(cls, text, size)
+            left = lx - w / 2 if anchor and anchor.group(1) == "middle" else lx - w if anchor and anchor.group(1) == "end" else lx
+            out.append((owner, text, (left, ly - ASCENT * size, left + w, ly + DESCENT * size)))
+    return out
+
+
+def covered_share(box: tuple[float, float, float, float], other: tuple[float, float, float, float]) -> float:
+    """The share of ``box``'s area that ``other`` covers.
+
+    >>> covered_share((0, 0, 10, 10), (5, 0, 20, 10)), covered_share((0, 0, 10, 10), (10, 0, 20, 10))
+    (0.5, 0.0)
+    """
+    w = min(box[2], other[2]) - max(box[0], other[0])
+    h = min(box[3], other[3]) - max(box[1], other[1])
+    area = (box[2] - box[0]) * (box[3] - box[1])
+    return max(0.0, w) * max(0.0, h) / area if area > 0 else 0.0
+
+
+def overlapped_labels(svg: str, share: float) -> tuple[int, list[tuple[str, str, str]]]:
+    """The connectors' labels (lines of text inside a connector's group) and those of which at least ``share``
+    of the box lies under another line of text (a shape's label or another connector's), each with the
+    connector's key, the label and the text over it."""
+    boxes = text_boxes(svg)
+    labels = [(k, t, b) for k, t, b in boxes if k is not None and parse_svg_id(k)[0] == "edge"]
+    out = []
+    for key, text, box in labels:
+        for okey, otext, obox in boxes:
+            if (okey, otext, obox) != (key, text, box) and covered_share(box, obox) > share:
+                out.append((key, text, otext))
+                break
+    return len(labels), out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("ids", nargs="*", help="diagram ids (default: every diagram of --data)")
@@ -179,19 +286,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tol", type=float, default=2.0, help="SVG units from another connector that count as on it")
     p.add_argument("--share", type=float, default=0.97, help="share of a connector's length covered to be hidden")
     p.add_argument("--ends", type=float, default=6.0, help="units left out at each end")
-    p.add_argument("--list", action="store_true", help="name every hidden connector")
+    p.add_argument("--label-share", type=float, default=0.0,
+                   help="share of a connector label's box that must lie under other text to count (default: any)")
+    p.add_argument("--list", action="store_true", help="name every hidden connector and overlapped label")
     p.add_argument("--json", type=Path, help="write the rows here too")
     args = p.parse_args(argv)
     ddir = args.data / "diagrams"
     names = args.ids or sorted(x.stem for x in ddir.glob("*.d2"))
-    rows, total, lost, failed = [], 0, 0, 0
-    print("| diagram | connectors | hidden | hidden connectors |\n|---|---:|---:|---|")
+    rows, total, lost, failed, labels, under = [], 0, 0, 0, 0, 0
+    print("| diagram | connectors | hidden | labels | overlapped | hidden connectors; overlapped labels |\n"
+          "|---|---:|---:|---:|---:|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
             svg = Path(tmp) / f"{name}.svg"
             try:   # one diagram that d2 cannot draw, or whose SVG is not read, never loses the others
                 render_file(ddir / f"{name}.d2", svg)
-                conns = connectors(svg.read_text(encoding="utf-8"))
+                text = svg.read_text(encoding="utf-8")
+                conns = connectors(text)
+                n_labels, overlapped = overlapped_labels(text, args.label_share)
             except (DiagQAError, ValueError, subprocess.TimeoutExpired) as exc:
                 where = str(ddir / f"{name}.d2")
                 print(f"edge_visibility: {exc if where in str(exc) else f'{where}: {exc}'}", file=sys.stderr)
@@ -199,17 +311,26 @@ def main(argv: list[str] | None = None) -> int:
                 failed += 1
                 continue
             gone = hidden(conns, args.tol, args.share, args.ends)
-            rows.append({"diagram": name, "connectors": len(conns), "hidden": [k for k, _ in gone]})
+            rows.append({"diagram": name, "connectors": len(conns), "hidden": [k for k, _ in gone],
+                         "labels": n_labels,
+                         "overlapped_labels": [{"connector": k, "label": t, "under": o} for k, t, o in overlapped]})
             total, lost = total + len(conns), lost + len(gone)
-            if gone or args.ids:
-                shown = ", ".join(k for k, _ in gone) if args.list else ""
-                print(f"| {name} | {len(conns)} | {len(gone)} | {shown} |")
+            labels, under = labels + n_labels, under + len(overlapped)
+            if gone or overlapped or args.ids:
+                shown = "; ".join(filter(None, [", ".join(k for k, _ in gone),
+                                                ", ".join(f"{t!r} ({k}) under {o!r}" for k, t, o in overlapped)]))
+                print(f"| {name} | {len(conns)} | {len(gone)} | {n_labels} | {len(overlapped)} | "
+                      f"{shown if args.list else ''} |")
     ceiling = 1 - lost / total if total else None
     print(f"\n{len(names)} diagrams, {total} connectors drawn, {lost} hidden under others "
           f"({lost / total if total else 0:.1%}): at most {ceiling:.3f} of the connectors can be read from "
           f"the pixels (tol {args.tol}, share {args.share}, ends {args.ends})" if total else "no connectors")
+    if labels:
+        print(f"{labels} connector labels, {under} drawn overlapping other text ({under / labels:.1%}; "
+              f"label share {args.label_share})")
     if args.json:
-        args.json.write_text(json.dumps({"rows": rows, "connectors": total, "hidden": lost}, indent=1) + "\n",
+        args.json.write_text(json.dumps({"rows": rows, "connectors": total, "hidden": lost, "labels": labels,
+                                         "overlapped_labels": under}, indent=1, ensure_ascii=False) + "\n",
                              encoding="utf-8")
     if failed:
         print(f"{failed} diagram(s) not measured (above)", file=sys.stderr)

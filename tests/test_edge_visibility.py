@@ -64,3 +64,48 @@ def test_a_path_command_it_does_not_read_is_refused_not_misread():
     vis = load_script("edge_visibility")
     with pytest.raises(ValueError, match="path command 'A'"):
         vis.path_points("M 0 0 A 5 5 0 0 1 10 0")
+
+
+ROW = "grid-rows: 1\ngrid-gap: 40\na: A\nb: Middle\nc: C\n"
+
+
+def test_a_label_drawn_over_other_text_is_counted_and_one_clear_of_it_is_not(tmp_path):
+    vis = load_script("edge_visibility")
+    data = _dataset(tmp_path,
+                    # a -> c runs straight through b, and its label sits at its middle: on b's label
+                    over=ROW + "a -> c: across the middle\n",
+                    # each label in the gap between its connector's shapes, clear of every other text
+                    clear=ROW + "a -> b: one\nb -> c: two\n")
+    out = tmp_path / "vis.json"
+    assert vis.main(["--data", str(data), "--json", str(out), "--list"]) == 0
+    result = json.loads(out.read_text())
+    rows = {r["diagram"]: r for r in result["rows"]}
+    assert rows["over"]["overlapped_labels"] == [
+        {"connector": "(a -> c)[0]", "label": "across the middle", "under": "Middle"}]
+    assert rows["clear"]["labels"] == 2 and rows["clear"]["overlapped_labels"] == []
+    assert (result["labels"], result["overlapped_labels"]) == (3, 1)
+
+
+def test_label_boxes_are_as_wide_as_d2_makes_them(tmp_path):
+    """d2 cuts its connector out under each label with a mask rectangle a little wider than the text: the
+    boxes measured from the embedded fonts have its centres and, within its padding, its widths."""
+    import re
+
+    from benchmark.render import render_file
+
+    vis = load_script("edge_visibility")
+    d2 = tmp_path / "x.d2"
+    d2.write_text(ROW + "a -> b: one\nb -> c: a longer label\na -> c: Ünïcode ж\n", encoding="utf-8")
+    svg = tmp_path / "x.svg"
+    render_file(d2, svg)
+    text = svg.read_text(encoding="utf-8")
+    masks = [tuple(map(float, m)) for m in re.findall(
+        r'<rect x="([-\d.]+)" y="([-\d.]+)" width="([\d.]+)" height="([\d.]+)" fill="black">', text)]
+    labels = [(t, b) for k, t, b in vis.text_boxes(text) if k.startswith("(")]
+    assert {t for t, _ in labels} == {"Ünïcode ж", "a longer label", "one"}
+    assert len(masks) == 3
+    for t, (x0, y0, x1, y1) in labels:
+        mx, my, mw, mh = min(masks, key=lambda m: abs(m[0] + m[2] / 2 - (x0 + x1) / 2))
+        assert abs(mx + mw / 2 - (x0 + x1) / 2) <= 1, t
+        assert mw - 8 <= x1 - x0 <= mw, (t, x1 - x0, mw)
+        assert my <= y0 and y1 <= my + mh, t
