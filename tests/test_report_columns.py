@@ -122,17 +122,33 @@ def test_a_coded_columns_numbers_are_kept_deflated_a_chunk_of_rows_at_a_time(row
     assert all(c is None or not c._sealed for c in whole._codes)
     expected = read(whole)
     monkeypatch.setattr(rowmod._Codes, "CHUNK", 64)
+    monkeypatch.setattr(rowmod._Floats, "CHUNK", 64)
     chunked = _store(rows)                            # 78 chunks sealed per coded column, the last one open
     tokens = chunked._codes[FRAME_COLUMNS.index("context_tokens")]
     assert tokens.typecode == "H" and {w for w, _ in tokens._sealed} == {"B", "H"}   # widened after sealing
+    timings = chunked._plain[FRAME_COLUMNS.index("retrieval_s")]   # unique to their row: doubles, sealed too
+    assert type(timings) is rowmod._Floats and len(timings._sealed) == 78 and len(timings.values) == 5000 - 78 * 64
+    # the sealed chunks are in the spill file, not in memory: where each lies is held
+    assert all(type(p) is tuple for c in chunked._codes if c is not None for _, p in c._sealed)
+    spilled = chunked._spill._file.seek(0, 2)
+    assert spilled >= 78 * 64 * 9 + sum(p[1] for c in chunked._codes if c is not None for _, p in c._sealed)
     got = read(chunked)
     for j, name in enumerate(FRAME_COLUMNS):
         assert got[j] == expected[j], name
     assert got[-2:] == expected[-2:]
+    listed = expected[FRAME_COLUMNS.index("retrieval_s")][0][0]
+    assert [timings[i] for i in (0, 63, 64, 4999, -1, 130, 64)] == [listed[i] for i in (0, 63, 64, 4999, -1, 130, 64)]
+    assert timings[60:70] == listed[60:70] and list(timings) == listed
     counter = chunked._codes[FRAME_COLUMNS.index("claims_supported")]   # one value: every number 0
-    assert sum(len(p) for _, p in counter._sealed) < len(rows) / 4
+    assert sum(p[1] for _, p in counter._sealed) < len(rows) / 4
     with pytest.raises(IndexError):
         chunked[5000]
+    # the taken store reads the same file; the frame made from it closes it
+    taken = chunked.take()
+    assert read(taken)[:-2] == expected[:-2] and len(chunked) == 0
+    frame = taken.to_frame()
+    assert taken._spill._file is None and len(frame) == 5000
+    assert frame["retrieval_s"].tolist() == expected[FRAME_COLUMNS.index("retrieval_s")][0][0]
 
 
 def test_columns_are_the_frames_columns(rows):

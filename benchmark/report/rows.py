@@ -10,7 +10,10 @@ lucky guesses); elsewhere ``context_text`` is ``None``.
 """
 from __future__ import annotations
 
+import os
 import re
+import tempfile
+import threading
 import zlib
 from array import array
 from typing import Any, Iterator
@@ -119,15 +122,67 @@ _DTYPES = {"B": "uint8", "H": "uint16", "I": "uint32", "Q": "uint64"}
 _PLAIN_SHARE, _PLAIN_AFTER = 0.5, 4096
 
 
-class _Floats:
-    """A plain column whose values are all floats or ``None`` (the timings): a double and a flag a row
-    (9 bytes), not a pointer and a float object (32). :meth:`append` refuses any other value."""
+class _Spill:
+    """Where a store's sealed chunks are kept: an unnamed temporary file (the system removes it when it is
+    closed or the process ends), written once and read back as the report reads a column. The rows of a run
+    ten times as large then take ten times the disk, not the memory."""
 
-    __slots__ = ("values", "none")
+    __slots__ = ("_file", "_lock")
 
     def __init__(self) -> None:
-        self.values = array("d")
+        self._file: Any = None
+        self._lock = threading.Lock()
+
+    def put(self, data: bytes) -> tuple[int, int]:
+        """Write ``data``; where it lies (offset, length)."""
+        with self._lock:
+            if self._file is None:
+                self._file = tempfile.TemporaryFile(prefix="diagqa-rows-")
+            at = self._file.seek(0, os.SEEK_END)
+            self._file.write(data)
+            return at, len(data)
+
+    def get(self, where: tuple[int, int]) -> bytes:
+        at, n = where
+        with self._lock:
+            self._file.seek(at)
+            data = self._file.read(n)
+        if len(data) != n:
+            raise OSError(f"report rows: {n} bytes at {at} of the spill file, {len(data)} read")
+        return data
+
+    def close(self) -> None:
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+
+
+class _Floats:
+    """A plain column whose values are all floats or ``None`` (the timings): a double and a flag a row
+    (9 bytes), not a pointer and a float object (32). :meth:`append` refuses any other value. With a
+    :class:`_Spill`, every full chunk of :attr:`CHUNK` rows is written to it and only the rows since are
+    held.
+
+    >>> class Small(_Floats): CHUNK = 2
+    >>> col = Small(_Spill())
+    >>> [col.append(v) for v in (0.5, None, 1.5, 2.0, None)], len(col), len(col.values), len(col._sealed)
+    ([True, True, True, True, True], 5, 1, 2)
+    >>> col[0], col[1], col[-1], col[2:4], list(col), col.copy()[3]
+    (0.5, None, None, [1.5, 2.0], [0.5, None, 1.5, 2.0, None], 2.0)
+    """
+
+    __slots__ = ("values", "none", "_sealed", "_spill", "_last")
+
+    #: rows a chunk holds before it is written to the spill file
+    CHUNK = 1 << 16
+
+    def __init__(self, spill: "_Spill | None" = None) -> None:
+        self.values = array("d")          # the rows since the last sealed chunk
         self.none = bytearray()
+        self._sealed: list[tuple[tuple[int, int], tuple[int, int]]] = []   # per sealed chunk: its doubles and flags
+        self._spill = spill
+        self._last: tuple[int, array, bytes] | None = None   # the sealed chunk read last by a row's index
 
     def append(self, v: Any) -> bool:
         if type(v) is float:
@@ -138,18 +193,70 @@ class _Floats:
             self.none.append(1)
         else:
             return False
+        if self._spill is not None and len(self.values) >= self.CHUNK:
+            self._sealed.append((self._spill.put(self.values.tobytes()), self._spill.put(bytes(self.none))))
+            self.values, self.none = array("d"), bytearray()
         return True
 
+    def arrays(self) -> tuple[Any, Any]:
+        """Every row's double and whether it is ``None``, as two numpy arrays (the sealed chunks read back)."""
+        import numpy as np
+
+        if not self._sealed:
+            return (np.frombuffer(self.values, dtype=float) if len(self.values) else np.empty(0),
+                    np.frombuffer(self.none, dtype=bool) if len(self.none) else np.empty(0, dtype=bool))
+        assert self._spill is not None
+        floats = np.empty(len(self), dtype=float)
+        none = np.empty(len(self), dtype=bool)
+        at = 0
+        for doubles, flags in self._sealed:
+            floats[at:at + self.CHUNK] = np.frombuffer(self._spill.get(doubles), dtype=float)
+            none[at:at + self.CHUNK] = np.frombuffer(self._spill.get(flags), dtype=bool)
+            at += self.CHUNK
+        floats[at:] = np.frombuffer(self.values, dtype=float) if len(self.values) else 0.0
+        none[at:] = np.frombuffer(self.none, dtype=bool) if len(self.none) else False
+        return floats, none
+
+    def copy(self, rows: Any = None) -> "_Floats":
+        """The rows (of the positions ``rows``, in their order, or every row) as a column held in memory."""
+        import numpy as np
+
+        floats, none = self.arrays()
+        if rows is not None:
+            floats, none = floats[rows], none[rows]
+        out = _Floats()
+        out.values.frombytes(np.ascontiguousarray(floats, dtype=float).tobytes())
+        out.none = bytearray(np.ascontiguousarray(none, dtype=np.uint8).tobytes())
+        return out
+
     def __getitem__(self, i: Any) -> Any:
+        if self._sealed:
+            if isinstance(i, slice):
+                floats, none = self.arrays()
+                return [None if n else v for v, n in zip(floats[i].tolist(), none[i].tolist())]
+            n = len(self)
+            if not -n <= i < n:
+                raise IndexError("row index out of range")
+            k, at = divmod(i % n, self.CHUNK)
+            if k == len(self._sealed):
+                return None if self.none[at] else self.values[at]
+            if self._last is None or self._last[0] != k:
+                assert self._spill is not None
+                doubles, flags = self._sealed[k]
+                self._last = (k, array("d", self._spill.get(doubles)), self._spill.get(flags))
+            return None if self._last[2][at] else self._last[1][at]
         if isinstance(i, slice):
             return [None if none else v for v, none in zip(self.values[i], self.none[i])]
         return None if self.none[i] else self.values[i]
 
     def __iter__(self) -> Iterator[float | None]:
+        if self._sealed:
+            floats, none = self.arrays()
+            return (None if n else v for v, n in zip(floats.tolist(), none.tolist()))
         return (None if none else v for v, none in zip(self.values, self.none))
 
     def __len__(self) -> int:
-        return len(self.values)
+        return len(self._sealed) * self.CHUNK + len(self.values)
 
 
 class _Codes:
@@ -161,23 +268,29 @@ class _Codes:
     sealed with: when a number outgrows the width (:data:`_WIDER`), only the open rows are widened, and
     reading (:meth:`array`, :meth:`numpy`) widens the sealed chunks as it inflates them.
 
+    With a :class:`_Spill`, the sealed chunks are written to it, and only where each lies is held.
+
     >>> class Small(_Codes): CHUNK = 4
-    >>> codes = Small()
-    >>> for c in [0, 1, 1, 2, 3, 300, 2]: codes.append(c)
-    >>> len(codes), codes.typecode, len(codes._sealed), list(codes.array()), codes[5], codes[-7], codes.numpy()[3:5].tolist()
-    (7, 'H', 1, [0, 1, 1, 2, 3, 300, 2], 300, 0, [2, 3])
+    >>> for spill in (None, _Spill()):
+    ...     codes = Small(spill)
+    ...     for c in [0, 1, 1, 2, 3, 300, 2]: codes.append(c)
+    ...     print(len(codes), codes.typecode, len(codes._sealed), list(codes.array()), codes[5], codes[-7], codes.numpy()[3:5].tolist())
+    7 H 1 [0, 1, 1, 2, 3, 300, 2] 300 0 [2, 3]
+    7 H 1 [0, 1, 1, 2, 3, 300, 2] 300 0 [2, 3]
     """
 
-    __slots__ = ("typecode", "_sealed", "tail", "_last")
+    __slots__ = ("typecode", "_sealed", "tail", "_last", "_spill")
 
     #: rows a chunk holds before it is sealed (deflated)
     CHUNK = 1 << 16
 
-    def __init__(self) -> None:
+    def __init__(self, spill: _Spill | None = None) -> None:
         self.typecode = "B"
-        self._sealed: list[tuple[str, bytes]] = []   # per sealed chunk: its width and its deflated numbers
+        # per sealed chunk: its width and its deflated numbers (where they lie in the spill file, with one)
+        self._sealed: list[tuple[str, Any]] = []
         self.tail = array("B")
         self._last: tuple[int, array] | None = None  # the sealed chunk read last by a row's index, inflated
+        self._spill = spill
 
     def append(self, code: int) -> None:
         """Add a row's number (:meth:`RowStore.add` does the same inline: appends to :attr:`tail`, then
@@ -197,14 +310,20 @@ class _Codes:
 
     def seal(self) -> None:
         """Deflate the open rows into a sealed chunk (a full one: every chunk but the last holds :attr:`CHUNK`)."""
-        self._sealed.append((self.typecode, zlib.compress(self.tail, 1)))
+        packed = zlib.compress(self.tail, 1)
+        self._sealed.append((self.typecode, packed if self._spill is None else self._spill.put(packed)))
         self.tail = array(self.typecode)
+
+    def _packed(self, k: int) -> tuple[str, bytes]:
+        """Sealed chunk ``k``: its width and its deflated numbers."""
+        typecode, packed = self._sealed[k]
+        return typecode, packed if self._spill is None else self._spill.get(packed)
 
     def __len__(self) -> int:
         return len(self._sealed) * self.CHUNK + len(self.tail)
 
     def _inflated(self, k: int) -> array:
-        typecode, packed = self._sealed[k]
+        typecode, packed = self._packed(k)
         out = array(typecode)
         out.frombytes(zlib.decompress(packed))
         return out
@@ -233,7 +352,8 @@ class _Codes:
         dtype = np.dtype(_DTYPES[self.typecode])
         out = np.empty(len(self), dtype=dtype)
         at = 0
-        for k, (typecode, packed) in enumerate(self._sealed):
+        for k in range(len(self._sealed)):
+            typecode, packed = self._packed(k)
             out[at:at + self.CHUNK] = np.frombuffer(zlib.decompress(packed), dtype=_DTYPES[typecode])
             at += self.CHUNK
         out[at:] = np.frombuffer(self.tail, dtype=dtype) if len(self.tail) else 0
@@ -325,13 +445,14 @@ class Coded:
         return table[np.frombuffer(self._codes, dtype=_DTYPES[self._codes.typecode])]
 
 
-def _plain_column(values: list[Any]) -> "list[Any] | _Floats":
-    """``values`` as a plain column: :class:`_Floats` when they are all floats or ``None``, else the list.
+def _plain_column(values: list[Any], spill: _Spill | None = None) -> "list[Any] | _Floats":
+    """``values`` as a plain column: :class:`_Floats` when they are all floats or ``None`` (its full chunks
+    written to ``spill``, when given), else the list.
 
     >>> type(_plain_column([0.5, None])).__name__, list(_plain_column([0.5, None])), _plain_column([1, 0.5])
     ('_Floats', [0.5, None], [1, 0.5])
     """
-    floats = _Floats()
+    floats = _Floats(spill)
     return floats if all(floats.append(v) for v in values) else values
 
 
@@ -344,9 +465,12 @@ class RowStore:
     row, the number of its value in the narrowest array that holds it (one byte for a column of up to
     256 values), kept deflated a chunk of rows at a time (:class:`_Codes`: runs of a question's rows and
     cycles of variants and answerers take a small share of a byte a row), so a run ten times as large
-    holds far less than ten times the memory of its records.
+    holds far less than ten times the memory of its records. The sealed chunks are written to an unnamed
+    temporary file (:class:`_Spill`) and read back when a table reads the column: what the store holds
+    in memory is each column's distinct values, where each chunk lies, and the rows since the last chunk.
     A column whose values are mostly new (timings, unique to their row) is kept as a plain column: an
-    array of doubles while its values are floats or ``None``, else a list. Equal
+    array of doubles while its values are floats or ``None`` (written to the file a chunk at a time too),
+    else a list. Equal
     values of one column become one object in the frame: the frame's values are read, never changed
     in place.
     :meth:`to_frame` moves the columns into the samples frame one at a time and empties the store, so
@@ -360,12 +484,13 @@ class RowStore:
         self._codes: list[_Codes | None] = []         # per coded column: the number of each row's value
         self._values: list[list[Any]] = []            # per coded column: its distinct values by number
         self._index: list[dict[Any, int]] = []        # per coded column: a value's key -> its number
+        self._spill = _Spill()                        # where the sealed chunks of every column go
 
     def add(self, row: tuple[Any, ...]) -> None:
         if not self._width:
             self._width = len(row)
             self._plain = [None] * len(row)
-            self._codes = [_Codes() for _ in row]
+            self._codes = [_Codes(self._spill) for _ in row]
             self._values = [[] for _ in row]
             self._index = [{} for _ in row]
         elif len(row) != self._width:
@@ -407,7 +532,7 @@ class RowStore:
         assert codes is not None
         col = [vals[c] for chunk in codes.chunks() for c in chunk]
         col.append(vals[-1])
-        self._plain[j], self._codes[j], self._values[j], self._index[j] = _plain_column(col), None, [], {}
+        self._plain[j], self._codes[j], self._values[j], self._index[j] = _plain_column(col, self._spill), None, [], {}
 
     def _column(self, j: int) -> Iterator[Any]:
         col = self._plain[j]
@@ -442,8 +567,7 @@ class RowStore:
             picked = self._code_array(j)
             return vals[picked if rows is None else picked[rows]]
         if type(col) is _Floats:
-            floats = np.frombuffer(col.values, dtype=float) if len(col) else np.empty(0)
-            none = np.frombuffer(col.none, dtype=bool) if len(col) else np.empty(0, dtype=bool)
+            floats, none = col.arrays()
             if rows is not None:
                 floats, none = floats[rows], none[rows]
             out = floats.astype(object)
@@ -469,14 +593,10 @@ class RowStore:
             if rows is None:
                 return Coded(self._values[j], codes.array())
             return Coded(self._values[j], _as_array(codes.numpy()[rows], codes.typecode))
+        if type(col) is _Floats:   # read back from the spill file: held while the sequence is
+            return col.copy(rows) if col._sealed or rows is not None else col
         if rows is None:
             return col
-        if type(col) is _Floats:
-            out = _Floats()
-            if len(rows):
-                out.values.frombytes(np.frombuffer(col.values, dtype=float)[rows].tobytes())
-                out.none = bytearray(np.frombuffer(col.none, dtype=np.uint8)[rows].tobytes())
-            return out
         return [col[i] for i in rows]
 
     def present(self, j: int) -> Any:
@@ -494,8 +614,8 @@ class RowStore:
         rows does not keep them alive once the report holds them. The store taken is for reading: it has
         no index of values, so a row added to it would give its values new numbers."""
         out = RowStore()
-        out._n, out._width, out._plain, out._codes, out._values, out._index = (
-            self._n, self._width, self._plain, self._codes, self._values, [{} for _ in self._index])
+        out._n, out._width, out._plain, out._codes, out._values, out._index, out._spill = (
+            self._n, self._width, self._plain, self._codes, self._values, [{} for _ in self._index], self._spill)
         self.__init__()  # type: ignore[misc]
         return out
 
@@ -521,6 +641,7 @@ class RowStore:
         for j in range(self._width):
             block[j] = self.column(j)
             self._plain[j], self._codes[j], self._values[j], self._index[j] = [], None, [], {}  # each column let go as it is moved
+        self._spill.close()
         self.__init__()  # type: ignore[misc]
         return pd.DataFrame(block.T, columns=list(FRAME_COLUMNS), dtype=object, copy=False)
 
