@@ -584,8 +584,6 @@ class RowStore:
         gives: a coded column as :class:`Coded` (the store's numbers inflated, or those of ``rows`` picked,
         a byte or two a row, held while the sequence is), a column of floats as the store's doubles (or those of ``rows``);
         the store is left as it is and must not change while the sequence is read."""
-        import numpy as np
-
         col = self._plain[j]
         if col is None:
             codes = self._codes[j]
