@@ -22,6 +22,7 @@ import yaml
 
 from benchmark.errors import InputError
 from benchmark.graph import build_graph
+from benchmark.spill import Blob, Spill
 from benchmark.questions import (BRANCH_SEPARATOR, NODE_ARGS, QUESTION_TYPES, Question, arg_problem, canonical_answer,
                                  certificate_from_json)
 
@@ -57,14 +58,18 @@ class PackedQuestions(Sequence[Question]):
 
     __slots__ = ("_data", "_n", "__weakref__")
 
-    def __init__(self, questions: Iterable[Question] = ()) -> None:
+    def __init__(self, questions: Iterable[Question] = (), spill: Spill | None = None) -> None:
+        """``spill``: where the packed bytes are kept (on disk: a loaded dataset's); in memory without it.
+        Pickled (to a worker), they are the bytes themselves."""
         qs = list(questions)
-        self._data = zlib.compress(pickle.dumps(qs, protocol=pickle.HIGHEST_PROTOCOL), 1)
+        packed = zlib.compress(pickle.dumps(qs, protocol=pickle.HIGHEST_PROTOCOL), 1)
+        self._data: bytes | Blob = packed if spill is None else spill.put(packed)
         self._n = len(qs)
 
     def unpacked(self) -> list[Question]:
         """The questions as new objects."""
-        return pickle.loads(zlib.decompress(self._data))
+        data = self._data
+        return pickle.loads(zlib.decompress(data if type(data) is bytes else data.read()))
 
     def __len__(self) -> int:
         return self._n
@@ -105,14 +110,17 @@ class Diagram:
     #: the D2 file and its imports must lie inside this folder (None: anywhere)
     import_root: Path | None = None
     #: the parsed form as compact JSON text, deflated (zlib), once :meth:`release` let go of the live one
-    _parsed_packed: bytes | None = field(default=None, repr=False, compare=False)
+    _parsed_packed: bytes | Blob | None = field(default=None, repr=False, compare=False)
+    #: where :meth:`release` keeps the parsed form (a loaded dataset's spill file); in memory when None
+    _spill: Spill | None = field(default=None, repr=False, compare=False)
 
     @cached_property
     def parsed(self) -> dict[str, Any]:
         """The parser's public JSON form of the D2 file (read once: after :meth:`release`, made again
         from the text it kept)."""
-        if self._parsed_packed is not None:
-            return json.loads(zlib.decompress(self._parsed_packed))
+        data = self._parsed_packed
+        if data is not None:
+            return json.loads(zlib.decompress(data if type(data) is bytes else data.read()))
         from benchmark.d2 import parse_file
 
         return parse_file(self.d2_path, root=self.import_root)
@@ -142,7 +150,8 @@ class Diagram:
         """
         parsed = self.__dict__.pop("parsed", None)
         if parsed is not None:
-            self._parsed_packed = zlib.compress(json.dumps(parsed, ensure_ascii=False, separators=(",", ":")).encode(), 1)
+            packed = zlib.compress(json.dumps(parsed, ensure_ascii=False, separators=(",", ":")).encode(), 1)
+            self._parsed_packed = packed if self._spill is None else self._spill.put(packed)
         self.__dict__.pop("graph", None)
 
     @cached_property
@@ -166,6 +175,8 @@ class Dataset:
     #: ``counter_prior``), for a run's own priors to take (:data:`benchmark.priors.SET_FREE_BASELINES`);
     #: kept in this process only, never pickled to a worker
     prior_predictions: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: where the dataset's packed questions and parsed forms are kept (:func:`load_dataset`'s); None: in memory
+    spill: Spill | None = field(default=None, repr=False, compare=False)
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "prior_predictions": {}}
@@ -467,6 +478,7 @@ def load_dataset(root: Path | str | None = None, *, strict: bool = True,
         raise InputError("the dataset is empty: no annotation files (annotations/*.yaml)", file=str(adir))
     diagrams: dict[str, Diagram] = {}
     problems: list[InputError] = []
+    spill = Spill()   # the packed questions and parsed forms, on disk while the dataset lives
     for path in files:
         try:
             diagram, errs = load_annotation_file(path, ddir)
@@ -476,7 +488,8 @@ def load_dataset(root: Path | str | None = None, *, strict: bool = True,
         problems.extend(errs)
         if diagram is None:
             continue
-        diagram.questions = PackedQuestions(diagram.questions)
+        diagram.questions = PackedQuestions(diagram.questions)   # to the spill once counter_prior is measured
+        diagram._spill = spill
         if not diagram.d2_path.exists():
             problems.append(InputError(f"diagram file {diagram.d2_path.name} is missing", file=str(path), line=1))
             continue
@@ -489,7 +502,7 @@ def load_dataset(root: Path | str | None = None, *, strict: bool = True,
     _drop_reused_ids(diagrams, problems)
     if strict and problems:
         raise problems[0]
-    dataset = Dataset(root=root, diagrams=diagrams)
+    dataset = Dataset(root=root, diagrams=diagrams, spill=spill)
     measure_counter_prior(dataset)
     return dataset, problems
 
@@ -514,7 +527,7 @@ def _drop_reused_ids(diagrams: dict[str, Diagram], problems: list[InputError]) -
             first[q.id] = _Where(q.file, q.line)
             kept.append(q)
         if len(kept) != len(read):
-            d.questions = PackedQuestions(kept)
+            d.questions = PackedQuestions(kept, d._spill)
 
 
 def measure_counter_prior(dataset: Dataset) -> None:
@@ -535,7 +548,7 @@ def measure_counter_prior(dataset: Dataset) -> None:
     measured = iter(result.measured)   # (in the order run_priors worked: diagrams by id)
     for did in sorted(dataset.diagrams):
         d = dataset.diagrams[did]
-        d.questions = PackedQuestions([replace(q, counter_prior=bool(next(measured))) for q in d.questions])
+        d.questions = PackedQuestions([replace(q, counter_prior=bool(next(measured))) for q in d.questions], d._spill)
 
 
 def node_args_missing(q: Question, g: nx.MultiDiGraph) -> list[str]:

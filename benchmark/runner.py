@@ -45,6 +45,7 @@ from benchmark.errors import DiagQAError, InputError, StageUnavailable
 from benchmark.graph import Subgraph
 from benchmark.questions import Question, answer_to_json
 from benchmark.report.rows import RowStore
+from benchmark.spill import Blob, Spill
 from benchmark.records import (SampleRecord, answer_from_json_record, answer_hash, answer_to_json_record,
                                context_from_json, context_hash, context_to_json, graph_from_json, graph_to_json,
                                question_from_json, question_hash, question_to_json, sample_id, sha256_json,
@@ -361,7 +362,7 @@ def prepare_run(data_dir: Path, limit: int | None = None, sample: int | None = N
         by_diagram: dict[str, list[Question]] = {}
         for q in good:
             by_diagram.setdefault(q.diagram, []).append(q)
-        return dataset, {did: PackedQuestions(qs) for did, qs in by_diagram.items()}, problems
+        return dataset, {did: PackedQuestions(qs, dataset.spill) for did, qs in by_diagram.items()}, problems
     run: dict[str, PackedQuestions] = {}
     left = limit
     for did, qs in checked:   # (every diagram is checked, to report every problem, also past the limit)
@@ -371,7 +372,8 @@ def prepare_run(data_dir: Path, limit: int | None = None, sample: int | None = N
         if qs:
             held = dataset.diagrams[did].questions
             # every question of the diagram passed: the run shares the dataset's packed questions (not a copy)
-            run[did] = held if isinstance(held, PackedQuestions) and len(held) == len(qs) else PackedQuestions(qs)
+            run[did] = (held if isinstance(held, PackedQuestions) and len(held) == len(qs)
+                        else PackedQuestions(qs, dataset.spill))
     return dataset, run, problems
 
 
@@ -419,19 +421,21 @@ def _pack(value: Any) -> bytes:
     return zlib.compress(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), 1)
 
 
-def _unpack(data: bytes) -> Any:
-    return pickle.loads(zlib.decompress(data))
+def _unpack(data: bytes | Blob) -> Any:
+    return pickle.loads(zlib.decompress(data if type(data) is bytes else data.read()))
 
 
 def _shelved(diagram_id: str, questions: Sequence[Question], found: dict[str, dict[str, dict[str, Any]]],
-             ids: list[str], done: set[str] | frozenset[str]) -> "_Shelved":
+             ids: list[str], done: set[str] | frozenset[str], spill: Spill | None = None) -> "_Shelved":
     """Diagram ``diagram_id``'s work shelved: its questions to run (kept as given when packed, so the shelf shares
     the packed questions :func:`prepare_run` gave, not a copy of them) and their finders' results (``found``:
-    finder -> question id -> result), with the samples among ``ids`` (its sample ids) that are in ``done``."""
+    finder -> question id -> result), with the samples among ``ids`` (its sample ids) that are in ``done``; the
+    packed results are kept in ``spill`` (on disk) when given."""
     read = sorted({diagram_id} | {r["diagram"] for per in found.values() for r in per.values()
                                             if r["diagram"] is not None})
-    return _Shelved(questions if isinstance(questions, PackedQuestions) else PackedQuestions(questions),
-                    _pack(found), tuple(read), frozenset(s for s in ids if s in done) if done else frozenset())
+    packed = _pack(found)
+    return _Shelved(questions if isinstance(questions, PackedQuestions) else PackedQuestions(questions, spill),
+                    packed if spill is None else spill.put(packed), tuple(read), frozenset(s for s in ids if s in done) if done else frozenset())
 
 
 class _Shelved(NamedTuple):
@@ -441,7 +445,7 @@ class _Shelved(NamedTuple):
     handed out (a run ten times as large has ten times as many diagrams)."""
 
     questions: PackedQuestions
-    found_packed: bytes
+    found_packed: bytes | Blob
     read: tuple[str, ...]
     done: frozenset[str]
 
@@ -535,7 +539,7 @@ class _Task(NamedTuple):
     root: Path
     diagrams: dict[str, Diagram]                  # the diagram and those its finders returned
     questions: PackedQuestions                    # its questions to run
-    found_packed: bytes                           # its finders' results, packed: see _pack
+    found_packed: bytes | Blob                    # its finders' results, packed: see _pack (bytes once pickled)
     done: frozenset[str]
 
     @property
@@ -1294,7 +1298,7 @@ def _plan(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool
         found.update({n: unpack_found(per.pop(did)) for n, per in ranked.items()})
         ids = [sample_id(q.id, v.name, a) for q in qs for v in variants for a in answerers]
         if not done or any(s not in done for s in ids):
-            shelf[did] = _shelved(did, questions[did], found, ids, done)
+            shelf[did] = _shelved(did, questions[did], found, ids, done, dataset.spill)
     order = sorted(shelf)
     work = _Work.planned(dataset, variants, answerers, stages, shelf)
     n_workers = max(1, min(spec.workers, len(order)))

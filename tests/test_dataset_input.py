@@ -179,6 +179,32 @@ def test_a_loaded_dataset_holds_no_graph_and_makes_each_again_from_what_it_read(
     assert not d2.in_memory and graph_to_json(d2.graph) == expected
 
 
+def test_a_loaded_datasets_packed_questions_and_parsed_forms_are_kept_on_disk(tmp_path):
+    """What a dataset holds for each diagram from loading to the end of a run (its questions packed, its parsed
+    form once released) lies in the dataset's spill file, not in memory; read back, it is what was packed, and a
+    diagram pickled to a worker carries the bytes themselves."""
+    import pickle
+
+    from benchmark.dataset import load_dataset
+    from benchmark.records import graph_to_json
+    from benchmark.spill import Blob
+
+    root = dataset(tmp_path / "ds")
+    (root / "diagrams" / "d2.d2").write_text("a: A\nb: B\nc: C\na -> b: go\nb -> c\n", encoding="utf-8")
+    ds, problems = load_dataset(root, strict=False)
+    d2 = ds.diagrams["d2"]
+    assert problems == [] and type(d2.questions._data) is Blob and d2._spill is ds.spill
+    expected = graph_to_json(d2.graph)
+    d2.release()
+    assert type(d2._parsed_packed) is Blob and not d2.in_memory
+    assert ds.spill.size >= len(d2.questions._data) + len(d2._parsed_packed)
+    assert graph_to_json(d2.graph) == expected and [q.id for q in d2.questions] == ["d2-q1"]
+    sent = pickle.loads(pickle.dumps(d2))       # as a task carries it to a worker
+    assert type(sent.questions._data) is bytes and type(sent._parsed_packed) is bytes
+    assert sent._spill is not ds.spill and sent._spill.size == 0
+    assert graph_to_json(sent.graph) == expected and sent.questions == d2.questions
+
+
 # -- wrong types: one located problem each, among the others ------------------------------------
 
 @pytest.mark.parametrize("old, new, key, message", [

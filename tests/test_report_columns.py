@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from benchmark.report import aggregate as agg
+from benchmark.spill import Blob
 from benchmark.report.columns import SampleColumns
 from benchmark.report.document import analyse, build_sections, pair_records
 from benchmark.report.markdown import render_markdown
@@ -129,9 +130,8 @@ def test_a_coded_columns_numbers_are_kept_deflated_a_chunk_of_rows_at_a_time(row
     timings = chunked._plain[FRAME_COLUMNS.index("retrieval_s")]   # unique to their row: doubles, sealed too
     assert type(timings) is rowmod._Floats and len(timings._sealed) == 78 and len(timings.values) == 5000 - 78 * 64
     # the sealed chunks are in the spill file, not in memory: where each lies is held
-    assert all(type(p) is tuple for c in chunked._codes if c is not None for _, p in c._sealed)
-    spilled = chunked._spill._file.seek(0, 2)
-    assert spilled >= 78 * 64 * 9 + sum(p[1] for c in chunked._codes if c is not None for _, p in c._sealed)
+    assert all(type(p) is Blob for c in chunked._codes if c is not None for _, p in c._sealed)
+    assert chunked._spill.size >= 78 * 64 * 9 + sum(len(p) for c in chunked._codes if c is not None for _, p in c._sealed)
     got = read(chunked)
     for j, name in enumerate(FRAME_COLUMNS):
         assert got[j] == expected[j], name
@@ -140,14 +140,14 @@ def test_a_coded_columns_numbers_are_kept_deflated_a_chunk_of_rows_at_a_time(row
     assert [timings[i] for i in (0, 63, 64, 4999, -1, 130, 64)] == [listed[i] for i in (0, 63, 64, 4999, -1, 130, 64)]
     assert timings[60:70] == listed[60:70] and list(timings) == listed
     counter = chunked._codes[FRAME_COLUMNS.index("claims_supported")]   # one value: every number 0
-    assert sum(p[1] for _, p in counter._sealed) < len(rows) / 4
+    assert sum(len(p) for _, p in counter._sealed) < len(rows) / 4
     with pytest.raises(IndexError):
         chunked[5000]
     # the taken store reads the same file; the frame made from it closes it
     taken = chunked.take()
     assert read(taken)[:-2] == expected[:-2] and len(chunked) == 0
     frame = taken.to_frame()
-    assert taken._spill._file is None and len(frame) == 5000
+    assert taken._spill.size == 0 and len(frame) == 5000
     assert frame["retrieval_s"].tolist() == expected[FRAME_COLUMNS.index("retrieval_s")][0][0]
 
 

@@ -10,13 +10,12 @@ lucky guesses); elsewhere ``context_text`` is ``None``.
 """
 from __future__ import annotations
 
-import os
 import re
-import tempfile
-import threading
 import zlib
 from array import array
 from typing import Any, Iterator
+
+from benchmark.spill import Spill
 
 #: the per-sample columns the tables read from ``metrics`` (see benchmark.metrics.sample); ``error`` is the
 #: kind of the answerer's failure (the sample is then unmeasured), ``precision_reason`` why precision is
@@ -122,50 +121,14 @@ _DTYPES = {"B": "uint8", "H": "uint16", "I": "uint32", "Q": "uint64"}
 _PLAIN_SHARE, _PLAIN_AFTER = 0.5, 4096
 
 
-class _Spill:
-    """Where a store's sealed chunks are kept: an unnamed temporary file (the system removes it when it is
-    closed or the process ends), written once and read back as the report reads a column. The rows of a run
-    ten times as large then take ten times the disk, not the memory."""
-
-    __slots__ = ("_file", "_lock")
-
-    def __init__(self) -> None:
-        self._file: Any = None
-        self._lock = threading.Lock()
-
-    def put(self, data: bytes) -> tuple[int, int]:
-        """Write ``data``; where it lies (offset, length)."""
-        with self._lock:
-            if self._file is None:
-                self._file = tempfile.TemporaryFile(prefix="diagqa-rows-")
-            at = self._file.seek(0, os.SEEK_END)
-            self._file.write(data)
-            return at, len(data)
-
-    def get(self, where: tuple[int, int]) -> bytes:
-        at, n = where
-        with self._lock:
-            self._file.seek(at)
-            data = self._file.read(n)
-        if len(data) != n:
-            raise OSError(f"report rows: {n} bytes at {at} of the spill file, {len(data)} read")
-        return data
-
-    def close(self) -> None:
-        with self._lock:
-            if self._file is not None:
-                self._file.close()
-                self._file = None
-
-
 class _Floats:
     """A plain column whose values are all floats or ``None`` (the timings): a double and a flag a row
     (9 bytes), not a pointer and a float object (32). :meth:`append` refuses any other value. With a
-    :class:`_Spill`, every full chunk of :attr:`CHUNK` rows is written to it and only the rows since are
+    :class:`~benchmark.spill.Spill`, every full chunk of :attr:`CHUNK` rows is written to it and only the rows since are
     held.
 
     >>> class Small(_Floats): CHUNK = 2
-    >>> col = Small(_Spill())
+    >>> col = Small(Spill())
     >>> [col.append(v) for v in (0.5, None, 1.5, 2.0, None)], len(col), len(col.values), len(col._sealed)
     ([True, True, True, True, True], 5, 1, 2)
     >>> col[0], col[1], col[-1], col[2:4], list(col), col.copy()[3]
@@ -177,10 +140,10 @@ class _Floats:
     #: rows a chunk holds before it is written to the spill file
     CHUNK = 1 << 16
 
-    def __init__(self, spill: "_Spill | None" = None) -> None:
+    def __init__(self, spill: Spill | None = None) -> None:
         self.values = array("d")          # the rows since the last sealed chunk
         self.none = bytearray()
-        self._sealed: list[tuple[tuple[int, int], tuple[int, int]]] = []   # per sealed chunk: its doubles and flags
+        self._sealed: list[tuple[Any, Any]] = []   # per sealed chunk: its doubles and flags (spilled blobs)
         self._spill = spill
         self._last: tuple[int, array, bytes] | None = None   # the sealed chunk read last by a row's index
 
@@ -210,8 +173,8 @@ class _Floats:
         none = np.empty(len(self), dtype=bool)
         at = 0
         for doubles, flags in self._sealed:
-            floats[at:at + self.CHUNK] = np.frombuffer(self._spill.get(doubles), dtype=float)
-            none[at:at + self.CHUNK] = np.frombuffer(self._spill.get(flags), dtype=bool)
+            floats[at:at + self.CHUNK] = np.frombuffer(doubles.read(), dtype=float)
+            none[at:at + self.CHUNK] = np.frombuffer(flags.read(), dtype=bool)
             at += self.CHUNK
         floats[at:] = np.frombuffer(self.values, dtype=float) if len(self.values) else 0.0
         none[at:] = np.frombuffer(self.none, dtype=bool) if len(self.none) else False
@@ -241,9 +204,8 @@ class _Floats:
             if k == len(self._sealed):
                 return None if self.none[at] else self.values[at]
             if self._last is None or self._last[0] != k:
-                assert self._spill is not None
                 doubles, flags = self._sealed[k]
-                self._last = (k, array("d", self._spill.get(doubles)), self._spill.get(flags))
+                self._last = (k, array("d", doubles.read()), flags.read())
             return None if self._last[2][at] else self._last[1][at]
         if isinstance(i, slice):
             return [None if none else v for v, none in zip(self.values[i], self.none[i])]
@@ -268,10 +230,10 @@ class _Codes:
     sealed with: when a number outgrows the width (:data:`_WIDER`), only the open rows are widened, and
     reading (:meth:`array`, :meth:`numpy`) widens the sealed chunks as it inflates them.
 
-    With a :class:`_Spill`, the sealed chunks are written to it, and only where each lies is held.
+    With a :class:`~benchmark.spill.Spill`, the sealed chunks are written to it, and only where each lies is held.
 
     >>> class Small(_Codes): CHUNK = 4
-    >>> for spill in (None, _Spill()):
+    >>> for spill in (None, Spill()):
     ...     codes = Small(spill)
     ...     for c in [0, 1, 1, 2, 3, 300, 2]: codes.append(c)
     ...     print(len(codes), codes.typecode, len(codes._sealed), list(codes.array()), codes[5], codes[-7], codes.numpy()[3:5].tolist())
@@ -284,7 +246,7 @@ class _Codes:
     #: rows a chunk holds before it is sealed (deflated)
     CHUNK = 1 << 16
 
-    def __init__(self, spill: _Spill | None = None) -> None:
+    def __init__(self, spill: Spill | None = None) -> None:
         self.typecode = "B"
         # per sealed chunk: its width and its deflated numbers (where they lie in the spill file, with one)
         self._sealed: list[tuple[str, Any]] = []
@@ -317,7 +279,7 @@ class _Codes:
     def _packed(self, k: int) -> tuple[str, bytes]:
         """Sealed chunk ``k``: its width and its deflated numbers."""
         typecode, packed = self._sealed[k]
-        return typecode, packed if self._spill is None else self._spill.get(packed)
+        return typecode, packed if self._spill is None else packed.read()
 
     def __len__(self) -> int:
         return len(self._sealed) * self.CHUNK + len(self.tail)
@@ -445,7 +407,7 @@ class Coded:
         return table[np.frombuffer(self._codes, dtype=_DTYPES[self._codes.typecode])]
 
 
-def _plain_column(values: list[Any], spill: _Spill | None = None) -> "list[Any] | _Floats":
+def _plain_column(values: list[Any], spill: Spill | None = None) -> "list[Any] | _Floats":
     """``values`` as a plain column: :class:`_Floats` when they are all floats or ``None`` (its full chunks
     written to ``spill``, when given), else the list.
 
@@ -466,7 +428,7 @@ class RowStore:
     256 values), kept deflated a chunk of rows at a time (:class:`_Codes`: runs of a question's rows and
     cycles of variants and answerers take a small share of a byte a row), so a run ten times as large
     holds far less than ten times the memory of its records. The sealed chunks are written to an unnamed
-    temporary file (:class:`_Spill`) and read back when a table reads the column: what the store holds
+    temporary file (:class:`~benchmark.spill.Spill`) and read back when a table reads the column: what the store holds
     in memory is each column's distinct values, where each chunk lies, and the rows since the last chunk.
     A column whose values are mostly new (timings, unique to their row) is kept as a plain column: an
     array of doubles while its values are floats or ``None`` (written to the file a chunk at a time too),
@@ -484,7 +446,7 @@ class RowStore:
         self._codes: list[_Codes | None] = []         # per coded column: the number of each row's value
         self._values: list[list[Any]] = []            # per coded column: its distinct values by number
         self._index: list[dict[Any, int]] = []        # per coded column: a value's key -> its number
-        self._spill = _Spill()                        # where the sealed chunks of every column go
+        self._spill = Spill("diagqa-rows-")           # where the sealed chunks of every column go
 
     def add(self, row: tuple[Any, ...]) -> None:
         if not self._width:
