@@ -22,7 +22,7 @@ import yaml
 
 from benchmark.errors import InputError
 from benchmark.graph import build_graph
-from benchmark.spill import Blob, Spill
+from benchmark.spill import Blob, Spill, keep, read
 from benchmark.questions import (BRANCH_SEPARATOR, NODE_ARGS, QUESTION_TYPES, Question, arg_problem, canonical_answer,
                                  certificate_from_json)
 
@@ -63,13 +63,12 @@ class PackedQuestions(Sequence[Question]):
         Pickled (to a worker), they are the bytes themselves."""
         qs = list(questions)
         packed = zlib.compress(pickle.dumps(qs, protocol=pickle.HIGHEST_PROTOCOL), 1)
-        self._data: bytes | Blob = packed if spill is None else spill.put(packed)
+        self._data = keep(packed, spill)
         self._n = len(qs)
 
     def unpacked(self) -> list[Question]:
         """The questions as new objects."""
-        data = self._data
-        return pickle.loads(zlib.decompress(data if type(data) is bytes else data.read()))
+        return pickle.loads(zlib.decompress(read(self._data)))
 
     def __len__(self) -> int:
         return self._n
@@ -118,9 +117,8 @@ class Diagram:
     def parsed(self) -> dict[str, Any]:
         """The parser's public JSON form of the D2 file (read once: after :meth:`release`, made again
         from the text it kept)."""
-        data = self._parsed_packed
-        if data is not None:
-            return json.loads(zlib.decompress(data if type(data) is bytes else data.read()))
+        if self._parsed_packed is not None:
+            return json.loads(zlib.decompress(read(self._parsed_packed)))
         from benchmark.d2 import parse_file
 
         return parse_file(self.d2_path, root=self.import_root)
@@ -151,7 +149,7 @@ class Diagram:
         parsed = self.__dict__.pop("parsed", None)
         if parsed is not None:
             packed = zlib.compress(json.dumps(parsed, ensure_ascii=False, separators=(",", ":")).encode(), 1)
-            self._parsed_packed = packed if self._spill is None else self._spill.put(packed)
+            self._parsed_packed = keep(packed, self._spill)
         self.__dict__.pop("graph", None)
 
     @cached_property

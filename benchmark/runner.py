@@ -45,7 +45,7 @@ from benchmark.errors import DiagQAError, InputError, StageUnavailable
 from benchmark.graph import Subgraph
 from benchmark.questions import Question, answer_to_json
 from benchmark.report.rows import RowStore
-from benchmark.spill import Blob, Spill
+from benchmark.spill import Blob, Spill, keep, read
 from benchmark.records import (SampleRecord, answer_from_json_record, answer_hash, answer_to_json_record,
                                context_from_json, context_hash, context_to_json, graph_from_json, graph_to_json,
                                question_from_json, question_hash, question_to_json, sample_id, sha256_json,
@@ -422,7 +422,7 @@ def _pack(value: Any) -> bytes:
 
 
 def _unpack(data: bytes | Blob) -> Any:
-    return pickle.loads(zlib.decompress(data if type(data) is bytes else data.read()))
+    return pickle.loads(zlib.decompress(read(data)))
 
 
 def _shelved(diagram_id: str, questions: Sequence[Question], found: dict[str, dict[str, dict[str, Any]]],
@@ -431,11 +431,11 @@ def _shelved(diagram_id: str, questions: Sequence[Question], found: dict[str, di
     the packed questions :func:`prepare_run` gave, not a copy of them) and their finders' results (``found``:
     finder -> question id -> result), with the samples among ``ids`` (its sample ids) that are in ``done``; the
     packed results are kept in ``spill`` (on disk) when given."""
-    read = sorted({diagram_id} | {r["diagram"] for per in found.values() for r in per.values()
-                                            if r["diagram"] is not None})
-    packed = _pack(found)
+    names = sorted({diagram_id} | {r["diagram"] for per in found.values() for r in per.values()
+                                             if r["diagram"] is not None})
     return _Shelved(questions if isinstance(questions, PackedQuestions) else PackedQuestions(questions, spill),
-                    packed if spill is None else spill.put(packed), tuple(read), frozenset(s for s in ids if s in done) if done else frozenset())
+                    keep(_pack(found), spill), tuple(names),
+                    frozenset(s for s in ids if s in done) if done else frozenset())
 
 
 class _Shelved(NamedTuple):

@@ -46,6 +46,20 @@ class Blob:
         return (bytes, (self.read(),))
 
 
+def keep(data: bytes, spill: "Spill | None") -> "bytes | Blob":
+    """``data`` written to ``spill`` (where it lies), or ``data`` itself to keep in memory when there is none."""
+    return data if spill is None else spill.put(data)
+
+
+def read(data: "bytes | Blob") -> bytes:
+    """The bytes :func:`keep` kept: ``data`` itself, or read back from its spill file.
+
+    >>> read(b"x"), read(keep(b"y", None)), read(keep(b"z", Spill()))
+    (b'x', b'y', b'z')
+    """
+    return data if type(data) is bytes else data.read()
+
+
 class Spill:
     """An append-only temporary file of :class:`Blob` s (see the module's text). Thread-safe. Its file is closed
     once neither the spill nor any of its blobs is referenced; pickled (to a worker), it is a new, empty spill."""

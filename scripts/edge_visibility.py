@@ -188,6 +188,9 @@ _OPEN = re.compile(r'<g class="([A-Za-z0-9+/]+=*)(?: [^"]*)?">|<text ([^>]*)>(.*
 _ATTR = re.compile(r'([a-z-]+)="([^"]*)"')
 _TSPAN = re.compile(r'<tspan ([^>]*)>(.*?)</tspan>', re.S)
 _SIZE = re.compile(r"font-size:([\d.]+)px")
+_ANCHOR = re.compile(r"text-anchor:(\w+)")
+#: how far left of its x a line starts, in its width, by its ``text-anchor``
+_ANCHOR_SHIFT = {"middle": 0.5, "end": 1.0}
 #: a line of text's box, in its font size: from this far above its baseline to this far below (a capital's
 #: top and a descender's foot; tight, so that two lines set one under the other do not count as overlapping)
 ASCENT, DESCENT = 0.72, 0.22
@@ -229,9 +232,9 @@ def text_boxes(svg: str) -> list[tuple[str | None, str, tuple[float, float, floa
             continue
         attrs = dict(_ATTR.findall(m.group(2)))
         style = attrs.get("style", "")
-        size = float(_SIZE.search(style).group(1)) if _SIZE.search(style) else 16.0
+        size = float(m_size.group(1)) if (m_size := _SIZE.search(style)) else 16.0
         cls = next((c for c in attrs.get("class", "").split() if c.startswith("text")), "text")
-        anchor = re.search(r"text-anchor:(\w+)", style)
+        shift = _ANCHOR_SHIFT.get(m_anchor.group(1), 0.0) if (m_anchor := _ANCHOR.search(style)) else 0.0
         x, y = float(attrs.get("x", 0)), float(attrs.get("y", 0))
         lines = [(x, y, m.group(3))]
         spans = _TSPAN.findall(m.group(3))
@@ -247,7 +250,7 @@ def text_boxes(svg: str) -> list[tuple[str | None, str, tuple[float, float, floa
             if not text.strip():
                 continue
             w = fonts.width(cls, text, size)
-            left = lx - w / 2 if anchor and anchor.group(1) == "middle" else lx - w if anchor and anchor.group(1) == "end" else lx
+            left = lx - shift * w
             out.append((owner, text, (left, ly - ASCENT * size, left + w, ly + DESCENT * size)))
     return out
 
@@ -265,7 +268,7 @@ def covered_share(box: tuple[float, float, float, float], other: tuple[float, fl
 
 
 def overlapped_labels(svg: str, share: float) -> tuple[int, list[tuple[str, str, str]]]:
-    """The connectors' labels (lines of text inside a connector's group) and those of which at least ``share``
+    """The connectors' labels (lines of text inside a connector's group) and those of which more than ``share``
     of the box lies under another line of text (a shape's label or another connector's), each with the
     connector's key, the label and the text over it."""
     boxes = text_boxes(svg)

@@ -15,7 +15,7 @@ import zlib
 from array import array
 from typing import Any, Iterator
 
-from benchmark.spill import Spill
+from benchmark.spill import Spill, keep, read
 
 #: the per-sample columns the tables read from ``metrics`` (see benchmark.metrics.sample); ``error`` is the
 #: kind of the answerer's failure (the sample is then unmeasured), ``precision_reason`` why precision is
@@ -168,7 +168,6 @@ class _Floats:
         if not self._sealed:
             return (np.frombuffer(self.values, dtype=float) if len(self.values) else np.empty(0),
                     np.frombuffer(self.none, dtype=bool) if len(self.none) else np.empty(0, dtype=bool))
-        assert self._spill is not None
         floats = np.empty(len(self), dtype=float)
         none = np.empty(len(self), dtype=bool)
         at = 0
@@ -272,14 +271,13 @@ class _Codes:
 
     def seal(self) -> None:
         """Deflate the open rows into a sealed chunk (a full one: every chunk but the last holds :attr:`CHUNK`)."""
-        packed = zlib.compress(self.tail, 1)
-        self._sealed.append((self.typecode, packed if self._spill is None else self._spill.put(packed)))
+        self._sealed.append((self.typecode, keep(zlib.compress(self.tail, 1), self._spill)))
         self.tail = array(self.typecode)
 
     def _packed(self, k: int) -> tuple[str, bytes]:
         """Sealed chunk ``k``: its width and its deflated numbers."""
         typecode, packed = self._sealed[k]
-        return typecode, packed if self._spill is None else packed.read()
+        return typecode, read(packed)
 
     def __len__(self) -> int:
         return len(self._sealed) * self.CHUNK + len(self.tail)
