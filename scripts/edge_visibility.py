@@ -211,10 +211,14 @@ class Fonts:
             font = TTFont(io.BytesIO(base64.b64decode(data)))
             faces[name] = (font.getBestCmap(), font["hmtx"].metrics, font["head"].unitsPerEm)
         self._by_class = {cls: faces[name] for cls, name in _FACE_OF.findall(svg) if name in faces}
+        if not self._by_class:
+            raise ValueError("the SVG embeds no d2 text font (@font-face of a .text class): its labels cannot be measured")
 
     def width(self, cls: str, text: str, size: float) -> float:
-        """The advance width of ``text`` set in ``cls`` at ``size`` (a glyph the subset lacks: half an em)."""
-        cmap, metrics, upm = self._by_class.get(cls) or self._by_class["text"]
+        """The advance width of ``text`` set in ``cls`` at ``size`` (a class without a font of its own: the regular
+        font, else any embedded one; a glyph the subset lacks: half an em)."""
+        cmap, metrics, upm = (self._by_class.get(cls) or self._by_class.get("text")
+                              or next(iter(self._by_class.values())))
         units = sum(metrics[cmap[ord(c)]][0] if ord(c) in cmap else upm / 2 for c in text)
         return units * size / upm
 

@@ -109,3 +109,9 @@ def test_label_boxes_are_as_wide_as_d2_makes_them(tmp_path):
         assert abs(mx + mw / 2 - (x0 + x1) / 2) <= 1, t
         assert mw - 8 <= x1 - x0 <= mw, (t, x1 - x0, mw)
         assert my <= y0 and y1 <= my + mh, t
+
+
+def test_an_svg_without_d2s_fonts_is_refused_with_a_reason_not_a_key_error():
+    vis = load_script("edge_visibility")
+    with pytest.raises(ValueError, match="embeds no d2 text font"):
+        vis.text_boxes('<svg><g class="KGEgLT4gYilbMF0="><text x="0" y="0" style="font-size:16px">yes</text></g></svg>')
