@@ -331,7 +331,7 @@ def score_file(path: Path, graphs: dict[str, Any], workers: int = 1, min_paralle
             meanwhile()
         parts = [_score_part(path, (0, path.stat().st_size), graphs)]
     out = _Scored()
-    out.rows = RowStore()   # the report's rows of every sample, coded as a run keeps them
+    out.rows = RowStore.for_samples()   # the report's rows of every sample, coded as a run keeps them
     for part in parts:
         out.parts.extend(part.parts)
         if part.bad is not None and out.bad is None:

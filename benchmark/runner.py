@@ -1277,7 +1277,7 @@ def _plan(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool
 
     # what the run already holds (resume): read as a stream, each line counted and reduced to its report row
     tally = Tally()
-    rows = RowStore() if report else None
+    rows = RowStore.for_samples() if report else None
     done: set[str] = set()
     if previous is not None:
         from benchmark.report.rows import frame_row

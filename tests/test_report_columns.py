@@ -86,6 +86,32 @@ def test_the_store_keeps_plain_and_coded_columns(rows):
     assert type(store._plain[FRAME_COLUMNS.index("answer_s")]) is list
 
 
+def test_a_store_of_samples_keeps_its_timings_as_doubles_from_the_first_row(rows):
+    """Timings that repeat often enough to stay coded in a plain store (a run's are rounded to microseconds)
+    are doubles in a store made for samples, none of their values held by number; every column, row and
+    frame reads the same, a timing that is no float turning the column into a list as before."""
+    from benchmark.report import rows as rowmod
+
+    rnd = random.Random(5)
+    coarse = [r[:-2] + (round(rnd.random(), 2), r[-1]) for r in rows]   # 101 distinct retrieval times
+    plain, samples = _store(coarse), RowStore.for_samples()
+    for r in coarse:
+        samples.add(r)
+    j_r, j_a = FRAME_COLUMNS.index("retrieval_s"), FRAME_COLUMNS.index("answer_s")
+    assert plain._plain[j_r] is None and len(plain._values[j_r]) == 101          # coded: each value held
+    assert type(samples._plain[j_r]) is rowmod._Floats and samples._codes[j_r] is None and not samples._values[j_r]
+    assert type(samples._plain[j_a]) is list                                      # "late": a list from there
+    assert [samples._plain[j] is None for j in range(len(FRAME_COLUMNS)) if j not in (j_r, j_a)] == \
+        [plain._plain[j] is None for j in range(len(FRAME_COLUMNS)) if j not in (j_r, j_a)]
+    for j, name in enumerate(FRAME_COLUMNS):
+        assert list(samples.column(j)) == list(plain.column(j)), name
+        assert samples.present(j).tolist() == plain.present(j).tolist(), name
+    assert list(samples) == list(plain) and samples[4321] == plain[4321]
+    taken = samples.take()
+    assert list(taken) == list(plain) and len(samples) == 0 and samples._plain_from_start == taken._plain_from_start
+    pd.testing.assert_frame_equal(taken.to_frame(), plain.to_frame())
+
+
 def test_a_columns_sequence_is_its_values_read_from_the_stores_numbers(rows, monkeypatch):
     """``RowStore.sequence`` of every kind of column (coded, doubles, a plain list), of every row and of some rows
     in the order given, is ``RowStore.column``'s values, the same objects; a coded column's numbers are the store's

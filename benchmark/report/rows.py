@@ -36,6 +36,10 @@ FRAME_COLUMNS = ("question_id", "diagram_id", "variant", "answerer", "selector",
                  "answer_error_kind", "answer_usage", "context_text", "finder", "finder_rank", "source",
                  "found_diagram", "twin_of", "error_stage", "error_message", *METRIC_COLUMNS, *COST_COLUMNS)
 
+#: the cost columns measured in seconds: seldom the same in two rows, so a store of frame rows keeps them as
+#: doubles from the first row (:meth:`RowStore.for_samples`)
+SECONDS_COLUMNS = ("retrieval_s", "answer_s")
+
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 
 
@@ -437,7 +441,10 @@ class RowStore:
     the rows are never held twice while the report is made.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, plain: tuple[int, ...] = ()) -> None:
+        """``plain``: the numbers of the columns kept plain from the first row (measurements that seldom
+        repeat, such as :data:`SECONDS_COLUMNS`: numbering their values would hold each one in memory)."""
+        self._plain_from_start = tuple(plain)
         self._n = 0
         self._width = 0
         self._plain: list[list[Any] | _Floats | None] = []   # per column: its values row by row, or None while coded
@@ -446,11 +453,17 @@ class RowStore:
         self._index: list[dict[Any, int]] = []        # per coded column: a value's key -> its number
         self._spill = Spill("diagqa-rows-")           # where the sealed chunks of every column go
 
+    @classmethod
+    def for_samples(cls) -> "RowStore":
+        """A store for rows of :data:`FRAME_COLUMNS` (:func:`frame_row`), its :data:`SECONDS_COLUMNS` plain
+        from the first row."""
+        return cls(tuple(FRAME_COLUMNS.index(c) for c in SECONDS_COLUMNS))
+
     def add(self, row: tuple[Any, ...]) -> None:
         if not self._width:
             self._width = len(row)
-            self._plain = [None] * len(row)
-            self._codes = [_Codes(self._spill) for _ in row]
+            self._plain = [_Floats(self._spill) if j in self._plain_from_start else None for j in range(len(row))]
+            self._codes = [None if j in self._plain_from_start else _Codes(self._spill) for j in range(len(row))]
             self._values = [[] for _ in row]
             self._index = [{} for _ in row]
         elif len(row) != self._width:
@@ -571,10 +584,10 @@ class RowStore:
         """A store holding these rows, this one left empty (as :meth:`to_frame` leaves it): whoever made the
         rows does not keep them alive once the report holds them. The store taken is for reading: it has
         no index of values, so a row added to it would give its values new numbers."""
-        out = RowStore()
+        out = RowStore(self._plain_from_start)
         out._n, out._width, out._plain, out._codes, out._values, out._index, out._spill = (
             self._n, self._width, self._plain, self._codes, self._values, [{} for _ in self._index], self._spill)
-        self.__init__()  # type: ignore[misc]
+        self.__init__(self._plain_from_start)  # type: ignore[misc]
         return out
 
     def __getitem__(self, i: int) -> tuple[Any, ...]:
