@@ -134,7 +134,7 @@ def _worker_class(ray: Any) -> Any:
                 if name in work.stages.answerers:
                     work.stages.answerers[name] = _Limited(work.stages.answerers[name], handle)
 
-        def run(self, task: tuple) -> list:
+        def run(self, task: tuple) -> bytes:
             from benchmark import runner
 
             return runner._worker_run(task)
@@ -179,8 +179,9 @@ def in_order(ray: Any, actors: list[Any], tasks: Iterator[Any], ahead: int) -> I
 
 
 def iter_ray(init: tuple, tasks: Iterator[Any], n_workers: int, address: str | None, answerers: list[str],
-             options: dict[str, dict[str, Any]], peak: dict[str, int] | None = None) -> Iterator[list]:
-    """The emitted samples of each task (one diagram's work), in order, worked on by ``n_workers`` actors.
+             options: dict[str, dict[str, Any]], peak: dict[str, int] | None = None) -> Iterator[bytes]:
+    """The emitted samples of each task (one diagram's work), packed as :func:`benchmark.runner._worker_run`
+    packs them, in order, worked on by ``n_workers`` actors.
 
     ``init`` is what :func:`benchmark.runner._init_worker` takes. ``peak``, when given, receives the most
     requests each limited answerer had in flight at once (``{"llm": 1}``).

@@ -596,7 +596,7 @@ def test_a_worker_gets_one_diagrams_task_with_only_the_diagrams_it_reads(tmp_pat
     runner._init_worker(list(spec.variants), list(spec.answerers), {}, True)
     try:
         assert runner._WORKER.dataset.diagrams == {} and runner._WORKER.questions == {}
-        lines = [line for t in tasks for line, _, _ in runner._worker_run(t)]
+        lines = [line for t in tasks for line, _, _ in runner._unpack(runner._worker_run(t))]
         assert runner._WORKER.dataset.diagrams == {} and runner._WORKER._graphs == {}
         assert runner._WORKER.gold_graphs == {} and runner._WORKER.found == {}
     finally:
@@ -740,6 +740,35 @@ def test_a_diagrams_shelved_work_shares_its_packed_questions(tmp_path):
     assert shelved.read == tuple(names) and shelved.done == frozenset({"s2"})
     listed = _shelved(names[0], list(qs), found, [], frozenset())
     assert isinstance(listed.questions, PackedQuestions) and listed.questions == list(qs) and listed.done == frozenset()
+
+
+def test_a_workers_samples_come_back_packed_and_are_read_back_a_piece_at_a_time():
+    """A diagram's finished samples leave a worker packed (``_worker_run`` -> ``_pack``), well under their
+    pickle's size, and the run reads them back as a stream: beside the samples it makes, it never holds the
+    whole pickle inflated at once (which, freed after every diagram, left glibc's heap fragmented)."""
+    import pickle
+    import random
+    import tracemalloc
+
+    from benchmark.runner import _pack, _unpack
+
+    rng = random.Random(7)
+    words = ["start", "validate", "order", "payment", "retry", "queue", "worker", "cache", "миграция", "ok", "no"]
+    batch = [(json.dumps({"sample_id": f"q{i}::v::a", "context": {"nodes": [" ".join(rng.choices(words, k=4))
+                                                                          for _ in range(40)]}, "score": rng.random()}),
+              (i, rng.random(), f"q{i}"), ("a", i % 7 == 0, None, None, False)) for i in range(600)]
+    whole = pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL)
+    assert len(whole) > 1_000_000
+    packed = _pack(batch)
+    assert len(packed) < len(whole) / 3
+    tracemalloc.start()
+    try:
+        got = _unpack(packed)
+        held, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert got == batch
+    assert peak - held < len(whole) / 4, (peak - held, len(whole))
 
 
 def test_a_pool_worker_gives_its_math_libraries_its_share_of_the_cores():
