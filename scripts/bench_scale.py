@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import statistics
@@ -51,7 +52,11 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+#: a measurement's checkout (``--code``), set by :func:`measure` in its environment: read here, on import, so that
+#: every process of the measurement imports that ``benchmark`` package, its pool's workers too (a worker started by
+#: the forkserver imports this script again before it runs a task)
+CODE = os.environ.get("BENCH_SCALE_CODE")
+sys.path.insert(0, CODE or str(ROOT))
 
 
 class _NoAliases(yaml.SafeDumper):
@@ -189,10 +194,10 @@ class TreeSampler:
 
 def child(args: argparse.Namespace) -> None:
     """One measurement in this process; prints one JSON line."""
-    if args.code:
-        sys.path.insert(0, str(Path(args.code).resolve()))
-        for name in [m for m in sys.modules if m == "benchmark" or m.startswith("benchmark.")]:
-            del sys.modules[name]
+    import benchmark
+
+    if args.code and Path(benchmark.__file__).resolve().parent.parent != Path(args.code).resolve():
+        raise SystemExit(f"--code {args.code}: this process imported {benchmark.__file__} (measure() sets BENCH_SCALE_CODE)")
     from benchmark.plugins import load_all
 
     load_all()
@@ -247,9 +252,13 @@ def measure(kind: str, data: Path, out: Path, run_id: str, args: argparse.Namesp
     cmd = [sys.executable, __file__, "--child", kind, "--data", str(data), "--out", str(out), "--run-id", run_id,
            "--workers", str(args.workers), "--executor", executor, "--variants", *args.variants,
            "--answerers", *args.answerers]
+    env = dict(os.environ)
     if args.code:
         cmd += ["--code", str(args.code)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        code = str(Path(args.code).resolve())
+        # the child, its pool's workers and Ray's (which read PYTHONPATH, not this script) import that checkout
+        env.update(BENCH_SCALE_CODE=code, PYTHONPATH=os.pathsep.join(p for p in (code, env.get("PYTHONPATH")) if p))
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
     if proc.returncode != 0:
         raise SystemExit(f"{kind} failed:\n{proc.stderr[-2000:]}")
     if not keep:

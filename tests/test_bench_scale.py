@@ -40,3 +40,29 @@ def test_the_largest_childs_peak_is_read_from_the_running_child_not_the_parent()
             p.kill()
             p.wait()
     del ballast
+
+
+def test_code_from_another_checkout_is_what_every_process_of_a_measurement_imports(tmp_path, monkeypatch):
+    """``--code DIR`` measures DIR's ``benchmark`` package: the measured run's own process and its pool's
+    workers (started by the forkserver, which imports the script again) all import it, not this checkout's."""
+    import argparse
+    import shutil
+
+    bench = _bench()
+    checkout = tmp_path / "checkout"
+    shutil.copytree(bench.ROOT / "benchmark", checkout / "benchmark",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    log = tmp_path / "imports.log"
+    with (checkout / "benchmark" / "__init__.py").open("a", encoding="utf-8") as fh:
+        fh.write("\nimport os as _os\n"
+                 "with open(_os.environ['BENCH_IMPORT_LOG'], 'a', encoding='utf-8') as _f:\n"
+                 "    _f.write(f'{_os.getpid()} {__file__}\\n')\n")
+    monkeypatch.setenv("BENCH_IMPORT_LOG", str(log))
+    data = tmp_path / "data"
+    n = bench.make_dataset(data, 1, 40)   # the first 40 questions: more than one diagram, so a pool of two
+    args = argparse.Namespace(workers=2, variants=["oracle+d2+full"], answerers=["solver"], code=checkout)
+    got = bench.measure("run", data, tmp_path / "out", "t", args)
+    assert got["samples"] == n
+    imports = [line.split(" ", 1) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert len({pid for pid, _ in imports}) >= 3, imports   # the run and its two workers
+    assert {Path(f).resolve() for _, f in imports} == {(checkout / "benchmark" / "__init__.py").resolve()}
