@@ -21,7 +21,7 @@ import networkx as nx
 import yaml
 
 from benchmark.errors import InputError
-from benchmark.graph import build_graph
+from benchmark.graph import build_graph, drop_views
 from benchmark.spill import Blob, Spill, keep, read
 from benchmark.questions import (BRANCH_SEPARATOR, NODE_ARGS, QUESTION_TYPES, Question, arg_problem, canonical_answer,
                                  certificate_from_json)
@@ -150,7 +150,9 @@ class Diagram:
         if parsed is not None:
             packed = zlib.compress(json.dumps(parsed, ensure_ascii=False, separators=(",", ":")).encode(), 1)
             self._parsed_packed = keep(packed, self._spill)
-        self.__dict__.pop("graph", None)
+        graph = self.__dict__.pop("graph", None)
+        if graph is not None:
+            drop_views(graph)   # so it is freed now, not by some later full collection (unless held elsewhere)
 
     @cached_property
     def source(self) -> str:

@@ -44,7 +44,7 @@ import networkx as nx
 
 from benchmark.dataset import Dataset, Diagram, PackedQuestions, load_dataset, released
 from benchmark.errors import DiagQAError, InputError, StageUnavailable
-from benchmark.graph import Subgraph
+from benchmark.graph import Subgraph, drop_views
 from benchmark.questions import Question, answer_to_json
 from benchmark.report.rows import RowStore
 from benchmark.spill import Blob, Spill, keep, read
@@ -531,13 +531,16 @@ class _Work:
         at a time: the gold graphs this process did not score with are made, written and let go."""
         yield "{"
         for i, did in enumerate(sorted(diagram_ids)):
-            if did in self.gold_graphs:
-                g = self.gold_graphs[did]
-            else:
+            made = did not in self.gold_graphs
+            if made:
                 with released([self.dataset.diagrams[did]]):
                     g = self._gold(did)
-            yield (", " if i else "") + json.dumps(did, ensure_ascii=False) + ": " + \
-                json.dumps(graph_to_json(g), ensure_ascii=False, sort_keys=True)
+            else:
+                g = self.gold_graphs[did]
+            piece = json.dumps(graph_to_json(g), ensure_ascii=False, sort_keys=True)
+            if made:
+                drop_views(g)   # freed as it is let go (see drop_views)
+            yield (", " if i else "") + json.dumps(did, ensure_ascii=False) + ": " + piece
         yield "}"
 
 

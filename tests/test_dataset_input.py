@@ -399,3 +399,27 @@ def test_a_retired_question_must_say_why(tmp_path):
     rc, errors, _ = validate(root)
     assert rc != 0 and len(errors) == 1 and "retired must say why" in errors[0]
     assert f":{line_of(root / 'annotations' / 'd1.yaml', 'retired:')}" in errors[0]
+
+
+def test_a_released_diagrams_graph_is_freed_at_once_not_left_to_the_cycle_collector():
+    """A graph whose edges were read holds networkx's cached views, each of which holds the graph: a cycle.
+    Released, a diagram's graph is freed there and then (a run releases one per diagram), and made again
+    from what the diagram kept when next used."""
+    import gc
+    import weakref
+
+    from benchmark.dataset import Diagram
+
+    d = Diagram(id="x", d2_path=Path("x.d2"), png_path=Path("x.png"))
+    d.__dict__["parsed"] = {"nodes": [{"id": "a"}, {"id": "b"}], "edges": [{"src": "a", "dst": "b", "label": "go"}]}
+    g = d.graph
+    assert [(u, v, e["label"]) for u, v, e in g.edges(data=True)] == [("a", "b", "go")] and "a" in g.nodes
+    gone = weakref.ref(g)
+    del g
+    gc.disable()   # only reference counting may free it
+    try:
+        d.release()
+        assert gone() is None
+    finally:
+        gc.enable()
+    assert not d.in_memory and [(u, v) for u, v in d.graph.edges()] == [("a", "b")]

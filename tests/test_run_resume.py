@@ -393,7 +393,11 @@ def test_write_atomic_keeps_the_old_file_when_its_pieces_fail(tmp_path):
 
 def test_gold_graphs_are_written_a_diagram_at_a_time():
     """graphs.json is written diagram by diagram, as one json.dumps of them all wrote it, without keeping the
-    gold graphs of diagrams this process did not score with."""
+    gold graphs of diagrams this process did not score with (nor leaving them to the cycle collector)."""
+    import gc
+
+    import networkx as nx
+
     from benchmark.dataset import load_dataset
     from benchmark.records import graph_to_json
     from benchmark.runner import _Work
@@ -402,7 +406,15 @@ def test_gold_graphs_are_written_a_diagram_at_a_time():
     ids = ["arch_ru_marketplace", "arch_api_gateway"]   # Cyrillic labels, written as they are
     work = _Work(ds, {}, [], [], None, {})
     scored = work.gold("arch_api_gateway")
-    text = "".join(work.gold_json_pieces(ids))
+    gc.collect()
+    gc.disable()   # what the pass leaves for the cycle collector is counted, before any collection frees it
+    try:
+        before = sum(isinstance(o, nx.MultiDiGraph) for o in gc.get_objects())
+        text = "".join(work.gold_json_pieces(ids))
+        left = sum(isinstance(o, nx.MultiDiGraph) for o in gc.get_objects()) - before
+    finally:
+        gc.enable()
+    assert left == 0, "the graphs made to be written are freed as they are let go"
     whole = {did: graph_to_json(ds.diagrams[did].graph) for did in ids}
     assert text == json.dumps(whole, ensure_ascii=False, sort_keys=True) and "Уровни клиента" in text
     assert list(work.gold_graphs) == ["arch_api_gateway"] and work.gold_graphs["arch_api_gateway"] is scored
