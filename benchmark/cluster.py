@@ -213,7 +213,7 @@ def iter_ray(init: tuple, tasks: Iterator[Any], n_workers: int, address: str | N
 
 def _fit_and_rank(name: str, options: dict[str, dict[str, Any]], dataset: Any, questions: Any) -> tuple:
     """Make, fit and rank one finder where this runs: ``("ok", description, fit seconds, rankings)`` (diagram id ->
-    its questions' results, packed: :func:`benchmark.runner.pack_found`), or
+    its questions' results, packed: :func:`benchmark.spill.pack`), or
     ``(status, message)`` with status ``unknown``/``fatal`` (the run stops) or ``down`` (its variants are left out).
     ``questions`` are the run's, diagram id -> its questions packed (as :func:`benchmark.runner.prepare_run`
     gives them): they are ranked a diagram at a time, as the local executor ranks them, in the same chunks."""
@@ -223,6 +223,7 @@ def _fit_and_rank(name: str, options: dict[str, dict[str, Any]], dataset: Any, q
     from benchmark.errors import DiagQAError, StageUnavailable
     from benchmark.plugins import load_all
     from benchmark.registry import UnknownNameError
+    from benchmark.spill import pack
     from benchmark.stages import FINDERS
 
     load_all()
@@ -239,7 +240,7 @@ def _fit_and_rank(name: str, options: dict[str, dict[str, Any]], dataset: Any, q
         return ("fatal", str(exc))
     except Exception as exc:  # noqa: BLE001 - a stage that cannot even start is left out, not the run
         return ("down", f"failed to start: {type(exc).__name__}: {exc}")
-    rankings = {did: runner.pack_found(found[name])
+    rankings = {did: pack(found[name])
                 for did, _, found in runner._ranked_by_diagram({name: inst}, questions)}
     return ("ok", runner.describe_component("finder", name, inst, options), fit_s, rankings)
 

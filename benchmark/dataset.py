@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import pickle
 import re
 import zlib
 from contextlib import contextmanager
@@ -22,7 +21,7 @@ import yaml
 
 from benchmark.errors import InputError
 from benchmark.graph import build_graph, drop_views
-from benchmark.spill import Blob, Spill, keep, read
+from benchmark.spill import Blob, Spill, keep, pack, read, unpack
 from benchmark.questions import (BRANCH_SEPARATOR, NODE_ARGS, QUESTION_TYPES, Question, arg_problem, canonical_answer,
                                  certificate_from_json)
 
@@ -62,13 +61,12 @@ class PackedQuestions(Sequence[Question]):
         """``spill``: where the packed bytes are kept (on disk: a loaded dataset's); in memory without it.
         Pickled (to a worker), they are the bytes themselves."""
         qs = list(questions)
-        packed = zlib.compress(pickle.dumps(qs, protocol=pickle.HIGHEST_PROTOCOL), 1)
-        self._data = keep(packed, spill)
+        self._data = keep(pack(qs), spill)
         self._n = len(qs)
 
     def unpacked(self) -> list[Question]:
         """The questions as new objects."""
-        return pickle.loads(zlib.decompress(read(self._data)))
+        return unpack(self._data)
 
     def __len__(self) -> int:
         return self._n

@@ -23,19 +23,15 @@ from __future__ import annotations
 
 import datetime as _dt
 import gc
-import gzip
-import io
 import json
 import multiprocessing
 import os
-import pickle
 import platform
 import shutil
 import sys
 import tempfile
 import time
 import traceback
-import zlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, NamedTuple, Sequence
@@ -47,7 +43,7 @@ from benchmark.errors import DiagQAError, InputError, StageUnavailable
 from benchmark.graph import Subgraph, drop_views
 from benchmark.questions import Question, answer_to_json
 from benchmark.report.rows import RowStore
-from benchmark.spill import Blob, Spill, keep, read
+from benchmark.spill import Blob, Spill, keep, pack, unpack
 from benchmark.records import (SampleRecord, answer_from_json_record, answer_hash, answer_to_json_record,
                                context_from_json, context_hash, context_to_json, graph_from_json, graph_to_json,
                                question_from_json, question_hash, question_to_json, sample_id, sha256_json,
@@ -417,23 +413,6 @@ def check_question(q: Question, diagram: Diagram) -> InputError | None:
 
 # -- the work of one diagram -----------------------------------------------------------------------
 
-def _pack(value: Any) -> bytes:
-    """``value`` pickled and deflated: a diagram's finders' results take under a tenth of their memory as live
-    objects this way (see :class:`_Shelved`), and a worker's finished samples a tenth of their pickle on the
-    way back (:func:`_worker_run`). Deflated in gzip's framing, which :func:`_unpack` reads as a stream."""
-    return zlib.compress(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), 1, wbits=31)
-
-
-def _unpack(data: bytes | Blob) -> Any:
-    """What :func:`_pack` packed, inflated a piece at a time as it is unpickled (the pickle's frames, about
-    64 KB each), never the whole pickle at once: a diagram's samples pickle to some MB (2.8 MB the median of
-    the bundled diagrams, 8.8 MB the most), and a buffer that size made and freed for each diagram raises
-    glibc's threshold for serving allocations by ``mmap``, after which such buffers are carved from the
-    heap and leave it fragmented: the run's peak memory was 1.13x what it is this way (bundled data, 1x)."""
-    with gzip.GzipFile(fileobj=io.BytesIO(read(data))) as f:
-        return pickle.load(f)
-
-
 def _shelved(diagram_id: str, questions: Sequence[Question], found: dict[str, dict[str, dict[str, Any]]],
              ids: list[str], done: set[str] | frozenset[str], spill: Spill | None = None) -> "_Shelved":
     """Diagram ``diagram_id``'s work shelved: its questions to run (kept as given when packed, so the shelf shares
@@ -443,13 +422,13 @@ def _shelved(diagram_id: str, questions: Sequence[Question], found: dict[str, di
     names = sorted({diagram_id} | {r["diagram"] for per in found.values() for r in per.values()
                                              if r["diagram"] is not None})
     return _Shelved(questions if isinstance(questions, PackedQuestions) else PackedQuestions(questions, spill),
-                    keep(_pack(found), spill), tuple(names),
+                    keep(pack(found), spill), tuple(names),
                     frozenset(s for s in ids if s in done) if done else frozenset())
 
 
 class _Shelved(NamedTuple):
     """One diagram's work while it waits for its task (:meth:`_Work.task`): its questions to run (packed), their
-    finders' results packed (:func:`_pack`: ``{finder: {question id: result}}``), the diagrams those results
+    finders' results packed (:func:`benchmark.spill.pack`: ``{finder: {question id: result}}``), the diagrams those results
     name, and its samples already done. The run holds each diagram's work from planning until its task is
     handed out (a run ten times as large has ten times as many diagrams)."""
 
@@ -531,14 +510,12 @@ class _Work:
         at a time: the gold graphs this process did not score with are made, written and let go."""
         yield "{"
         for i, did in enumerate(sorted(diagram_ids)):
-            made = did not in self.gold_graphs
-            if made:
+            if did in self.gold_graphs:
+                piece = json.dumps(graph_to_json(self.gold_graphs[did]), ensure_ascii=False, sort_keys=True)
+            else:
                 with released([self.dataset.diagrams[did]]):
                     g = self._gold(did)
-            else:
-                g = self.gold_graphs[did]
-            piece = json.dumps(graph_to_json(g), ensure_ascii=False, sort_keys=True)
-            if made:
+                piece = json.dumps(graph_to_json(g), ensure_ascii=False, sort_keys=True)
                 drop_views(g)   # freed as it is let go (see drop_views)
             yield (", " if i else "") + json.dumps(did, ensure_ascii=False) + ": " + piece
         yield "}"
@@ -551,13 +528,13 @@ class _Task(NamedTuple):
     root: Path
     diagrams: dict[str, Diagram]                  # the diagram and those its finders returned
     questions: PackedQuestions                    # its questions to run
-    found_packed: bytes | Blob                    # its finders' results, packed: see _pack (bytes once pickled)
+    found_packed: bytes | Blob                    # its finders' results, packed: see spill.pack (bytes once pickled)
     done: frozenset[str]
 
     @property
     def found(self) -> dict[str, dict[str, dict[str, Any]]]:
         """finder -> question id -> {diagram, rank, error, time}"""
-        return _unpack(self.found_packed)
+        return unpack(self.found_packed)
 
 
 def reads_context(answerer: Any) -> bool:
@@ -788,22 +765,6 @@ def _answer_batches(work: _Work, prepared: list[tuple[Question, _Prepared]]) -> 
     return out
 
 
-def pack_found(found: dict[str, dict[str, Any]]) -> bytes:
-    """A diagram's finder results (question id -> :func:`_found`'s dict) pickled and deflated: the Ray executor's
-    finder task sends every diagram's this way, and the run makes them objects again a diagram at a time
-    (:func:`unpack_found`).
-
-    >>> unpack_found(pack_found({"q1": {"diagram": "d", "rank": 1, "error": None, "time": 0.5}}))["q1"]["rank"]
-    1
-    """
-    return zlib.compress(pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL), 1)
-
-
-def unpack_found(packed: bytes) -> dict[str, dict[str, Any]]:
-    """The results :func:`pack_found` packed."""
-    return pickle.loads(zlib.decompress(packed))
-
-
 def _found(name: str, q: Question, ranking: Any, seconds: float) -> dict[str, Any]:
     """What the run keeps of finder ``name``'s ranking of ``q`` (or of the exception it raised)."""
     try:
@@ -950,9 +911,9 @@ def _init_pool_worker(threads: int, *init: Any) -> None:
 
 def _worker_run(task: _Task) -> bytes:
     """A task's finished samples (:func:`_emit`) as a worker process or actor sends them back: packed
-    (:func:`_pack`), so the run receives a tenth of their pickle and reads it back in pieces."""
+    (:func:`benchmark.spill.pack`), so the run receives a tenth of their pickle and reads it back in pieces."""
     assert _WORKER is not None
-    return _pack(_emit(run_diagram(_WORKER.for_task(task), task.diagram_id), _WORKER_ROWS))
+    return pack(_emit(run_diagram(_WORKER.for_task(task), task.diagram_id), _WORKER_ROWS))
 
 
 def _iter_emitted(spec: RunSpec, work: _Work, order: list[str], n_workers: int, rows: bool,
@@ -968,7 +929,7 @@ def _iter_emitted(spec: RunSpec, work: _Work, order: list[str], n_workers: int, 
     if spec.executor == "ray":
         from benchmark.cluster import iter_ray
 
-        yield from map(_unpack, iter_ray(init, tasks, n_workers, spec.address, work.answerers, spec.options, peak))
+        yield from map(unpack, iter_ray(init, tasks, n_workers, spec.address, work.answerers, spec.options, peak))
         return
     if n_workers <= 1:
         for task in tasks:
@@ -981,7 +942,7 @@ def _iter_emitted(spec: RunSpec, work: _Work, order: list[str], n_workers: int, 
     pool = ctx.Pool(n_workers, initializer=_init_pool_worker, initargs=(threads, *init))
     try:
         # imap hands tasks to the workers through a pipe as they are taken: a task or two is made ahead
-        yield from map(_unpack, pool.imap(_worker_run, tasks, chunksize=1))
+        yield from map(unpack, pool.imap(_worker_run, tasks, chunksize=1))
     finally:
         pool.terminate()
         pool.join()
@@ -1309,7 +1270,7 @@ def _plan(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool
         del expected
     shelf: dict[str, _Shelved] = {}   # each diagram with a sample to make: its work, packed
     for did, qs, found in _ranked_by_diagram(finders, questions):
-        found.update({n: unpack_found(per.pop(did)) for n, per in ranked.items()})
+        found.update({n: unpack(per.pop(did)) for n, per in ranked.items()})
         ids = [sample_id(q.id, v.name, a) for q in qs for v in variants for a in answerers]
         if not done or any(s not in done for s in ids):
             shelf[did] = _shelved(did, questions[did], found, ids, done, dataset.spill)

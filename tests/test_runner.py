@@ -570,6 +570,7 @@ def test_a_worker_gets_one_diagrams_task_with_only_the_diagrams_it_reads(tmp_pat
     questions, never the whole dataset; a worker keeps nothing of a task once it is done, and the samples
     are those of a run that works on the whole dataset in one process."""
     from benchmark import runner
+    from benchmark.spill import unpack
 
     names = ["algo_login_lockout_a", "algo_login_lockout_b", "arch_auth_cache_a", "arch_auth_cache_b"]
     data = copy_bundled(tmp_path / "data", names)
@@ -596,7 +597,7 @@ def test_a_worker_gets_one_diagrams_task_with_only_the_diagrams_it_reads(tmp_pat
     runner._init_worker(list(spec.variants), list(spec.answerers), {}, True)
     try:
         assert runner._WORKER.dataset.diagrams == {} and runner._WORKER.questions == {}
-        lines = [line for t in tasks for line, _, _ in runner._unpack(runner._worker_run(t))]
+        lines = [line for t in tasks for line, _, _ in unpack(runner._worker_run(t))]
         assert runner._WORKER.dataset.diagrams == {} and runner._WORKER._graphs == {}
         assert runner._WORKER.gold_graphs == {} and runner._WORKER.found == {}
     finally:
@@ -728,7 +729,8 @@ def test_a_diagrams_shelved_work_shares_its_packed_questions(tmp_path):
     """A diagram's work waits for its task with the packed questions it was given (the dataset's, not a copy)
     and its finders' results packed; questions given as a list are packed."""
     from benchmark.dataset import PackedQuestions
-    from benchmark.runner import _shelved, _unpack, prepare_run
+    from benchmark.runner import _shelved, prepare_run
+    from benchmark.spill import unpack
 
     names = ["algo_login_lockout_a", "algo_login_lockout_b"]
     _, packed, _ = prepare_run(copy_bundled(tmp_path / "data", names))
@@ -736,21 +738,21 @@ def test_a_diagrams_shelved_work_shares_its_packed_questions(tmp_path):
     found = {"oracle": {q.id: {"diagram": names[1] if i == 0 else names[0], "rank": 1, "error": None, "time": 0.0}
                         for i, q in enumerate(qs)}}
     shelved = _shelved(names[0], qs, found, ["s1", "s2"], {"s2"})
-    assert shelved.questions is qs and _unpack(shelved.found_packed) == found
+    assert shelved.questions is qs and unpack(shelved.found_packed) == found
     assert shelved.read == tuple(names) and shelved.done == frozenset({"s2"})
     listed = _shelved(names[0], list(qs), found, [], frozenset())
     assert isinstance(listed.questions, PackedQuestions) and listed.questions == list(qs) and listed.done == frozenset()
 
 
 def test_a_workers_samples_come_back_packed_and_are_read_back_a_piece_at_a_time():
-    """A diagram's finished samples leave a worker packed (``_worker_run`` -> ``_pack``), well under their
+    """A diagram's finished samples leave a worker packed (``_worker_run`` -> ``spill.pack``), well under their
     pickle's size, and the run reads them back as a stream: beside the samples it makes, it never holds the
     whole pickle inflated at once (which, freed after every diagram, left glibc's heap fragmented)."""
     import pickle
     import random
     import tracemalloc
 
-    from benchmark.runner import _pack, _unpack
+    from benchmark.spill import pack, unpack
 
     rng = random.Random(7)
     words = ["start", "validate", "order", "payment", "retry", "queue", "worker", "cache", "миграция", "ok", "no"]
@@ -759,11 +761,11 @@ def test_a_workers_samples_come_back_packed_and_are_read_back_a_piece_at_a_time(
               (i, rng.random(), f"q{i}"), ("a", i % 7 == 0, None, None, False)) for i in range(600)]
     whole = pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL)
     assert len(whole) > 1_000_000
-    packed = _pack(batch)
+    packed = pack(batch)
     assert len(packed) < len(whole) / 3
     tracemalloc.start()
     try:
-        got = _unpack(packed)
+        got = unpack(packed)
         held, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

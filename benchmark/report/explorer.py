@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import pickle
 import re
 import tempfile
 import weakref
@@ -29,6 +28,7 @@ from typing import Any, Iterable, Iterator
 
 from benchmark.records import dumps_line
 from benchmark.report.html import json_bytes
+from benchmark.spill import pack, unpack
 
 #: guess classes whose samples get their diagram drawn with certificate, retrieval and misses
 DRAWN = ("lucky_guess", "misread", "extraction_error")
@@ -343,9 +343,9 @@ class _ByDiagram:
     def _of(self, did: Any) -> dict[Any, Any]:
         if did != self._did:
             if self._open:
-                self._sealed[self._did] = zlib.compress(pickle.dumps(self._open, protocol=pickle.HIGHEST_PROTOCOL), 1)
+                self._sealed[self._did] = pack(self._open)
             packed = self._sealed.pop(did, None)
-            self._open = pickle.loads(zlib.decompress(packed)) if packed is not None else {}
+            self._open = unpack(packed) if packed is not None else {}
             self._did = did
         return self._open
 
