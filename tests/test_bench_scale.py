@@ -66,3 +66,15 @@ def test_code_from_another_checkout_is_what_every_process_of_a_measurement_impor
     imports = [line.split(" ", 1) for line in log.read_text(encoding="utf-8").splitlines()]
     assert len({pid for pid, _ in imports}) >= 3, imports   # the run and its two workers
     assert {Path(f).resolve() for _, f in imports} == {(checkout / "benchmark" / "__init__.py").resolve()}
+
+
+def test_code_from_a_folder_without_the_package_is_refused_not_measured_as_this_checkout(tmp_path):
+    """``--code`` naming a folder that holds no ``benchmark`` package (a typo, the wrong level) would import this
+    checkout's instead: the measurement is refused, naming what was imported."""
+    import argparse
+
+    bench = _bench()
+    (tmp_path / "elsewhere").mkdir()
+    args = argparse.Namespace(workers=1, variants=["oracle+d2+full"], answerers=["solver"], code=tmp_path / "elsewhere")
+    with pytest.raises(SystemExit, match=r"--code .*elsewhere: this process imported .*benchmark"):
+        bench.measure("run", tmp_path / "data", tmp_path / "out", "t", args)
