@@ -82,7 +82,7 @@ def test_the_store_keeps_plain_and_coded_columns(rows):
     plain = {name for j, name in enumerate(FRAME_COLUMNS) if store._plain[j] is not None}
     # unique values become plain columns: doubles while they are floats, a list once another kind of value came
     assert {"retrieval_s", "answer_s"} <= plain and "variant" not in plain and "gold" not in plain
-    assert type(store._plain[FRAME_COLUMNS.index("retrieval_s")]).__name__ == "_Floats"
+    assert type(store._plain[FRAME_COLUMNS.index("retrieval_s")]).__name__ == "Floats"
     assert type(store._plain[FRAME_COLUMNS.index("answer_s")]) is list
 
 
@@ -99,7 +99,7 @@ def test_a_store_of_samples_keeps_its_timings_as_doubles_from_the_first_row(rows
         samples.add(r)
     j_r, j_a = FRAME_COLUMNS.index("retrieval_s"), FRAME_COLUMNS.index("answer_s")
     assert plain._plain[j_r] is None and len(plain._values[j_r]) == 101          # coded: each value held
-    assert type(samples._plain[j_r]) is rowmod._Floats and samples._codes[j_r] is None and not samples._values[j_r]
+    assert type(samples._plain[j_r]) is rowmod.Floats and samples._codes[j_r] is None and not samples._values[j_r]
     assert type(samples._plain[j_a]) is list                                      # "late": a list from there
     assert [samples._plain[j] is None for j in range(len(FRAME_COLUMNS)) if j not in (j_r, j_a)] == \
         [plain._plain[j] is None for j in range(len(FRAME_COLUMNS)) if j not in (j_r, j_a)]
@@ -149,12 +149,12 @@ def test_a_coded_columns_numbers_are_kept_deflated_a_chunk_of_rows_at_a_time(row
     assert all(c is None or not c._sealed for c in whole._codes)
     expected = read(whole)
     monkeypatch.setattr(rowmod._Codes, "CHUNK", 64)
-    monkeypatch.setattr(rowmod._Floats, "CHUNK", 64)
+    monkeypatch.setattr(rowmod.Floats, "CHUNK", 64)
     chunked = _store(rows)                            # 78 chunks sealed per coded column, the last one open
     tokens = chunked._codes[FRAME_COLUMNS.index("context_tokens")]
     assert tokens.typecode == "H" and {w for w, _ in tokens._sealed} == {"B", "H"}   # widened after sealing
     timings = chunked._plain[FRAME_COLUMNS.index("retrieval_s")]   # unique to their row: doubles, sealed too
-    assert type(timings) is rowmod._Floats and len(timings._sealed) == 78 and len(timings.values) == 5000 - 78 * 64
+    assert type(timings) is rowmod.Floats and len(timings._sealed) == 78 and len(timings.values) == 5000 - 78 * 64
     # the sealed chunks are in the spill file, not in memory: where each lies is held
     assert all(type(p) is Blob for c in chunked._codes if c is not None for _, p in c._sealed)
     assert chunked._spill.size >= 78 * 64 * 9 + sum(len(p) for c in chunked._codes if c is not None for _, p in c._sealed)
@@ -219,10 +219,17 @@ def _same(a, b) -> bool:
     return a == b
 
 
-def test_every_table_is_the_same_from_the_coded_columns(rows):
+@pytest.mark.parametrize("chunk", [None, 64])
+def test_every_table_is_the_same_from_the_coded_columns(rows, chunk, monkeypatch):
     """The whole analysis (every table, the sensitivity and claim checks) and the report's text from the coded
-    columns equal those from the pandas frame of the same rows."""
+    columns equal those from the pandas frame of the same rows; also when the store's columns were sealed a
+    chunk at a time (the timings read back a chunk at a time for the rows asked for)."""
+    from benchmark.report import rows as rowmod
+
     whole = analyse(list(rows), seed=5, n_boot=50)
+    if chunk:
+        monkeypatch.setattr(rowmod._Codes, "CHUNK", chunk)
+        monkeypatch.setattr(rowmod.Floats, "CHUNK", chunk)
     coded = analyse(_store(rows), seed=5, n_boot=50)
     assert isinstance(coded.samples, SampleColumns) and isinstance(whole.samples, pd.DataFrame)
     for name in ("summary", "guess", "lucky", "by_type", "by_prior", "twins", "faith", "buckets", "claim", "floor",

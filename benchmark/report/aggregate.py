@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from benchmark.report.columns import SampleColumns
-from benchmark.report.rows import FRAME_COLUMNS, Coded, RowStore, frame_row
+from benchmark.report.rows import FRAME_COLUMNS, Coded, Floats, RowStore, frame_row
 
 GROUP = ["variant", "answerer"]
 CORRECT_CLASSES = ("grounded", "lucky_guess")
@@ -154,13 +154,16 @@ def _pick(values: list[Any], rows: Iterable[int]) -> list[Any]:
 
 def picked(values: Any, rows: Any) -> Any:
     """A column's values at the positions ``rows``: of a :class:`~benchmark.report.rows.Coded` column, a
-    coded sequence of their numbers (a byte or two a row); else a list.
+    coded sequence of their numbers (a byte or two a row); of a :class:`~benchmark.report.rows.Floats`
+    column, its doubles (nine bytes a row, not a float object); else a list.
 
     >>> list(picked(Coded(["a", "b"], array("B", [0, 1, 1])), array("i", [2, 0]))), picked(["a", "b", "c"], [2, 0])
     (['b', 'a'], ['c', 'a'])
     """
     if type(values) is Coded:
         return values.picked(rows)
+    if type(values) is Floats:
+        return values.copy(rows)
     return [values[i] for i in rows]
 
 
@@ -237,6 +240,9 @@ def floats(series: Iterable[Any]) -> np.ndarray:
     """
     if type(series) is Coded:
         return series.take(np.asarray(series.values, dtype=float))
+    if type(series) is Floats:   # its doubles, NaN where None (a new array: the column's own are never written)
+        doubles, none = series.arrays()
+        return np.where(none, np.nan, doubles)
     return np.asarray(series if isinstance(series, (list, np.ndarray)) else list(series), dtype=float)
 
 

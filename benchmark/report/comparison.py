@@ -29,6 +29,7 @@ from benchmark.metrics.paired import cluster_bootstrap_ci, holm, mcnemar, paired
 from benchmark.report.aggregate import (_answer_key, _class_is, _columns, _groups, _is_error, _is_none, _objects,
                                        as_array, floats, is_control, last_by_question, mean_of, picked, row_numbers,
                                        rows_by)
+from benchmark.report.rows import Coded, Floats
 
 #: the significance level used for verdicts (after Holm's correction)
 ALPHA = 0.05
@@ -154,6 +155,9 @@ def compare_pair(a: PerQuestion, b: PerQuestion, seed: int, n_boot: int, key: st
 
 def _measured(values: Any) -> np.ndarray:
     """The values that are not ``None``, in order, as floats (a column's values picked for a group)."""
+    if type(values) is Floats:
+        doubles, none = values.arrays()
+        return doubles[~none]
     return floats(values)[~as_array(values, _is_none, bool)]
 
 
@@ -204,38 +208,71 @@ def ranking(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000) -> pd.DataFrame
     return _objects(pd.DataFrame(rows))
 
 
-def _full_sizes(s: Columns, rows: list[int]) -> dict[tuple[str, Any], int]:
-    """(finder+source, question id) -> tokens of the whole diagram as that finder and source deliver it:
-    the context of the run's ``<finder>+<source>+full`` variant for that question (among ``rows``)."""
-    out: dict[tuple[str, Any], int] = {}
-    variant, question, tokens = s["variant"], s["question_id"], s["context_tokens"]
-    for v, q, t in ((variant[i], question[i], tokens[i]) for i in rows):
-        prefix, _, selector = str(v).rpartition("+")
-        if selector == "full" and t is not None:
-            out[(prefix, q)] = max(out.get((prefix, q), 0), int(t))
-    return out
+def _numbered(values: Any, f: Any = None) -> tuple[np.ndarray, int]:
+    """``f`` of each row's value (the value itself without ``f``) as a number, equal results numbered alike, and how
+    many numbers there are: of a coded column, its distinct values mapped and numbered once and each row's
+    number picked by its value's (without ``f``, the column's own numbers: no copy); else the results factorized.
+
+    >>> from array import array
+    >>> codes, n = _numbered(Coded(["x+a", "y+b", "x+c"], array("B", [2, 1, 0])), lambda v: v[0]); codes.tolist(), n
+    ([0, 1, 0], 2)
+    """
+    if type(values) is Coded:
+        if f is None:
+            return values.numbers, len(values.values)
+        codes, uniques = pd.factorize(np.fromiter(map(f, values.values), dtype=object, count=len(values.values)),
+                                      use_na_sentinel=False)
+        return values.take(codes.astype(np.int32)), len(uniques)
+    codes, uniques = pd.factorize(np.fromiter(values if f is None else map(f, values), dtype=object, count=len(values)),
+                                  use_na_sentinel=False)
+    return codes, len(uniques)
 
 
-def context_share(s: Columns, rows: list[int], full: dict[tuple[str, Any], int]) -> dict[str, Any]:
+class WholeSizes:
+    """Tokens of the whole diagram per (finder+source, question), as that finder and source deliver it: the
+    context of the run's ``<finder>+<source>+full`` variant for that question (the largest, among the rows it
+    is made from). Kept as a table of numbers, one row per finder+source and one column per question value,
+    with each sample's row and column in it (a few bytes a sample), not a mapping keyed by pairs.
+
+    ``tokens`` is each sample's context size (-1 where unmeasured); :meth:`at` the whole diagram's of samples.
+    """
+
+    def __init__(self, s: Columns, rows: Iterable[int]) -> None:
+        variant = s["variant"]
+        self._question, n_questions = _numbered(s["question_id"])
+        self._prefix, n_prefixes = _numbered(variant, lambda v: str(v).rpartition("+")[0])
+        self.tokens = as_array(s["context_tokens"], lambda t: -1 if t is None else int(t), np.int64)
+        full = as_array(variant, lambda v: str(v).rpartition("+")[2] == "full", bool)
+        rows = np.fromiter(rows, dtype=np.int64)
+        rows = rows[full[rows] & (self.tokens[rows] >= 0)]
+        self._table = np.full((n_prefixes, n_questions), -1, dtype=np.int64)
+        np.maximum.at(self._table, (self._prefix[rows], self._question[rows]), self.tokens[rows])
+
+    def at(self, rows: np.ndarray) -> np.ndarray:
+        """The whole diagram's tokens for each of the samples ``rows`` (-1 where the run has no such ``full``
+        context for its question)."""
+        return self._table[self._prefix[rows], self._question[rows]]
+
+
+def context_share(s: Columns, rows: Any, whole: WholeSizes) -> dict[str, Any]:
     """The retrieval trade-off of one variant's samples (``rows`` of ``s``): the largest context, the mean
     size of the whole diagram on the same questions, and the mean share of it the context kept (context
     tokens / whole-diagram tokens, per sample). ``None`` where the run has no ``full`` variant to compare with.
 
-    >>> s = {"variant": ["f+d2+k"] * 2, "question_id": ["a", "b"], "context_tokens": [10, 30]}
-    >>> context_share(s, [0, 1], {("f+d2", "a"): 100, ("f+d2", "b"): 60})
-    {'context_tokens_max': 30, 'full_tokens': 80.0, 'context_share': 0.3}
+    >>> s = {"variant": ["f+d2+full", "f+d2+full", "f+d2+k", "f+d2+k", "g+d2+k"], "question_id": ["a", "b", "a", "b", "a"],
+    ...      "context_tokens": [100, 60, 10, 30, 5]}
+    >>> whole = WholeSizes(s, range(5))
+    >>> context_share(s, [2, 3], whole), context_share(s, [4], whole)["context_share"]
+    ({'context_tokens_max': 30, 'full_tokens': 80.0, 'context_share': 0.3}, None)
     """
-    variant, question, size = s["variant"], s["question_id"], s["context_tokens"]
-    tokens = _measured(picked(size, rows))
-    # (context tokens, whole-diagram tokens) of each sample whose whole diagram is known, as two arrays
-    pairs = ((int(t), full[(str(v).rpartition("+")[0], q)])
-             for v, q, t in ((variant[i], question[i], size[i]) for i in rows)
-             if t is not None and (str(v).rpartition("+")[0], q) in full)
-    both = np.fromiter((x for pair in pairs for x in pair), dtype=float).reshape(-1, 2)
-    kept, whole = both[:, 0], both[:, 1]
-    shares = kept[whole > 0] / whole[whole > 0]
-    return {"context_tokens_max": int(tokens.max()) if len(tokens) else None,
-            "full_tokens": float(np.mean(whole)) if len(whole) else None,
+    rows = np.asarray(rows, dtype=np.int64)
+    size, full = whole.tokens[rows], whole.at(rows)
+    measured = size[size >= 0]
+    both = (size >= 0) & (full >= 0)   # samples whose size and whole diagram's size are known
+    kept, total = size[both].astype(float), full[both].astype(float)
+    shares = kept[total > 0] / total[total > 0]
+    return {"context_tokens_max": int(measured.max()) if len(measured) else None,
+            "full_tokens": float(np.mean(total)) if len(total) else None,
             "context_share": float(np.mean(shares)) if len(shares) else None}
 
 
@@ -253,10 +290,10 @@ def costs(df: pd.DataFrame) -> pd.DataFrame:
         seen = row_numbers(len(answerer))
         seen.extend(i for i, a in enumerate(answerer) if a not in blind)
         kept = seen
-    full = _full_sizes(s, kept)
+    whole = WholeSizes(s, kept)
     # rows without a variant are left out, as groupby leaves them out
     by_variant = rows_by(((i, variant[i]) for i in kept if variant[i] is not None), len(variant))
-    rows = [{"variant": v, "control": is_control(v), **_cost(s, g), **context_share(s, g, full)}
+    rows = [{"variant": v, "control": is_control(v), **_cost(s, g), **context_share(s, g, whole)}
             for v, g in by_variant.items()]
     return _objects(pd.DataFrame(rows))
 

@@ -125,13 +125,13 @@ _DTYPES = {"B": "uint8", "H": "uint16", "I": "uint32", "Q": "uint64"}
 _PLAIN_SHARE, _PLAIN_AFTER = 0.5, 4096
 
 
-class _Floats:
+class Floats:
     """A plain column whose values are all floats or ``None`` (the timings): a double and a flag a row
     (9 bytes), not a pointer and a float object (32). :meth:`append` refuses any other value. With a
     :class:`~benchmark.spill.Spill`, every full chunk of :attr:`CHUNK` rows is written to it and only the rows since are
     held.
 
-    >>> class Small(_Floats): CHUNK = 2
+    >>> class Small(Floats): CHUNK = 2
     >>> col = Small(Spill())
     >>> [col.append(v) for v in (0.5, None, 1.5, 2.0, None)], len(col), len(col.values), len(col._sealed)
     ([True, True, True, True, True], 5, 1, 2)
@@ -183,16 +183,46 @@ class _Floats:
         none[at:] = np.frombuffer(self.none, dtype=bool) if len(self.none) else False
         return floats, none
 
-    def copy(self, rows: Any = None) -> "_Floats":
-        """The rows (of the positions ``rows``, in their order, or every row) as a column held in memory."""
+    def copy(self, rows: Any = None) -> "Floats":
+        """The rows (of the positions ``rows``, in their order, or every row) as a column held in memory.
+        Positions in ascending order (a mask's) are read a sealed chunk at a time, so only the rows asked
+        for are held at once, not every row's double as well.
+
+        >>> class Small(Floats): CHUNK = 2
+        >>> col = Small(Spill())
+        >>> _ = [col.append(v) for v in (0.5, None, 1.5, 2.0, None)]
+        >>> list(col.copy([0, 2, 3, 4])), list(col.copy([4, 0])), list(col.copy([-1])), list(col.copy([]))
+        ([0.5, 1.5, 2.0, None], [None, 0.5], [None], [])
+        """
         import numpy as np
 
-        floats, none = self.arrays()
-        if rows is not None:
-            floats, none = floats[rows], none[rows]
-        out = _Floats()
-        out.values.frombytes(np.ascontiguousarray(floats, dtype=float).tobytes())
-        out.none = bytearray(np.ascontiguousarray(none, dtype=np.uint8).tobytes())
+        if rows is None or not self._sealed:
+            floats, none = self.arrays()
+            if rows is not None:
+                floats, none = floats[rows], none[rows]
+        else:
+            rows = np.asarray(rows, dtype=np.int64)
+            if len(rows) and (rows[0] < 0 or np.any(rows[1:] < rows[:-1])):   # not ascending: every row read at once
+                floats, none = self.arrays()
+                floats, none = floats[rows], none[rows]
+            else:
+                floats, none = np.empty(len(rows), dtype=float), np.empty(len(rows), dtype=bool)
+                # where each chunk's rows begin among ``rows`` (ascending: a chunk's rows are one stretch of them)
+                starts = np.searchsorted(rows, np.arange(len(self._sealed) + 2) * self.CHUNK)
+                for k in range(len(self._sealed) + 1):
+                    a, b = int(starts[k]), int(starts[k + 1])
+                    if a == b:
+                        continue
+                    if k < len(self._sealed):
+                        doubles, flags = (np.frombuffer(blob.read(), dtype=t) for blob, t in zip(self._sealed[k], (float, bool)))
+                    else:
+                        doubles, flags = np.frombuffer(self.values, dtype=float), np.frombuffer(self.none, dtype=bool)
+                    at = rows[a:b] - k * self.CHUNK
+                    floats[a:b], none[a:b] = doubles[at], flags[at]
+        out = Floats()
+        if len(floats):
+            out.values.frombytes(memoryview(np.ascontiguousarray(floats, dtype=float)).cast("B"))   # (no bytes copy)
+            out.none = bytearray(memoryview(np.ascontiguousarray(none, dtype=np.uint8)))
         return out
 
     def __getitem__(self, i: Any) -> Any:
@@ -409,14 +439,14 @@ class Coded:
         return table[np.frombuffer(self._codes, dtype=_DTYPES[self._codes.typecode])]
 
 
-def _plain_column(values: list[Any], spill: Spill | None = None) -> "list[Any] | _Floats":
-    """``values`` as a plain column: :class:`_Floats` when they are all floats or ``None`` (its full chunks
+def _plain_column(values: list[Any], spill: Spill | None = None) -> "list[Any] | Floats":
+    """``values`` as a plain column: :class:`Floats` when they are all floats or ``None`` (its full chunks
     written to ``spill``, when given), else the list.
 
     >>> type(_plain_column([0.5, None])).__name__, list(_plain_column([0.5, None])), _plain_column([1, 0.5])
-    ('_Floats', [0.5, None], [1, 0.5])
+    ('Floats', [0.5, None], [1, 0.5])
     """
-    floats = _Floats(spill)
+    floats = Floats(spill)
     return floats if all(floats.append(v) for v in values) else values
 
 
@@ -447,7 +477,7 @@ class RowStore:
         self._plain_from_start = tuple(plain)
         self._n = 0
         self._width = 0
-        self._plain: list[list[Any] | _Floats | None] = []   # per column: its values row by row, or None while coded
+        self._plain: list[list[Any] | Floats | None] = []   # per column: its values row by row, or None while coded
         self._codes: list[_Codes | None] = []         # per coded column: the number of each row's value
         self._values: list[list[Any]] = []            # per coded column: its distinct values by number
         self._index: list[dict[Any, int]] = []        # per coded column: a value's key -> its number
@@ -462,7 +492,7 @@ class RowStore:
     def add(self, row: tuple[Any, ...]) -> None:
         if not self._width:
             self._width = len(row)
-            self._plain = [_Floats(self._spill) if j in self._plain_from_start else None for j in range(len(row))]
+            self._plain = [Floats(self._spill) if j in self._plain_from_start else None for j in range(len(row))]
             self._codes = [None if j in self._plain_from_start else _Codes(self._spill) for j in range(len(row))]
             self._values = [[] for _ in row]
             self._index = [{} for _ in row]
@@ -539,7 +569,7 @@ class RowStore:
             vals = np.fromiter(self._values[j], dtype=object, count=len(self._values[j]))
             picked = self._code_array(j)
             return vals[picked if rows is None else picked[rows]]
-        if type(col) is _Floats:
+        if type(col) is Floats:
             floats, none = col.arrays()
             if rows is not None:
                 floats, none = floats[rows], none[rows]
@@ -564,7 +594,7 @@ class RowStore:
             if rows is None:
                 return Coded(self._values[j], codes.array())
             return Coded(self._values[j], _as_array(codes.numpy()[rows], codes.typecode))
-        if type(col) is _Floats:   # read back from the spill file: held while the sequence is
+        if type(col) is Floats:   # read back from the spill file: held while the sequence is
             return col.copy(rows) if col._sealed or rows is not None else col
         if rows is None:
             return col
