@@ -84,7 +84,11 @@ class SampleColumns:
         8-byte pointer), of the scored samples only when asked (a guess class or a ``correct`` value), each
         made when it is first read (:class:`_Lists`): a table that asks for more columns than it reads never
         holds the others."""
-        rows = self.scored_rows() if only_scored else None
+        rows = None
+        if only_scored and len(self):
+            scored = self._scored_mask()
+            if not scored.all():   # (every sample scored, as in most runs: the columns as they are, none picked)
+                rows = np.flatnonzero(scored)
         return _Lists(lambda n: self._sequence(n, rows), names)
 
     def _sequence(self, name: str, rows: np.ndarray | None = None) -> Any:
@@ -94,11 +98,15 @@ class SampleColumns:
             return []
         return self._store.sequence(self._at[name], rows)
 
+    def _scored_mask(self) -> np.ndarray:
+        """Whether each sample has metrics (no stage error before scoring), as a numpy bool array."""
+        return self._store.present(self._at["guess_class"]) | self._store.present(self._at["correct"])
+
     def scored_rows(self) -> np.ndarray:
         """The positions of the samples that have metrics (no stage error before scoring)."""
         if not len(self):
             return np.empty(0, dtype=np.int64)
-        return np.flatnonzero(self._store.present(self._at["guess_class"]) | self._store.present(self._at["correct"]))
+        return np.flatnonzero(self._scored_mask())
 
     def scored(self, columns: Iterable[str]) -> pd.DataFrame:
         """:func:`benchmark.report.aggregate.scored` of this frame: ``columns`` (and the two the test reads)
