@@ -222,7 +222,7 @@ def _numbered(values: Any, f: Any = None) -> tuple[np.ndarray, int]:
             return values.numbers, len(values.values)
         codes, uniques = pd.factorize(np.fromiter(map(f, values.values), dtype=object, count=len(values.values)),
                                       use_na_sentinel=False)
-        return values.take(codes.astype(np.int32)), len(uniques)
+        return values.take(codes.astype(np.min_scalar_type(max(len(uniques) - 1, 0)))), len(uniques)
     codes, uniques = pd.factorize(np.fromiter(values if f is None else map(f, values), dtype=object, count=len(values)),
                                   use_na_sentinel=False)
     return codes, len(uniques)
@@ -237,16 +237,20 @@ class WholeSizes:
     ``tokens`` is each sample's context size (-1 where unmeasured); :meth:`at` the whole diagram's of samples.
     """
 
-    def __init__(self, s: Columns, rows: Iterable[int]) -> None:
+    def __init__(self, s: Columns, rows: Any = None) -> None:
+        """From the samples ``rows`` of ``s`` (positions; every sample when ``None``)."""
         variant = s["variant"]
         self._question, n_questions = _numbered(s["question_id"])
         self._prefix, n_prefixes = _numbered(variant, lambda v: str(v).rpartition("+")[0])
-        self.tokens = as_array(s["context_tokens"], lambda t: -1 if t is None else int(t), np.int64)
-        full = as_array(variant, lambda v: str(v).rpartition("+")[2] == "full", bool)
-        rows = np.fromiter(rows, dtype=np.int64)
-        rows = rows[full[rows] & (self.tokens[rows] >= 0)]
+        self.tokens = as_array(s["context_tokens"], lambda t: -1 if t is None else int(t), np.int32)
+        full = as_array(variant, lambda v: str(v).rpartition("+")[2] == "full", bool) & (self.tokens >= 0)
+        if rows is not None:
+            among = np.zeros(len(full), dtype=bool)
+            among[np.asarray(rows, dtype=np.int64)] = True
+            full &= among
+        at = np.flatnonzero(full)   # (the full contexts: a share of the samples)
         self._table = np.full((n_prefixes, n_questions), -1, dtype=np.int64)
-        np.maximum.at(self._table, (self._prefix[rows], self._question[rows]), self.tokens[rows])
+        np.maximum.at(self._table, (self._prefix[at], self._question[at]), self.tokens[at])
 
     def at(self, rows: np.ndarray) -> np.ndarray:
         """The whole diagram's tokens for each of the samples ``rows`` (-1 where the run has no such ``full``
@@ -261,7 +265,7 @@ def context_share(s: Columns, rows: Any, whole: WholeSizes) -> dict[str, Any]:
 
     >>> s = {"variant": ["f+d2+full", "f+d2+full", "f+d2+k", "f+d2+k", "g+d2+k"], "question_id": ["a", "b", "a", "b", "a"],
     ...      "context_tokens": [100, 60, 10, 30, 5]}
-    >>> whole = WholeSizes(s, range(5))
+    >>> whole = WholeSizes(s)
     >>> context_share(s, [2, 3], whole), context_share(s, [4], whole)["context_share"]
     ({'context_tokens_max': 30, 'full_tokens': 80.0, 'context_share': 0.3}, None)
     """
@@ -290,7 +294,7 @@ def costs(df: pd.DataFrame) -> pd.DataFrame:
         seen = row_numbers(len(answerer))
         seen.extend(i for i, a in enumerate(answerer) if a not in blind)
         kept = seen
-    whole = WholeSizes(s, kept)
+    whole = WholeSizes(s, kept if blind else None)
     # rows without a variant are left out, as groupby leaves them out
     by_variant = rows_by(((i, variant[i]) for i in kept if variant[i] is not None), len(variant))
     rows = [{"variant": v, "control": is_control(v), **_cost(s, g), **context_share(s, g, whole)}

@@ -588,8 +588,10 @@ class RowStore:
         """Column ``j`` as a read-only sequence of its values (``len``, indexing, iterating), of every row or of
         the row positions ``rows`` (an integer array) in their order, the same values as :meth:`column`
         gives: a coded column as :class:`Coded` (the store's numbers inflated, or those of ``rows`` picked,
-        a byte or two a row, held while the sequence is), a column of floats as the store's doubles (or those of ``rows``);
-        the store is left as it is and must not change while the sequence is read."""
+        a byte or two a row, held while the sequence is), a column of floats as the store's :class:`Floats` itself
+        (its sealed chunks read back as asked for: picking a group's rows from it reads those rows a chunk at a
+        time) or a copy of those of ``rows``; the store is left as it is and must not change while the sequence
+        is read."""
         col = self._plain[j]
         if col is None:
             codes = self._codes[j]
@@ -597,8 +599,8 @@ class RowStore:
             if rows is None:
                 return Coded(self._values[j], codes.array())
             return Coded(self._values[j], _as_array(codes.numpy()[rows], codes.typecode))
-        if type(col) is Floats:   # read back from the spill file: held while the sequence is
-            return col.copy(rows) if col._sealed or rows is not None else col
+        if type(col) is Floats:
+            return col if rows is None else col.copy(rows)
         if rows is None:
             return col
         return [col[i] for i in rows]
