@@ -26,9 +26,9 @@ import numpy as np
 import pandas as pd
 
 from benchmark.metrics.paired import cluster_bootstrap_ci, holm, mcnemar, paired_bootstrap
-from benchmark.report.aggregate import (_answer_key, _class_is, _columns, _groups, _is_error, _is_none, _objects,
-                                       as_array, floats, is_control, last_by_question, mean_of, picked, row_numbers,
-                                       rows_by)
+from benchmark.report.aggregate import (_answer_key, _class_is, _columns, _factorized, _groups, _is_error, _is_none,
+                                       _objects, as_array, floats, is_control, last_by_question, mean_of, picked,
+                                       row_numbers, rows_by)
 from benchmark.report.rows import Coded, Floats
 
 #: the significance level used for verdicts (after Holm's correction)
@@ -211,7 +211,8 @@ def ranking(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000) -> pd.DataFrame
 def _numbered(values: Any, f: Any = None) -> tuple[np.ndarray, int]:
     """``f`` of each row's value (the value itself without ``f``) as a number, equal results numbered alike, and how
     many numbers there are: of a coded column, its distinct values mapped and numbered once and each row's
-    number picked by its value's (without ``f``, the column's own numbers: no copy); else the results factorized.
+    number picked by its value's (without ``f``, the column's own numbers, no copy: a store's values are
+    distinct); else the results factorized (:func:`~benchmark.report.aggregate._factorized`).
 
     >>> from array import array
     >>> codes, n = _numbered(Coded(["x+a", "y+b", "x+c"], array("B", [2, 1, 0])), lambda v: v[0]); codes.tolist(), n
@@ -223,8 +224,7 @@ def _numbered(values: Any, f: Any = None) -> tuple[np.ndarray, int]:
         codes, uniques = pd.factorize(np.fromiter(map(f, values.values), dtype=object, count=len(values.values)),
                                       use_na_sentinel=False)
         return values.take(codes.astype(np.min_scalar_type(max(len(uniques) - 1, 0)))), len(uniques)
-    codes, uniques = pd.factorize(np.fromiter(values if f is None else map(f, values), dtype=object, count=len(values)),
-                                  use_na_sentinel=False)
+    codes, uniques = _factorized(values if f is None else list(map(f, values)))
     return codes, len(uniques)
 
 

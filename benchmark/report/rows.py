@@ -165,22 +165,29 @@ class Floats:
             self.values, self.none = array("d"), bytearray()
         return True
 
+    def _chunk(self, k: int) -> tuple[Any, Any]:
+        """Chunk ``k``'s doubles and flags as numpy arrays (read back from the spill file; ``k`` one past the
+        sealed chunks: the open rows)."""
+        import numpy as np
+
+        if k < len(self._sealed):
+            doubles, flags = self._sealed[k]
+            return np.frombuffer(doubles.read(), dtype=float), np.frombuffer(flags.read(), dtype=bool)
+        return (np.frombuffer(self.values, dtype=float) if len(self.values) else np.empty(0),
+                np.frombuffer(self.none, dtype=bool) if len(self.none) else np.empty(0, dtype=bool))
+
     def arrays(self) -> tuple[Any, Any]:
         """Every row's double and whether it is ``None``, as two numpy arrays (the sealed chunks read back)."""
         import numpy as np
 
         if not self._sealed:
-            return (np.frombuffer(self.values, dtype=float) if len(self.values) else np.empty(0),
-                    np.frombuffer(self.none, dtype=bool) if len(self.none) else np.empty(0, dtype=bool))
+            return self._chunk(0)
         floats = np.empty(len(self), dtype=float)
         none = np.empty(len(self), dtype=bool)
-        at = 0
-        for doubles, flags in self._sealed:
-            floats[at:at + self.CHUNK] = np.frombuffer(doubles.read(), dtype=float)
-            none[at:at + self.CHUNK] = np.frombuffer(flags.read(), dtype=bool)
-            at += self.CHUNK
-        floats[at:] = np.frombuffer(self.values, dtype=float) if len(self.values) else 0.0
-        none[at:] = np.frombuffer(self.none, dtype=bool) if len(self.none) else False
+        for k in range(len(self._sealed) + 1):
+            doubles, flags = self._chunk(k)
+            floats[k * self.CHUNK:k * self.CHUNK + len(doubles)] = doubles
+            none[k * self.CHUNK:k * self.CHUNK + len(flags)] = flags
         return floats, none
 
     def copy(self, rows: Any = None) -> "Floats":
@@ -196,27 +203,22 @@ class Floats:
         """
         import numpy as np
 
-        if rows is None or not self._sealed:
+        if rows is not None:
+            rows = np.asarray(rows, dtype=np.int64)
+        if rows is None or not self._sealed:   # (a column never sealed holds every row, whatever its length)
             floats, none = self.arrays()
             if rows is not None:
                 floats, none = floats[rows], none[rows]
-        else:
-            rows = np.asarray(rows, dtype=np.int64)
-            if len(rows) and (rows[0] < 0 or np.any(rows[1:] < rows[:-1])):   # not ascending: every row read at once
-                floats, none = self.arrays()
-                floats, none = floats[rows], none[rows]
-            else:
-                floats, none = np.empty(len(rows), dtype=float), np.empty(len(rows), dtype=bool)
-                # where each chunk's rows begin among ``rows`` (ascending: a chunk's rows are one stretch of them)
-                starts = np.searchsorted(rows, np.arange(len(self._sealed) + 2) * self.CHUNK)
-                for k in range(len(self._sealed) + 1):
-                    a, b = int(starts[k]), int(starts[k + 1])
-                    if a == b:
-                        continue
-                    if k < len(self._sealed):
-                        doubles, flags = (np.frombuffer(blob.read(), dtype=t) for blob, t in zip(self._sealed[k], (float, bool)))
-                    else:
-                        doubles, flags = np.frombuffer(self.values, dtype=float), np.frombuffer(self.none, dtype=bool)
+        elif len(rows) and (rows[0] < 0 or rows[-1] >= len(self) or np.any(rows[1:] < rows[:-1])):
+            floats, none = self.arrays()   # not ascending (or out of range: indexing says so): read at once
+            floats, none = floats[rows], none[rows]
+        else:   # ascending: each chunk's rows are one stretch of them, read a chunk at a time
+            floats, none = np.empty(len(rows), dtype=float), np.empty(len(rows), dtype=bool)
+            starts = np.searchsorted(rows, np.arange(len(self._sealed) + 2) * self.CHUNK)
+            for k in range(len(self._sealed) + 1):
+                a, b = int(starts[k]), int(starts[k + 1])
+                if a < b:
+                    doubles, flags = self._chunk(k)
                     at = rows[a:b] - k * self.CHUNK
                     floats[a:b], none[a:b] = doubles[at], flags[at]
         out = Floats()
