@@ -32,7 +32,9 @@ class Finder(Protocol):
     def fit(self, dataset: "Dataset") -> None: ...
 
     def rank(self, question: "Question") -> list[tuple[str, float]]:
-        """(diagram id, score), best first; all diagrams of the dataset. A finder may also have
+        """(diagram id, score), best first: the dataset's diagrams, or the first of them in that order (a
+        diagram left out ranks below every one listed, and a question whose own diagram is left out is not
+        found: a finder lists at least the diagrams it can tell apart from the rest). A finder may also have
         ``rank_many(questions)``, the same rankings for many questions at once (one embedding batch):
         the run and ``diagqa find --eval`` call it when it is there."""
         ...

@@ -381,7 +381,7 @@ def test_find_command_eval_and_query(dataset, capsys, monkeypatch, tmp_path):
     assert "unknown finder 'bm42'" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("module", ["cache", "clip", "d2_text", "dense", "metrics", "ranking"])
+@pytest.mark.parametrize("module", ["cache", "clip", "d2_text", "dense", "metrics", "oracle", "ranking"])
 def test_module_doctests(module):
     import doctest
     import importlib
