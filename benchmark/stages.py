@@ -35,7 +35,8 @@ class Finder(Protocol):
         """(diagram id, score), best first: the dataset's diagrams, or the first of them in that order (a
         diagram left out ranks below every one listed, and a question whose own diagram is left out is not
         found: a finder lists at least the diagrams it can tell apart from the rest). A finder may also have
-        ``rank_many(questions)``, the same rankings for many questions at once (one embedding batch):
+        ``rank_many(questions)``, the same rankings for many questions at once (one embedding batch; a
+        sequence, which may make each ranking when it is read, or any iterable):
         the run and ``diagqa find --eval`` call it when it is there."""
         ...
 

@@ -316,6 +316,55 @@ def test_dense_ranks_many_questions_as_it_ranks_each(dataset, tmp_path, monkeypa
     assert many[0][:2] == sorted(many[0][:2]) and many[0][0][1] == many[0][1][1]
 
 
+def test_a_batch_given_as_a_sequence_is_read_one_ranking_at_a_time(dataset):
+    """A ``rank_many`` that gives a sequence (the ``dense`` finder's makes each ranking when it is read) is read a
+    ranking at a time, as the caller takes them: a batch's rankings of every diagram are never all held at
+    once. A ranking that fails when read costs only its question, ranked alone."""
+    from collections.abc import Sequence
+
+    from benchmark.finders.dense import DenseFinder
+    from benchmark.finders.ranking import rank_each
+
+    read: list[int] = []
+
+    class Lazy(Sequence):
+        def __init__(self, finder, questions):
+            self.finder, self.questions = finder, questions
+
+        def __len__(self):
+            return len(self.questions)
+
+        def __getitem__(self, i):
+            read.append(i)
+            if self.questions[i].id == "of_unpaid":
+                raise ValueError("cannot rank this one in the batch")
+            return D2BM25Finder.rank(self.finder, self.questions[i])
+
+    class Batched(D2BM25Finder):
+        def rank_many(self, questions):
+            return Lazy(self, questions)
+
+    finder, plain = Batched(), D2BM25Finder()
+    finder.fit(dataset)
+    plain.fit(dataset)
+    each = rank_each(finder, dataset.questions, chunk=4)
+    first, _ = next(each)
+    assert read == [0] and first == plain.rank(dataset.questions[0])
+    rest = [r for r, _ in each]
+    n = len(dataset.questions)
+    assert n > 4 and read == [i for at in range(0, n, 4) for i in range(min(4, n - at))]
+    assert [first] + rest == [plain.rank(q) for q in dataset.questions]   # of_unpaid ranked alone, by rank()
+    assert "of_unpaid" in [q.id for q in dataset.questions]
+
+    dense = DenseFinder()
+    dense.fit(dataset)
+    batch = dense.rank_many(dataset.questions[:3])
+    assert isinstance(batch, Sequence) and len(batch) == 3 and batch[-1] == batch[2]
+    assert [[d for d, _ in r] for r in batch[:2]] == [[d for d, _ in dense.rank(q)] for q in dataset.questions[:2]]
+    with pytest.raises(IndexError):
+        batch[3]
+
+
 def test_a_failing_batch_is_ranked_question_by_question(dataset):
     """When ``rank_many`` raises, each question is ranked on its own: the bad one gets its error, the
     others their rankings; ``evaluate_finder`` counts it as a miss and names it."""

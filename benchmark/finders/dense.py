@@ -12,7 +12,7 @@ OCR text comes from :mod:`benchmark.finders.ocr_text`, embeddings from :mod:`ben
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from benchmark.dataset import Dataset
 from benchmark.errors import DiagQAError
@@ -83,15 +83,34 @@ class DenseFinder:
     def rank(self, question: Question) -> list[tuple[str, float]]:
         return self.rank_many([question])[0]
 
-    def rank_many(self, questions: list[Question]) -> list[list[tuple[str, float]]]:
-        """:meth:`rank` of every question, their texts embedded in one batch."""
+    def rank_many(self, questions: list[Question]) -> Sequence[list[tuple[str, float]]]:
+        """:meth:`rank` of every question, their texts embedded in one batch; each ranking is made when it is
+        read (a ranking lists every diagram: a batch's all at once would be the batch's size times the
+        dataset's)."""
         from benchmark.embeddings import encode
 
         vectors = encode([q.text for q in questions]) if self._lines and questions else None
-        out = []
-        for i in range(len(questions)):
-            scores = {d: -2.0 for d in self._missing}  # below any cosine similarity
-            if vectors is not None:
-                scores.update({d: top_mean(m @ vectors[i], self.top) for d, m in self._lines.items()})
-            out.append(ranked(scores))
-        return out
+        return _Rankings(self, vectors, len(questions))
+
+    def _ranking(self, vector: Any) -> list[tuple[str, float]]:
+        scores = {d: -2.0 for d in self._missing}  # below any cosine similarity
+        if vector is not None:
+            scores.update({d: top_mean(m @ vector, self.top) for d, m in self._lines.items()})
+        return ranked(scores)
+
+
+class _Rankings(Sequence):
+    """The rankings of a batch of questions embedded together, each made from its vector when it is read."""
+
+    def __init__(self, finder: DenseFinder, vectors: Any, n: int) -> None:
+        self._finder, self._vectors, self._n = finder, vectors, n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._n))]
+        if not -self._n <= i < self._n:
+            raise IndexError(i)
+        return self._finder._ranking(None if self._vectors is None else self._vectors[i])

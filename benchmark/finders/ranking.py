@@ -20,9 +20,9 @@ def ranked(scores: Mapping[str, float]) -> list[tuple[str, float]]:
     return sorted(clean.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-#: questions a ``rank_many`` finder ranks at once: one embedding batch each, while a ranking of every
-#: diagram per question is held for this many questions only (at 500 diagrams and 7 350 questions,
-#: all rankings at once would be 3.7 million pairs)
+#: questions a ``rank_many`` finder ranks at once: one embedding batch each. A ``rank_many`` that gives a
+#: list holds a ranking of every diagram for each of them (256 x 5 000 pairs at 5 000 diagrams); the
+#: ``dense`` finder's gives a sequence that makes each ranking when it is read, so one is held at a time
 RANK_CHUNK = 256
 
 
@@ -32,7 +32,8 @@ def rank_each(finder: Any, questions: Sequence[Any],
     raised; yielded one at a time, so that the caller keeps what it needs of each ranking only.
 
     A finder with ``rank_many`` ranks ``chunk`` questions per call (the ``dense`` finder embeds them in
-    one batch); each question is then given an equal share of the call's time. When ``rank_many``
+    one batch); each question is then given an equal share of the call's time, plus the time its ranking
+    took to read where ``rank_many`` gave a sequence that makes each when read. When ``rank_many``
     raises (or gives another number of rankings than it was given questions), the questions of that
     call are ranked again one by one, so that one bad question costs only itself. Nothing a finder raises escapes: the caller decides what an error means (a missing
     model is no bad question).
@@ -54,7 +55,9 @@ def rank_each(finder: Any, questions: Sequence[Any],
         part = list(questions[at:at + chunk])
         start = time.perf_counter()
         try:
-            rankings = list(many(part))
+            rankings = many(part)
+            if not isinstance(rankings, Sequence):   # (a sequence may make each ranking when it is read)
+                rankings = list(rankings)
         except Exception:  # noqa: BLE001 - ranked one by one below, each question's error its own
             rankings = None
         if rankings is None or len(rankings) != len(part):  # (a wrong count: which is whose is unknown)
@@ -62,8 +65,14 @@ def rank_each(finder: Any, questions: Sequence[Any],
                 yield _rank_one(finder, q)
             continue
         share = (time.perf_counter() - start) / len(part)
-        for r in rankings:
-            yield r, share
+        for q, i in zip(part, range(len(part))):
+            made = time.perf_counter()
+            try:
+                r = rankings[i]
+            except Exception:  # noqa: BLE001 - a ranking made when read fails on its own: this question ranked alone
+                yield _rank_one(finder, q)
+                continue
+            yield r, share + time.perf_counter() - made
 
 
 def _rank_one(finder: Any, question: Any) -> tuple[list[tuple[str, float]] | Exception, float]:
