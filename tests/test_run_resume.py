@@ -297,6 +297,22 @@ def test_a_cut_off_last_line_is_dropped_and_that_sample_is_run_again(tmp_path):
     assert samples_without_timings(path) == samples_without_timings_bytes(whole, tmp_path)
 
 
+def test_resume_shows_the_samples_already_made_read_back_among_the_setup_bars(tmp_path, capsys):
+    """A resumed run reads its samples back before planning the rest: a bar counts them against the samples
+    planned (left at the share made), between the checking's bar and the planning's."""
+    from tests.test_runner import _bars_left
+
+    first = run(tiny_spec(tmp_path), progress=False, quiet=True)
+    path = first.run_dir / SAMPLES
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:7]))
+    resume(first.run_dir, progress=True, quiet=False)
+    bars = [b.split(":")[0] + " " + b.split()[-1] for b in _bars_left(capsys.readouterr().err)]
+    assert bars == ["loading annotations 2/2", "measuring counter-prior 4/4", "checking questions 2/2",
+                    f"samples already made 7/{len(lines)}", "ranking and planning 2/2", "prior baselines 4/4",
+                    f"diagqa run r1 {len(lines)}/{len(lines)}"], bars
+
+
 def samples_without_timings_bytes(data: bytes, tmp: Path) -> list[dict]:
     p = tmp / "copy.jsonl"
     p.write_bytes(data)
