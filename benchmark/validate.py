@@ -15,6 +15,7 @@ import networkx as nx
 from benchmark.dataset import Dataset, Diagram, load_dataset, node_args_missing
 from benchmark.errors import DiagQAError, InputError
 from benchmark.graph import Subgraph, restrict
+from benchmark.progress import Progress
 from benchmark.questions import Question, answer_to_json
 from benchmark.render import check_render, load_manifest
 from benchmark.solver import answers_match, droppable, parallel_only, proves, resolve_certificate, solve
@@ -82,11 +83,17 @@ def validate_question(q: Question, diagram: Diagram) -> list[InputError]:
     return question_problems(q, diagram, minimal=True)
 
 
+#: the step :func:`validate_dataset` reports to its ``progress``: each diagram checked
+VALIDATING = "validating diagrams"
+
+
 def validate_dataset(ds: Dataset, schema_problems: list[InputError] | None = None,
-                     check_renders: bool = True) -> list[InputError]:
+                     check_renders: bool = True, progress: Progress | None = None) -> list[InputError]:
     problems = list(schema_problems or [])
     manifests: dict[Path, dict | None] = {}  # None: unreadable, reported once
-    for d in ds.diagrams.values():
+    for i, d in enumerate(ds.diagrams.values()):
+        if progress is not None:
+            progress(VALIDATING, i, len(ds.diagrams))
         try:
             d.graph
         except DiagQAError as exc:
@@ -106,6 +113,8 @@ def validate_dataset(ds: Dataset, schema_problems: list[InputError] | None = Non
                 problems.append(InputError(status.problem, file=str(d.d2_path)))
         for q in d.questions:
             problems.extend(validate_question(q, d))
+    if progress is not None:
+        progress(VALIDATING, len(ds.diagrams), len(ds.diagrams))
     problems.extend(_twin_problems(ds))
     return problems
 
@@ -137,7 +146,10 @@ def _twin_problems(ds: Dataset) -> list[InputError]:
     return problems
 
 
-def validate_path(root: Path | str | None = None, check_renders: bool = True,
-                  allow_outside_imports: bool = False) -> tuple[Dataset, list[InputError]]:
-    ds, schema = load_dataset(root, strict=False, allow_outside_imports=allow_outside_imports)
-    return ds, validate_dataset(ds, schema, check_renders=check_renders)
+def validate_path(root: Path | str | None = None, check_renders: bool = True, allow_outside_imports: bool = False,
+                  progress: Progress | None = None) -> tuple[Dataset, list[InputError]]:
+    """The dataset at ``root`` and every problem :func:`validate_dataset` finds in it (after the schema's);
+    ``progress`` is told of the loading (:func:`~benchmark.dataset.load_dataset`) and of each diagram checked
+    (:data:`VALIDATING`)."""
+    ds, schema = load_dataset(root, strict=False, allow_outside_imports=allow_outside_imports, progress=progress)
+    return ds, validate_dataset(ds, schema, check_renders=check_renders, progress=progress)

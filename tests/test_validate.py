@@ -104,6 +104,30 @@ def test_base_fixture_is_valid(ds):
     assert summary == "validate: ok (2 diagrams, 8 questions)"
 
 
+def test_validate_reports_its_progress_and_draws_bars_only_on_a_terminal(ds, monkeypatch):
+    """``validate_path`` tells its progress of the loading and of each diagram checked, each step to its count;
+    ``diagqa validate`` draws bars of it only when stderr is a terminal (a script reading stderr gets the
+    problems alone)."""
+    from benchmark.validate import validate_path
+
+    seen: list[tuple[str, int, int]] = []
+    _, problems = validate_path(ds, check_renders=False, progress=lambda *a: seen.append(a))
+    assert problems == []
+    last = {step: (done, total) for step, done, total in seen}
+    assert last == {"loading annotations": (2, 2), "measuring counter-prior": (8, 8), "validating diagrams": (2, 2)}
+    assert [step for step, _, _ in seen] == sorted((step for step, _, _ in seen), key=list(last).index)
+    assert run("validate", "--data", str(ds))[2] == ""   # (StringIO: not a terminal)
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    err = Terminal()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        assert cli_main(["validate", "--data", str(ds)]) == 0
+    assert "validating diagrams: 100%" in err.getvalue() and "2/2" in err.getvalue()
+
+
 # -- schema -----------------------------------------------------------------------------------
 
 def test_missing_key(ds):

@@ -20,8 +20,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    ds, problems = validate_path(args.data, check_renders=not args.no_renders,
-                                 allow_outside_imports=args.allow_outside_imports)
+    from benchmark.dataset import LOADING, MEASURING
+    from benchmark.progress import Bars
+    from benchmark.validate import VALIDATING
+
+    # bars only where someone watches: a script or CI reading stderr gets the problems alone
+    with Bars(enabled=sys.stderr.isatty(),
+              units={LOADING: "file", MEASURING: "question", VALIDATING: "diagram"}) as bars:
+        ds, problems = validate_path(args.data, check_renders=not args.no_renders,
+                                     allow_outside_imports=args.allow_outside_imports, progress=bars)
     for p in problems:
         print(f"error: {p}", file=sys.stderr)
     n_q = len(ds.questions)
