@@ -12,7 +12,7 @@ from pathlib import Path
 
 import networkx as nx
 
-from benchmark.dataset import Dataset, Diagram, load_dataset, node_args_missing
+from benchmark.dataset import Dataset, Diagram, load_dataset, node_args_missing, released
 from benchmark.errors import DiagQAError, InputError
 from benchmark.graph import Subgraph, restrict
 from benchmark.progress import Progress
@@ -94,28 +94,36 @@ def validate_dataset(ds: Dataset, schema_problems: list[InputError] | None = Non
     for i, d in enumerate(ds.diagrams.values()):
         if progress is not None:
             progress(VALIDATING, i, len(ds.diagrams))
-        try:
-            d.graph
-        except DiagQAError as exc:
-            problems.append(exc if isinstance(exc, InputError) else InputError(str(exc), file=str(d.d2_path)))
-            continue
-        if check_renders:
-            ddir = d.d2_path.parent
-            if ddir not in manifests:
-                try:
-                    manifests[ddir] = load_manifest(ddir)
-                except InputError as exc:
-                    problems.append(exc)
-                    manifests[ddir] = None
-            manifest = manifests[ddir]
-            status = check_render(ddir, d.id, manifest) if manifest is not None else None
-            if status is not None and not status.ok:
-                problems.append(InputError(status.problem, file=str(d.d2_path)))
-        for q in d.questions:
-            problems.extend(validate_question(q, d))
+        with released([d]):   # one diagram's graph at a time (one held before stays held)
+            problems.extend(_diagram_problems(d, check_renders, manifests))
     if progress is not None:
         progress(VALIDATING, len(ds.diagrams), len(ds.diagrams))
     problems.extend(_twin_problems(ds))
+    return problems
+
+
+def _diagram_problems(d: Diagram, check_renders: bool, manifests: dict[Path, dict | None]) -> list[InputError]:
+    """The problems of one diagram (its parse, its render when ``check_renders``, each of its questions);
+    ``manifests`` holds each folder's render manifest once read (None: unreadable, reported once)."""
+    problems: list[InputError] = []
+    try:
+        d.graph
+    except DiagQAError as exc:
+        return [exc if isinstance(exc, InputError) else InputError(str(exc), file=str(d.d2_path))]
+    if check_renders:
+        ddir = d.d2_path.parent
+        if ddir not in manifests:
+            try:
+                manifests[ddir] = load_manifest(ddir)
+            except InputError as exc:
+                problems.append(exc)
+                manifests[ddir] = None
+        manifest = manifests[ddir]
+        status = check_render(ddir, d.id, manifest) if manifest is not None else None
+        if status is not None and not status.ok:
+            problems.append(InputError(status.problem, file=str(d.d2_path)))
+    for q in d.questions:
+        problems.extend(validate_question(q, d))
     return problems
 
 

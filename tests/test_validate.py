@@ -105,14 +105,16 @@ def test_base_fixture_is_valid(ds):
 
 
 def test_validate_reports_its_progress_and_draws_bars_only_on_a_terminal(ds, monkeypatch):
-    """``validate_path`` tells its progress of the loading and of each diagram checked, each step to its count;
+    """``validate_path`` tells its progress of the loading and of each diagram checked, each step to its count,
+    and holds one diagram's graph at a time;
     ``diagqa validate`` draws bars of it only when stderr is a terminal (a script reading stderr gets the
     problems alone)."""
     from benchmark.validate import validate_path
 
     seen: list[tuple[str, int, int]] = []
-    _, problems = validate_path(ds, check_renders=False, progress=lambda *a: seen.append(a))
+    loaded, problems = validate_path(ds, check_renders=False, progress=lambda *a: seen.append(a))
     assert problems == []
+    assert not any(d.in_memory for d in loaded.diagrams.values()), "a diagram's graph at a time, let go after"
     last = {step: (done, total) for step, done, total in seen}
     assert last == {"loading annotations": (2, 2), "measuring counter-prior": (8, 8), "validating diagrams": (2, 2)}
     assert [step for step, _, _ in seen] == sorted((step for step, _, _ in seen), key=list(last).index)
