@@ -27,11 +27,11 @@ class Bars:
     >>> with Bars(file=out, units={"checking questions": "diagram"}) as bars:
     ...     for i in range(1, 4):
     ...         bars("checking questions", i, 3)
-    ...     bars("ranking", 1, 2); bars("ranking", 0, 2)
-    ...     bars.done("ranking")
+    ...     bars("reading", 2, 5); bars("reading", 1, 5)    # left at 2 of 5 by the next step
+    ...     bars("ranking", 2, 2)
     >>> left = [line.split("\\r")[-1].split(" [")[0] for line in out.getvalue().split("\\n")[:-1]]   # each bar as left
     >>> [line.split("|")[0] + line.split("|")[-1] for line in left]
-    ['checking questions: 100% 3/3', 'ranking: 100% 2/2']
+    ['checking questions: 100% 3/3', 'reading:  40% 2/5', 'ranking: 100% 2/2']
     """
 
     def __init__(self, enabled: bool = True, file: TextIO | None = None,
@@ -55,11 +55,6 @@ class Bars:
             bar.update(done - bar.n)
         if done >= total:
             self.close()
-
-    def done(self, step: str) -> None:
-        """Mark ``step`` finished (its bar filled and closed), e.g. one whose last items were not reported."""
-        if self._step == step and self._bar is not None:
-            self(step, self._bar.total, self._bar.total)
 
     def close(self) -> None:
         if self._bar is not None:
