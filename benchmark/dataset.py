@@ -21,7 +21,7 @@ import yaml
 
 from benchmark.errors import InputError
 from benchmark.graph import build_graph, drop_views
-from benchmark.progress import Progress
+from benchmark.progress import Progress, counted
 from benchmark.spill import Blob, Spill, keep, pack, read, unpack
 from benchmark.questions import (BRANCH_SEPARATOR, NODE_ARGS, QUESTION_TYPES, Question, arg_problem, canonical_answer,
                                  certificate_from_json)
@@ -42,6 +42,8 @@ LANGUAGES = ("en", "ru")
 #: the steps :func:`load_dataset` reports to its ``progress``: annotation files read, then questions whose
 #: counter-prior is measured
 LOADING, MEASURING = "loading annotations", "measuring counter-prior"
+#: what each of them counts (the unit of its progress bar)
+STEP_UNITS = {LOADING: "file", MEASURING: "question"}
 #: diagram and question ids are names: they never hold a path separator or start with a dot
 _NAME = re.compile(r"\w[\w.-]*")
 REQUIRED_QUESTION_KEYS = ("id", "text", "type", "args", "answer", "certificate", "rationale")
@@ -484,9 +486,7 @@ def load_dataset(root: Path | str | None = None, *, strict: bool = True,
     diagrams: dict[str, Diagram] = {}
     problems: list[InputError] = []
     spill = Spill()   # the packed questions and parsed forms, on disk while the dataset lives
-    for i, path in enumerate(files):
-        if progress is not None and i:
-            progress(LOADING, i, len(files))
+    for path in counted(files, len(files), progress, LOADING):
         try:
             diagram, errs = load_annotation_file(path, ddir)
         except InputError as exc:  # the whole file is unreadable; the other files still load
@@ -506,8 +506,6 @@ def load_dataset(root: Path | str | None = None, *, strict: bool = True,
             continue
         diagram.import_root = None if allow_outside_imports else root
         diagrams[diagram.id] = diagram
-    if progress is not None:
-        progress(LOADING, len(files), len(files))
     _drop_reused_ids(diagrams, problems)
     if strict and problems:
         raise problems[0]

@@ -8,10 +8,28 @@ it, so a large dataset does not keep the terminal silent for minutes before the 
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, Mapping, TextIO
+from typing import Any, Callable, Iterable, Iterator, Mapping, TextIO, TypeVar
 
 #: (step, done, total): ``done`` of ``total`` items of ``step`` are finished
 Progress = Callable[[str, int, int], None]
+
+T = TypeVar("T")
+
+
+def counted(items: Iterable[T], total: int, progress: Progress | None, step: str) -> Iterator[T]:
+    """``items`` (``total`` of them) in order, ``progress`` told as ``step`` how many are finished: as each is
+    asked for, and all ``total`` once the last is.
+
+    >>> seen = []
+    >>> list(counted("ab", 2, lambda *a: seen.append(a), "reading")), seen
+    (['a', 'b'], [('reading', 0, 2), ('reading', 1, 2), ('reading', 2, 2)])
+    """
+    for i, item in enumerate(items):
+        if progress is not None:
+            progress(step, i, total)
+        yield item
+    if progress is not None:
+        progress(step, total, total)
 
 
 class Bars:

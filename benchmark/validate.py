@@ -15,7 +15,7 @@ import networkx as nx
 from benchmark.dataset import Dataset, Diagram, load_dataset, node_args_missing, released
 from benchmark.errors import DiagQAError, InputError
 from benchmark.graph import Subgraph, restrict
-from benchmark.progress import Progress
+from benchmark.progress import Progress, counted
 from benchmark.questions import Question, answer_to_json
 from benchmark.render import check_render, load_manifest
 from benchmark.solver import answers_match, droppable, parallel_only, proves, resolve_certificate, solve
@@ -91,13 +91,9 @@ def validate_dataset(ds: Dataset, schema_problems: list[InputError] | None = Non
                      check_renders: bool = True, progress: Progress | None = None) -> list[InputError]:
     problems = list(schema_problems or [])
     manifests: dict[Path, dict | None] = {}  # None: unreadable, reported once
-    for i, d in enumerate(ds.diagrams.values()):
-        if progress is not None:
-            progress(VALIDATING, i, len(ds.diagrams))
+    for d in counted(ds.diagrams.values(), len(ds.diagrams), progress, VALIDATING):
         with released([d]):   # one diagram's graph at a time (one held before stays held)
             problems.extend(_diagram_problems(d, check_renders, manifests))
-    if progress is not None:
-        progress(VALIDATING, len(ds.diagrams), len(ds.diagrams))
     problems.extend(_twin_problems(ds))
     return problems
 

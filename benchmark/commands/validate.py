@@ -20,13 +20,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from benchmark.dataset import LOADING, MEASURING
+    from benchmark.dataset import STEP_UNITS
     from benchmark.progress import Bars
     from benchmark.validate import VALIDATING
 
     # bars only where someone watches: a script or CI reading stderr gets the problems alone
     with Bars(enabled=sys.stderr.isatty(),
-              units={LOADING: "file", MEASURING: "question", VALIDATING: "diagram"}) as bars:
+              units={**STEP_UNITS, VALIDATING: "diagram"}) as bars:
         ds, problems = validate_path(args.data, check_renders=not args.no_renders,
                                      allow_outside_imports=args.allow_outside_imports, progress=bars)
     for p in problems:

@@ -65,7 +65,7 @@ def rank_each(finder: Any, questions: Sequence[Any],
                 yield _rank_one(finder, q)
             continue
         share = (time.perf_counter() - start) / len(part)
-        for q, i in zip(part, range(len(part))):
+        for i, q in enumerate(part):
             made = time.perf_counter()
             try:
                 r = rankings[i]
