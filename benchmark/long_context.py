@@ -36,6 +36,8 @@ from retrievers.longctx import POSITIONS, estimate_tokens
 CONTEXT_TOO_LONG = "context_too_long"
 
 _NAME = re.compile(r"long(?P<k>\d+)k-(?P<position>start|middle|end)-(?P<base>.+)\Z")
+#: a long-context variant's selector, as far as telling it from others needs
+_LONG = re.compile(r"long\d+k-")
 BASE = "base"
 
 
@@ -112,7 +114,9 @@ def frame_records(samples: Any) -> list[dict[str, Any]]:
     """The report's samples frame (:func:`benchmark.report.aggregate.frame`) as the records
     :func:`long_context_table` reads, lengths from its ``context_tokens`` (words and punctuation
     marks, the report's count); samples with a stage error are left out, as unanswered."""
-    if not len(samples) or not samples["selector"].astype(str).str.match(r"long\d+k-").any():
+    from benchmark.report.aggregate import matching
+
+    if not len(samples) or not matching(samples, "selector", lambda s: _LONG.match(str(s))).any():
         return []
     cols = ["answerer", "selector", "finder", "source", "correct", "guess_class", "faithfulness", "error",
             "context_tokens", "error_stage"]

@@ -251,6 +251,30 @@ def test_every_table_is_the_same_from_the_coded_columns(rows, chunk, all_scored,
     assert md[0] == md[1] and "Counterfactual pairs" in md[0]
 
 
+@pytest.mark.parametrize("coded", [False, True])
+def test_the_analysis_holds_only_the_lucky_guesses_listed_and_counts_every_one(rows, coded):
+    """A run's analysis keeps the first lucky guesses of each answerer (those the report lists), not every one
+    (at a hundred times the bundled data, 165 000 rows held to the end of the report), and the report it makes
+    is the report of an analysis that holds every one."""
+    from dataclasses import replace
+
+    from benchmark.report import document
+
+    a = analyse(_store(rows) if coded else list(rows), seed=5, n_boot=50)
+    every = replace(a, lucky=agg.lucky_guesses(a.samples), lucky_counts=None)
+    per_answerer = every.lucky.groupby("answerer", sort=False)
+    assert min(len(g) for _, g in per_answerer) > document.LUCKY_LISTED   # (more than are listed, for each)
+    assert a.lucky_counts == {k: len(g) for k, g in per_answerer}
+    assert len(a.lucky) == document.LUCKY_LISTED * len(a.lucky_counts)
+    for answerer, g in per_answerer:
+        assert a.lucky[a.lucky["answerer"] == answerer].reset_index(drop=True).equals(
+            g.head(document.LUCKY_LISTED).reset_index(drop=True))
+    card = {"run_id": "r", "samples": len(rows)}
+    labels = {f"d{i}": {"A": "Alpha"} for i in range(31)}
+    md = [render_markdown(build_sections(x, dict(card), {}, labels), "t") for x in (a, every)]
+    assert md[0] == md[1] and f"{sum(a.lucky_counts.values())} lucky guesses in all" in md[0]
+
+
 def test_the_page_written_in_pieces_is_the_page(tmp_path):
     from benchmark.report import html
     from benchmark.report.document import Section

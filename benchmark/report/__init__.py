@@ -39,6 +39,8 @@ def _plot_specs() -> list[tuple[str, Callable[..., bytes], tuple[str, ...], Call
     """(file name, plot function, tables it needs, its arguments from them or ``None`` for no plot),
     in the order of the report."""
     from benchmark.report import plots, tradeoff
+    from benchmark.report.aggregate import matching
+    from benchmark.report.rows import present
 
     return [
         ("accuracy_grounded.png", plots.accuracy_vs_grounded, ("summary", "floor_accuracy"),
@@ -47,7 +49,7 @@ def _plot_specs() -> list[tuple[str, Callable[..., bytes], tuple[str, ...], Call
         ("accuracy_srr.png", plots.accuracy_by_srr, ("buckets",), lambda buckets: (buckets,) if len(buckets) else None),
         ("srr_accuracy_variants.png", plots.srr_vs_accuracy, ("summary",), lambda summary: (summary,)),
         ("faithfulness_srr.png", plots.faithfulness_vs_srr, ("samples",),
-         lambda samples: (samples,) if samples["faithfulness"].notna().any() else None),
+         lambda samples: (samples,) if matching(samples, "faithfulness", present).any() else None),
         ("grounded_tokens.png", tradeoff.grounded_vs_tokens, ("summary", "costs"),
          lambda summary, costs: (summary, costs) if len(costs) and costs["context_tokens"].notna().any() else None),
     ]
@@ -158,7 +160,9 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
     sections[-1:-1] = run_sections(run_files)   # citation check, LLM judge, self-check: when `diagqa judge` ran
     title = f"diagqa report — {card.get('run_id', run_dir.name)}"
     (run_dir / "report.md").write_text(render_markdown(sections, title), encoding="utf-8")
-    drawn = a.samples["guess_class"].isin(DRAWN)
+    from benchmark.report.aggregate import matching
+
+    drawn = matching(a.samples, "guess_class", lambda g: g in DRAWN)
     draw = set(a.samples.loc[drawn, "diagram_id"])
     del a, drawn, usage   # the samples frame and its tables: the explorer reads the samples one at a time
     explorer = explorer_data(run_files, whole, card, draw=draw)

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from benchmark.report.columns import SampleColumns
-from benchmark.report.rows import FRAME_COLUMNS, Coded, Floats, RowStore, frame_row
+from benchmark.report.rows import FRAME_COLUMNS, Coded, Floats, RowStore, frame_row, present
 
 GROUP = ["variant", "answerer"]
 CORRECT_CLASSES = ("grounded", "lucky_guess")
@@ -220,6 +220,18 @@ def as_array(values: Any, f: Any, dtype: Any) -> np.ndarray:
     if type(values) is Coded:
         return values.take(np.fromiter((f(v) for v in values.values), dtype=dtype, count=len(values.values)))
     return np.fromiter((f(v) for v in values), dtype=dtype, count=len(values))
+
+
+def matching(df: Any, name: str, f: Any) -> np.ndarray:
+    """Whether ``f`` holds of each sample's ``name`` value, as a numpy bool array: a mask for ``df[mask]`` and
+    ``df.loc[mask, ...]``. Of a :class:`~benchmark.report.columns.SampleColumns`, the column's distinct values
+    are tested once and picked by its numbers (a byte a row), where ``df[name] == x`` makes a Series of every
+    sample's value (an 8-byte pointer a row) and another of the results.
+
+    >>> matching(pd.DataFrame({"g": ["lucky_guess", None, "grounded"]}), "g", lambda g: g == "lucky_guess").tolist()
+    [True, False, False]
+    """
+    return as_array(_columns(df, [name])[name], lambda v: bool(f(v)), bool)
 
 
 # -- statistics -----------------------------------------------------------------------------------
@@ -447,11 +459,41 @@ def guess_tables(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return out
 
 
-def lucky_guesses(df: pd.DataFrame) -> pd.DataFrame:
-    """Every lucky guess: question, gold, answer, context as the answerer saw it."""
-    return df.loc[df["guess_class"] == "lucky_guess",   # (only the columns shown, of those rows)
-                  ["answerer", "variant", "question_id", "qtype", "question_text", "gold", "answer_raw", "srr",
-                   "context_text"]].reset_index(drop=True)
+#: the columns of :func:`lucky_guesses`
+LUCKY_COLUMNS = ["answerer", "variant", "question_id", "diagram_id", "qtype", "question_text", "gold", "answer_raw",
+                 "srr", "context_text"]
+
+
+def lucky_guesses(df: pd.DataFrame, listed: int | None = None) -> pd.DataFrame:
+    """Every lucky guess (with ``listed``, only the first ``listed`` of each answerer, as the report lists
+    them): question, gold, answer, context as the answerer saw it. A lucky guess without an answerer is
+    listed only when all are.
+
+    >>> df = pd.DataFrame({c: [None] * 4 for c in ["guess_class", *LUCKY_COLUMNS]})
+    >>> df["guess_class"], df["answerer"], df["question_id"] = ["lucky_guess", "grounded", "lucky_guess", "lucky_guess"], "a", ["q1", "q2", "q3", "q4"]
+    >>> lucky_guesses(df)["question_id"].tolist(), lucky_guesses(df, listed=1)["question_id"].tolist()
+    (['q1', 'q3', 'q4'], ['q1'])
+    """
+    lucky = matching(df, "guess_class", lambda g: g == "lucky_guess")
+    if listed is not None:
+        rows = np.flatnonzero(lucky)
+        seen: Counter[Any] = Counter()
+        lucky[:] = False
+        for i, answerer in zip(rows, picked(_columns(df, ["answerer"])["answerer"], rows)):
+            if present(answerer):
+                seen[answerer] += 1
+                lucky[i] = seen[answerer] <= listed
+    return df.loc[lucky, LUCKY_COLUMNS].reset_index(drop=True)   # (only the columns shown, of those rows)
+
+
+def lucky_counts(df: pd.DataFrame) -> dict[Any, int]:
+    """Lucky guesses per answerer, answerers in the order first met (``None``: those without an answerer).
+
+    >>> lucky_counts(pd.DataFrame({"guess_class": ["lucky_guess", "grounded", "lucky_guess"], "answerer": ["b", "a", "b"]}))
+    {'b': 2}
+    """
+    rows = np.flatnonzero(matching(df, "guess_class", lambda g: g == "lucky_guess"))
+    return dict(Counter(a if present(a) else None for a in picked(_columns(df, ["answerer"])["answerer"], rows)))
 
 
 def breakdown(df: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -684,7 +726,7 @@ def finding(df: pd.DataFrame) -> pd.DataFrame:
     """
     rows = []
     read = [c for c in ("variant", "question_id", "finder_rank", "twin_of", "found_diagram") if c in df]
-    for variant, g in df.loc[df["finder"] != "oracle", read].groupby("variant", sort=False):
+    for variant, g in df.loc[matching(df, "finder", lambda f: f != "oracle"), read].groupby("variant", sort=False):
         per_q = g.groupby("question_id", sort=False).first()
         ranks = [None if r is None or (isinstance(r, float) and math.isnan(r)) else int(r) for r in per_q["finder_rank"]]
         twins = per_q[per_q["twin_of"].notna()] if "twin_of" in per_q else per_q.iloc[0:0]
@@ -727,9 +769,12 @@ def blind_floor(df: pd.DataFrame, seed: int = 0, n_boot: int = 1000, answerer: s
     """
     s = _columns(df, ["answerer", "question_id", "qtype", "counter_prior", "correct"], only_scored=True)
     rows = np.flatnonzero(as_array(s["answerer"], lambda v: v == answerer, bool))
-    questions, ids = pd.factorize(np.fromiter(picked(s["question_id"], rows), dtype=object, count=len(rows)))
-    asked = questions >= 0   # (a row without a question id is left out)
-    rows, questions, n = rows[asked], questions[asked], len(ids)
+    questions, ids = _factorized(picked(s["question_id"], rows))
+    known = np.fromiter((present(v) for v in ids), dtype=bool, count=len(ids))
+    if not known.all():   # a row without a question id is left out (the others numbered in the same order)
+        asked = known[questions]
+        rows, questions, ids = rows[asked], (np.cumsum(known) - 1)[questions[asked]], ids[known]
+    n = len(ids)
     if not n:
         return None
 

@@ -3,6 +3,7 @@ aggregated numbers and rendered by :mod:`benchmark.report.markdown` and :mod:`be
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -10,6 +11,7 @@ import pandas as pd
 
 from benchmark.report import aggregate as agg
 from benchmark.report import comparison, sections
+from benchmark.report.rows import present
 from benchmark.report.tables import Table, fmt, fmt_ci, short
 
 #: lucky guesses listed per answerer (all are counted)
@@ -52,6 +54,9 @@ class Analysis:
     sensitivity: dict[str, Any] = field(default_factory=dict)
     priors: dict[str, Any] | None = None    # the run card's prior baselines (benchmark.priors.run_card_summary)
     pairs: dict[str, str] = field(default_factory=dict)   # counterfactual pairs run (original id -> counterfactual id)
+    #: lucky guesses per answerer (:func:`~benchmark.report.aggregate.lucky_counts`), when ``lucky`` lists only the
+    #: first of each; ``None``: ``lucky`` holds every one
+    lucky_counts: dict[Any, int] | None = None
 
     @property
     def floor_accuracy(self) -> float | None:
@@ -78,11 +83,11 @@ def analyse(records: list[Any], seed: int = 0, n_boot: int = 1000,
     made("summary", summary)
     buckets = made("buckets", agg.srr_buckets(df))
     costs = made("costs", comparison.costs(df))
-    return Analysis(df, summary, guess, agg.lucky_guesses(df), agg.breakdown(df, "qtype"),
+    return Analysis(df, summary, guess, agg.lucky_guesses(df, LUCKY_LISTED), agg.breakdown(df, "qtype"),
                     agg.breakdown(df, "counter_prior"), agg.twin_consistency(df),
                     agg.faithfulness_table(df, seed, n_boot), buckets, agg.claim_check(df, summary),
                     floor, agg.finding(df), agg.source_comparison(summary), comparison.ranking(df, seed, n_boot),
-                    costs, comparison.sensitivity(df, seed, n_boot))
+                    costs, comparison.sensitivity(df, seed, n_boot), lucky_counts=agg.lucky_counts(df))
 
 
 HOW_TO_READ = [
@@ -213,12 +218,6 @@ def _headline(a: Analysis) -> list[str]:
     return [" ".join(lines)] if lines else []
 
 
-def _diagrams_of(samples: Any, questions: set[Any]) -> dict[Any, Any]:
-    """Question id -> its diagram id, for ``questions`` only (the last sample's, as ``dict(zip(...))`` gives)."""
-    cols = agg._columns(samples, ["question_id", "diagram_id"])
-    return {q: d for q, d in zip(cols["question_id"], cols["diagram_id"]) if q in questions}
-
-
 def build_sections(a: Analysis, card: dict[str, Any], plots: dict[str, bytes],
                    labels: "Labels | Callable[[set[str]], Labels] | None" = None) -> list[Section]:
     """The whole report, in reading order; ``labels`` (diagram -> node id -> label, or a function giving
@@ -297,19 +296,24 @@ def build_sections(a: Analysis, card: dict[str, Any], plots: dict[str, bytes],
     out.append(guess)
 
     lucky = Section("Lucky guesses")
-    if len(a.lucky):
-        lucky.blocks.append(f"{len(a.lucky)} lucky guesses in all; here up to the first {LUCKY_LISTED} of each answerer, "
-                            "with the context the answerer saw. Every one of them is in report.html's sample "
+    counts = a.lucky_counts
+    if counts is None:   # (every lucky guess listed in a.lucky)
+        counts = dict(Counter(v if present(v) else None for v in a.lucky["answerer"]))
+    if sum(counts.values()):
+        lucky.blocks.append(f"{sum(counts.values())} lucky guesses in all; here up to the first {LUCKY_LISTED} of each "
+                            "answerer, with the context the answerer saw. Every one of them is in report.html's sample "
                             "explorer (class: lucky guess), with its diagram.")
-        listed = [(answerer, g, g.head(LUCKY_LISTED)) for answerer, g in a.lucky.groupby("answerer", sort=False)]
-        diagram_of = _diagrams_of(a.samples, {q for _, _, h in listed for q in h["question_id"]}) if labels else {}
+        heads = {answerer: g.head(LUCKY_LISTED) for answerer, g in a.lucky.groupby("answerer", sort=False)}
+        listed = [(answerer, counts[answerer], heads[answerer]) for answerer in counts if answerer in heads]
+        diagram_of = ({q: d for _, _, h in listed for q, d in zip(h["question_id"], h["diagram_id"])}
+                      if labels else {})
         found = labels(set(diagram_of.values())) if callable(labels) else (labels or {})
-        for answerer, g, head in listed:
+        for answerer, n, head in listed:
             rows = [[r["variant"], r["question_id"], short(r["question_text"], 90),
                      short(_answer_text(r["gold"], r["qtype"], found.get(diagram_of.get(r["question_id"]))), 30),
                      short(r["answer_raw"], 40), fmt(r["srr"]), short(r["context_text"] or "(empty)", 140)]
                     for _, r in head.iterrows()]
-            lucky.blocks.append(Table(f"{answerer}: {len(g)} lucky guesses",
+            lucky.blocks.append(Table(f"{answerer}: {n} lucky guesses",
                                       ["variant", "question", "text", "gold", "answer", "SRR", "context"], rows))
     else:
         lucky.blocks.append("No lucky guesses in this run.")
@@ -377,7 +381,7 @@ def build_sections(a: Analysis, card: dict[str, Any], plots: dict[str, bytes],
                                      s["component"], short(s["reason"], 160)] for s in skipped]))
     else:
         health.blocks.append("No stage was skipped.")
-    errs = a.samples[a.samples["error_stage"].notna()]
+    errs = a.samples[agg.matching(a.samples, "error_stage", present)]
     if len(errs):
         counts = errs.groupby(["error_stage", "variant", "answerer"], sort=True).size().reset_index(name="n")
         health.blocks.append(Table("Samples with a stage error (recorded in samples.jsonl; left out of the rates)",

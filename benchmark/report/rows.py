@@ -118,6 +118,15 @@ def _missing(v: Any) -> bool:
     return v is None or (isinstance(v, float) and v != v)  # v != v: NaN
 
 
+def present(v: Any) -> bool:
+    """Whether a value is there, as pandas' ``notna`` counts a scalar (not ``None``, not NaN).
+
+    >>> present(0.0), present(None), present(float("nan")), present("")
+    (True, False, False, True)
+    """
+    return not _missing(v)
+
+
 _WIDER = {"B": "H", "H": "I", "I": "Q"}
 _DTYPES = {"B": "uint8", "H": "uint16", "I": "uint32", "Q": "uint64"}
 #: a column is coded while at most this share of its rows hold a value not seen before in it (measured from

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from benchmark.report.aggregate import _columns, _groups
+from benchmark.report.aggregate import _columns, _groups, matching
 
 #: the columns :func:`usage_table` adds to summary.csv, in order
 USAGE_COLUMNS = ("tokens_in", "tokens_out", "calls", "cache_hits", "latency_p50", "latency_p95", "cost", "failed",
@@ -132,7 +132,7 @@ def usage_section(usage: pd.DataFrame, samples: pd.DataFrame | None = None) -> A
                             align=["l", "l", "r", "l"] + ["r"] * 11))
     if samples is not None and len(samples):
         # an answer error with a kind is a failure; the reference answerers' kind-less "error" is an abstention
-        failed = samples[samples["answer_error_kind"].map(lambda e: isinstance(e, str))]
+        failed = samples[matching(samples, "answer_error_kind", lambda e: isinstance(e, str))]
         if len(failed):
             from benchmark.report.tables import short
 
