@@ -847,9 +847,35 @@ def _ranked_by_diagram(finders: dict[str, Any], questions: Mapping[str, Sequence
 Emitted = tuple[str, Any, tuple[Any, ...]]
 
 
-def _outcome(r: dict[str, Any]) -> tuple[str, bool, str | None, str | None, bool]:
-    """``(answerer, failed, unavailable component, why, stage error)`` of a record (a dict): a sample
-    *failed* when a stage raised or the answerer returned an error instead of an answer."""
+#: :func:`answer_failure` of a sample that never reached its answerer
+NOT_ASKED = "not asked"
+
+
+def answer_failure(r: dict[str, Any]) -> str | None:
+    """How the answerer failed on a record (a dict): ``"raised"`` (the answer stage raised), the kind of the
+    error it returned instead of an answer (``"error"`` when it gave none), ``None`` when it answered, or
+    :data:`NOT_ASKED` when the sample never reached it (a finder or selector error is not its failure).
+
+    >>> answer_failure({"error": {"stage": "select"}}), answer_failure({"error": {"stage": "answer"}})
+    ('not asked', 'raised')
+    >>> answer_failure({"answer": {"error": "HTTP 500", "error_kind": "http_error"}}), answer_failure({"answer": {"raw": "yes"}})
+    ('http_error', None)
+    """
+    stage = (r.get("error") or {}).get("stage")
+    if stage is not None and stage not in ("answer", "score"):
+        return NOT_ASKED
+    if stage == "answer":
+        return "raised"
+    answer = r.get("answer")
+    if answer is not None and answer.get("error"):
+        return answer.get("error_kind") or "error"
+    return None
+
+
+def _outcome(r: dict[str, Any]) -> tuple[str, bool, str | None, str | None, bool, str | None]:
+    """``(answerer, failed, unavailable component, why, stage error, answer failure)`` of a record (a dict): a
+    sample *failed* when a stage raised or the answerer returned an error instead of an answer; the answer
+    failure is :func:`answer_failure`'s."""
     err = r.get("error")
     if err:
         stage = err.get("stage")
@@ -859,11 +885,11 @@ def _outcome(r: dict[str, Any]) -> tuple[str, bool, str | None, str | None, bool
             name = {"find": r.get("finder"), "source": r.get("source"), "select": r.get("selector"),
                     "answer": r.get("answerer")}.get(stage, stage)
             component = f"{kind} {name}"
-        return r["answerer"], True, component, f"{stage}: {err.get('message')}", True
+        return r["answerer"], True, component, f"{stage}: {err.get('message')}", True, answer_failure(r)
     answer_error = (r.get("answer") or {}).get("error")
     if answer_error:
-        return r["answerer"], True, None, f"answer: {answer_error}", False
-    return r["answerer"], False, None, None, False
+        return r["answerer"], True, None, f"answer: {answer_error}", False, answer_failure(r)
+    return r["answerer"], False, None, None, False, None
 
 
 def _emit(records: list[SampleRecord], rows: bool) -> list[Emitted]:
@@ -1013,10 +1039,18 @@ class Tally:
     by_answerer: dict[str, list[int]] = field(default_factory=dict)     # answerer -> [samples, failed]
     first_failure: dict[str, str] = field(default_factory=dict)         # answerer -> why its first failed
     unavailable: dict[tuple[str, str], int] = field(default_factory=dict)  # (component, reason) -> samples
+    #: answerer -> [samples that reached it, samples it failed on, failures by kind] (:func:`answer_failure`)
+    answers: dict[str, list[Any]] = field(default_factory=dict)
 
-    def add(self, outcome: tuple[str, bool, str | None, str | None, bool]) -> None:
-        answerer, failed, component, why, stage_error = outcome
+    def add(self, outcome: tuple[str, bool, str | None, str | None, bool, str | None]) -> None:
+        answerer, failed, component, why, stage_error, answer_failed = outcome
         self.samples += 1
+        if answer_failed != NOT_ASKED:
+            asked = self.answers.setdefault(answerer, [0, 0, {}])
+            asked[0] += 1
+            if answer_failed is not None:
+                asked[1] += 1
+                asked[2][answer_failed] = asked[2].get(answer_failed, 0) + 1
         self.stage_errors += stage_error
         counts = self.by_answerer.setdefault(answerer, [0, 0])
         counts[0] += 1
@@ -1055,6 +1089,9 @@ class RunResult:
     skipped: list[dict[str, Any]] = field(default_factory=list)
     #: why the run failed (no samples, an answerer whose every sample failed); empty when it did not
     failures: list[str] = field(default_factory=list)
+    #: per answerer: (samples that reached it, samples it failed on, failures by kind), counted as the samples
+    #: were written (:func:`answer_failure`)
+    answer_failures: dict[str, tuple[int, int, dict[str, int]]] = field(default_factory=dict)
 
     @property
     def records(self) -> list[SampleRecord]:
@@ -1390,7 +1427,9 @@ def _sample(spec: RunSpec, run_dir: Path, plan: _Plan, *, progress: bool, quiet:
     if spec.executor != "local":
         card["executor"] = {"name": spec.executor, "address": spec.address, "actors": plan.n_workers,
                             "peak_in_flight": dict(sorted(peak.items()))}
-    return RunResult(str(spec.run_id), run_dir, card, plan.problems, skipped + runtime_down, failures), rows, t_start
+    answered = {a: (n, failed, dict(sorted(kinds.items()))) for a, (n, failed, kinds) in sorted(tally.answers.items())}
+    return (RunResult(str(spec.run_id), run_dir, card, plan.problems, skipped + runtime_down, failures, answered),
+            rows, t_start)
 
 
 def _priors_and_pairs(spec: RunSpec, dataset: Dataset, questions: Mapping[str, Sequence[Question]],

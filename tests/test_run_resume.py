@@ -285,6 +285,44 @@ def test_a_run_whose_every_llm_call_failed_exits_non_zero(tmp_path):
                                                                        "solver": {"samples": 4, "failed": 0}}
 
 
+def _answer_failures(path: Path) -> dict[str, tuple[int, int, dict[str, int]]]:
+    """Per answerer, from the samples file: samples that reached it, samples it failed on, failures by kind."""
+    from benchmark.runner import NOT_ASKED, answer_failure
+
+    out: dict[str, list] = {}
+    for line in path.open(encoding="utf-8"):
+        rec = json.loads(line)
+        kind = answer_failure(rec)
+        if kind != NOT_ASKED:
+            n = out.setdefault(rec["answerer"], [0, 0, {}])
+            n[0] += 1
+            if kind is not None:
+                n[1] += 1
+                n[2][kind] = n[2].get(kind, 0) + 1
+    return {a: (n, f, dict(sorted(k.items()))) for a, (n, f, k) in sorted(out.items())}
+
+
+def test_the_answerers_failures_are_counted_as_the_samples_are_written_and_as_a_resume_reads_them_back(tmp_path):
+    """``diagqa run`` tells of an answerer that failed too often from the counts the run kept as it wrote its
+    samples (it read the whole samples file again after the run before: 4.7 GB at 100 times the bundled data);
+    a resumed run counts the samples it read back as well as those it made."""
+    data = make_dataset(tmp_path / "data")
+    with LLMServer(responder=_slow_model, script=[{"status": 500}] * 2) as server:
+        options = {"llm": {"base_url": server.base_url, "model": "m", "cache_path": None, "max_attempts": 1,
+                           "backoff_s": 0}}
+        spec = RunSpec(data_dir=data, variants=("oracle+d2+full",), answerers=("llm", "solver"),
+                       out_dir=tmp_path / "results", run_id="f", workers=1, options=options)
+        first = run(spec, progress=False, quiet=True)
+        path = first.run_dir / SAMPLES
+        assert first.answer_failures == _answer_failures(path)
+        assert first.answer_failures["llm"] == (4, 2, {"http_error": 2}) and first.answer_failures["solver"][1] == 0
+        lines = path.read_bytes().splitlines(keepends=True)
+        path.write_bytes(b"".join(lines[:-3]))   # three samples lost: the resume reads the others back
+        again = resume(first.run_dir, progress=False, quiet=True)
+    assert again.card["resumes"][0]["samples_before"] == len(lines) - 3
+    assert again.answer_failures == _answer_failures(path) == first.answer_failures
+
+
 def test_a_cut_off_last_line_is_dropped_and_that_sample_is_run_again(tmp_path):
     first = run(tiny_spec(tmp_path), progress=False, quiet=True)
     path = first.run_dir / SAMPLES

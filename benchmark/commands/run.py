@@ -107,7 +107,7 @@ def main(args: argparse.Namespace) -> int:
     print(f"run {result.run_id}: {card['samples']} samples ({card['sample_errors']} with a stage error, "
           f"{len(result.skipped)} skipped stage(s), {len(result.problems)} dataset problem(s)) "
           f"in {card['wall_s']['total']:.1f} s", file=sys.stderr)
-    failing = failed_answerers(_stored(result.run_dir), args.max_error_share)
+    failing = failed_answerers(result.answer_failures, args.max_error_share)
     for line in failing:
         print(f"diagqa run: {line}", file=sys.stderr)
     if result.failures:  # no sample, or every sample of an answerer failed: the run itself failed
@@ -126,44 +126,15 @@ def main(args: argparse.Namespace) -> int:
     return 3 if failing else 0
 
 
-def _stored(run_dir: Path):
-    """The run's records as dicts, read one by one from its ``samples.jsonl`` (none held at once)."""
-    from benchmark.records import loads_line
-    from benchmark.rundir import scan_samples
-    from benchmark.runner import SAMPLES
+def failed_answerers(counts: dict[str, tuple[int, int, dict[str, int]]], max_share: float) -> list[str]:
+    """One line per answerer with more than ``max_share`` of its samples failed, from its counts (samples that
+    reached it, samples it failed on, failures by kind: :attr:`benchmark.runner.RunResult.answer_failures`).
 
-    return (rec for _, rec in scan_samples(Path(run_dir) / SAMPLES, loads_line))
-
-
-def failure_counts(records) -> dict[str, tuple[int, int, dict[str, int]]]:
-    """Per answerer: (samples it was asked about, samples whose answer failed, failures by kind).
-
-    A sample fails when the answerer raised or returned an error (``Answer.error``); samples that
-    never reached the answerer (a finder or selector error) are not its failures.
+    >>> failed_answerers({"llm": (10, 3, {"http_error": 2, "timeout": 1}), "solver": (10, 0, {})}, 0.1)
+    ['answerer llm: 3 of 10 samples failed (30%: http_error 2, timeout 1), more than --max-error-share 0.1']
     """
-    out: dict[str, tuple[int, int, dict[str, int]]] = {}
-    for r in records:
-        if not isinstance(r, dict):
-            r = r.to_json()
-        stage = (r.get("error") or {}).get("stage")
-        if stage is not None and stage not in ("answer", "score"):
-            continue
-        asked, failed, kinds = out.get(r["answerer"], (0, 0, {}))
-        kind = None
-        if stage == "answer":
-            kind = "raised"
-        elif r.get("answer") is not None and r["answer"].get("error"):
-            kind = r["answer"].get("error_kind") or "error"
-        if kind is not None:
-            kinds = dict(kinds, **{kind: kinds.get(kind, 0) + 1})
-        out[r["answerer"]] = (asked + 1, failed + (kind is not None), kinds)
-    return out
-
-
-def failed_answerers(records, max_share: float) -> list[str]:
-    """One line per answerer with more than ``max_share`` of its samples failed."""
     lines = []
-    for name, (asked, failed, kinds) in sorted(failure_counts(records).items()):
+    for name, (asked, failed, kinds) in sorted(counts.items()):
         if asked and failed / asked > max_share:
             what = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
             lines.append(f"answerer {name}: {failed} of {asked} samples failed ({failed / asked:.0%}: {what}), "
