@@ -474,26 +474,43 @@ def lucky_guesses(df: pd.DataFrame, listed: int | None = None) -> pd.DataFrame:
     >>> lucky_guesses(df)["question_id"].tolist(), lucky_guesses(df, listed=1)["question_id"].tolist()
     (['q1', 'q3', 'q4'], ['q1'])
     """
-    lucky = matching(df, "guess_class", lambda g: g == "lucky_guess")
+    rows, answerers = _lucky(df)
     if listed is not None:
-        rows = np.flatnonzero(lucky)
         seen: Counter[Any] = Counter()
-        lucky[:] = False
-        for i, answerer in zip(rows, picked(_columns(df, ["answerer"])["answerer"], rows)):
+        kept = []
+        for i, answerer in zip(rows, answerers):
             if present(answerer):
                 seen[answerer] += 1
-                lucky[i] = seen[answerer] <= listed
-    return df.loc[lucky, LUCKY_COLUMNS].reset_index(drop=True)   # (only the columns shown, of those rows)
+                if seen[answerer] <= listed:
+                    kept.append(i)
+        rows = np.asarray(kept, dtype=np.int64)
+    mask = np.zeros(len(df), dtype=bool)
+    mask[rows] = True
+    return df.loc[mask, LUCKY_COLUMNS].reset_index(drop=True)   # (only the columns shown, of those rows)
 
 
 def lucky_counts(df: pd.DataFrame) -> dict[Any, int]:
-    """Lucky guesses per answerer, answerers in the order first met (``None``: those without an answerer).
+    """Lucky guesses per answerer (:func:`answerer_counts` of theirs).
 
     >>> lucky_counts(pd.DataFrame({"guess_class": ["lucky_guess", "grounded", "lucky_guess"], "answerer": ["b", "a", "b"]}))
     {'b': 2}
     """
+    return answerer_counts(_lucky(df)[1])
+
+
+def _lucky(df: pd.DataFrame) -> tuple[np.ndarray, Any]:
+    """The positions of the lucky guesses, and their answerers."""
     rows = np.flatnonzero(matching(df, "guess_class", lambda g: g == "lucky_guess"))
-    return dict(Counter(a if present(a) else None for a in picked(_columns(df, ["answerer"])["answerer"], rows)))
+    return rows, picked(_columns(df, ["answerer"])["answerer"], rows)
+
+
+def answerer_counts(answerers: Iterable[Any]) -> dict[Any, int]:
+    """How many of ``answerers`` each answerer is, answerers in the order first met (``None``: those missing).
+
+    >>> answerer_counts(["b", None, "a", "b", float("nan")])
+    {'b': 2, None: 2, 'a': 1}
+    """
+    return dict(Counter(a if present(a) else None for a in answerers))
 
 
 def breakdown(df: pd.DataFrame, column: str) -> pd.DataFrame:

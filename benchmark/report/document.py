@@ -3,7 +3,6 @@ aggregated numbers and rendered by :mod:`benchmark.report.markdown` and :mod:`be
 """
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -298,7 +297,7 @@ def build_sections(a: Analysis, card: dict[str, Any], plots: dict[str, bytes],
     lucky = Section("Lucky guesses")
     counts = a.lucky_counts
     if counts is None:   # (every lucky guess listed in a.lucky)
-        counts = dict(Counter(v if present(v) else None for v in a.lucky["answerer"]))
+        counts = agg.answerer_counts(a.lucky["answerer"])
     if sum(counts.values()):
         lucky.blocks.append(f"{sum(counts.values())} lucky guesses in all; here up to the first {LUCKY_LISTED} of each "
                             "answerer, with the context the answerer saw. Every one of them is in report.html's sample "
