@@ -586,3 +586,58 @@ def test_pieces_meeting_a_containers_outline_are_joined_only_where_a_line_thicke
     assert read(join_along_outlines(pieces(), shapes, stroke(False), 2)) == {(1, 0, False, False), (0, 2, False, True)}
     # no head at either end: no connector is known to run on
     assert read(join_along_outlines(pieces(False), shapes, stroke(True), 2)) == {(1, 0, False, False), (0, 2, False, False)}
+
+
+@needs_tesseract
+def test_a_connector_parting_slowly_from_a_bundle_reaches_the_shape_the_bundle_leaves():
+    # dagre draws "renewal failed" out of Active's right side into one stroke with the connectors
+    # leaving and arriving there; the bundle parts some hundreds of pixels out, so the traced piece
+    # of "renewal failed" began where it left the bundle, at no shape, and the edge was lost
+    assert crop_edges("state_subscription", 1500, 4700, 2500, 3200) == {
+        ("active", "->", "past-due", "renewal failed")}
+
+
+def test_an_end_on_a_bundles_stroke_takes_the_shape_ahead_and_its_head_only_without_one_of_its_own():
+    from benchmark.extract.connectors import _along_trunks, _End
+    from benchmark.extract.skeleton import Chain
+
+    def chain(p0: tuple[float, float], p1: tuple[float, float]) -> Chain:
+        a, b = np.array(p0, float), np.array(p1, float)
+        pts = a + np.linspace(0, 1, int(np.hypot(*(b - a))) + 1)[:, None] * (b - a)
+        u = (b - a) / np.hypot(*(b - a))
+        return Chain(pts, [(a, -u), (b, u)])
+
+    def read(parted: tuple[float, float], far_head: bool) -> tuple:
+        # the bundle: from shape 5 (whose end has a head: a connector drawn into it) out to shape 7;
+        # the parted piece leaves it at x = 150 towards shape 9
+        trunk, piece = chain((0, 0), (400, 0)), chain((150, 1), parted)
+        t0 = _End(0, 0, trunk.ends[0][0], trunk.ends[0][1], arrow=True, shape=5)
+        t1 = _End(0, 1, trunk.ends[1][0], trunk.ends[1][1], shape=7)
+        loose = _End(1, 0, piece.ends[0][0], piece.ends[0][1])
+        far = _End(1, 1, piece.ends[1][0], piece.ends[1][1], arrow=far_head, shape=9)
+        _along_trunks([([0], [0], (t0, t1), []), ([1], [0], (loose, far), [])], [trunk, piece], 2)
+        return loose.shape, loose.arrow, loose.point.tolist()
+
+    # parting at a shallow angle: the end is on the bundle, aimed back along it at shape 5
+    assert read((450, 40), far_head=False) == (5, True, [0.0, 0.0])
+    assert read((450, 40), far_head=True) == (5, False, [0.0, 0.0])
+    # a line crossing the bundle steeply is no part of it
+    assert read((300, 200), far_head=False) == (None, False, [150.0, 1.0])
+
+
+@needs_tesseract
+def test_a_head_arriving_along_a_diamonds_side_with_a_slightly_drawn_out_core_is_found():
+    # the head of "заключение" lies along the upper left side of "Нужна госпитализация?": its core,
+    # a little longer than wide (1.25 to 1.4) and about a head's size, was taken for the wedge a line
+    # leaves where it meets an outline, and the edge lost its direction
+    assert ("лучевая-диагностика", "->", "нужна-госпитализация", "заключение") in \
+        crop_edges("med_triage_ru", 2500, 6500, 2500, 6500)
+
+
+@needs_tesseract
+def test_a_label_on_the_stretch_a_connector_runs_along_its_containers_outline_is_its_own():
+    # "yes" runs down the right side of the carrier's container, along its outline, to "Order
+    # complete": the stretch is cut out with the outline and bridged straight, and the label on it
+    # was measured against the traced pixels alone, a gap's length away
+    assert ("carrier.delivered", "->", "order-complete", "yes") in \
+        crop_edges("biz_order_fulfillment", 0, 3000, 4000, 7700)

@@ -308,8 +308,9 @@ OFF_THICK_OUTLINE = 2.0
 
 #: longest side of a head's core against its shortest (its smallest enclosing rectangle's) for a
 #: core lying close along an outline to be taken for a head: a wedge where a line meets a rough
-#: outline (the sketch style) lies drawn out along it
-COMPACT_MAX = 1.25
+#: outline (the sketch style) lies drawn out along it; a d2 head arriving along a diamond's side
+#: at a shallow angle measures between 1.25 and 1.4 (``med_triage_ru``)
+COMPACT_MAX = 1.4
 
 
 def _compact(core: np.ndarray) -> bool:
@@ -381,8 +382,9 @@ class OutlineDistance:
 
 
 #: a core this many opening areas large or more is a head's, unless it lies within one opening
-#: width of an outline: a wedge where a line meets an outline is smaller (about 0.7 areas)
-HEAD_CORE_SURE = 1.0
+#: width of an outline: a wedge where a line meets an outline is smaller (about 0.7 areas); a d2
+#: head arriving along a diamond's side at a shallow angle keeps 0.99 (``med_triage_ru``)
+HEAD_CORE_SURE = 0.95
 #: and no more than this many (a larger core is two heads or lines run together)
 HEAD_CORE_ONE = 2.0
 #: any other core is a head only when it reaches this many opening widths off the outline
@@ -485,6 +487,8 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     ``label_boxes`` are node labels drawn outside their shape; a connector may end at one. With
     ``d2_heads`` (d2's renders, whose heads are of a known size), a blob lying wholly on an
     outline is no head (:func:`arrowheads`); other tools draw heads small enough to lie there.
+    It also lets an end left loose on a bundle of connectors run on along the bundle to its shape
+    (:func:`_along_trunks`): on other tools' drawings such ends are mostly where lines cross.
     ``dashed`` marks the gaps bridged between dashes (:func:`.strokes.drawn_strokes`): a dashed
     line can pass under a shape, hidden by its fill (:func:`_through_shapes`).
 
@@ -546,6 +550,8 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
                 _through_outline(e, shapes, lw)
     for e in _walked_heads(met):
         e.arrow = True
+    if d2_heads:   # d2's own drawings (dagre's bundles); elsewhere such ends are mostly crossings
+        _along_trunks(groups, chains, lw)
     for members, entries, (e1, e2), crossed in groups:
         if e1.shape is None or e2.shape is None:
             continue
@@ -653,6 +659,21 @@ def _dense_ring(ring: np.ndarray, step: float) -> np.ndarray:
         n = max(1, int(np.ceil(float(np.hypot(*(q - p))) / step)))
         out.append(p + (q - p) * (np.arange(n)[:, None] / n))
     return np.concatenate(out)
+
+
+def dense_path(path: np.ndarray, step: float) -> np.ndarray:
+    """The open polyline as points about ``step`` pixels apart (its vertices among them).
+
+    >>> dense_path(np.array([[0., 0.], [4., 0.], [4., 3.]]), 2).tolist()
+    [[0.0, 0.0], [2.0, 0.0], [4.0, 0.0], [4.0, 1.5], [4.0, 3.0]]
+    """
+    if len(path) < 2:
+        return np.asarray(path, float).reshape(-1, 2)
+    out = []
+    for p, q in zip(path[:-1], path[1:]):
+        n = max(1, int(np.ceil(float(np.hypot(*(q - p))) / step)))
+        out.append(p + (q - p) * (np.arange(n)[:, None] / n))
+    return np.concatenate(out + [path[-1:].astype(float)])
 
 
 def _arc(i: int, j: int, n: int) -> np.ndarray:
@@ -1023,6 +1044,61 @@ def _follow(e: _End, stroke: np.ndarray, blob_ids: np.ndarray, shapes: list[Shap
                 e.point, e.shape, e.at_container = p, probe.shape, probe.at_container
                 return met_head
     return 0
+
+
+#: a loose end lies on a trunk when the trunk's stroke passes within this many line widths of it
+TRUNK_REACH = 2.5
+#: ... and the trunk runs there along the end's direction to this cosine (about 18 degrees)
+TRUNK_COS = 0.95
+#: ... and the trunk's attached end lies ahead of it, seen from it, to this cosine (about 26 degrees)
+TRUNK_AHEAD_COS = 0.9
+
+
+def _along_trunks(groups: list[tuple[list[int], list[int], tuple[_End, _End], list[int]]],
+                  chains: list[Chain], lw: int) -> None:
+    """Loose ends where a connector merged into a bundle of connectors sharing one stroke up to
+    their shape (dagre draws many edges into one point of a busy shape, and they part only slowly,
+    some hundreds of pixels out): the tracing keeps the shared stretch in one connector, and the
+    others stop where they part from it. Such an end, lying on another connector's stroke that runs
+    on along the end's direction to a shape ahead, is attached to that shape. It takes the
+    arrowhead at that shape when its own connector has none at its other end (the bundle drawn
+    into the shape)."""
+    loose = [(k, e, o) for k, (_, _, (e1, e2), _) in enumerate(groups)
+             for e, o in ((e1, e2), (e2, e1)) if e.shape is None and o.shape is not None and e.direction.any()]
+    if not loose:
+        return
+    pts = [np.concatenate([chains[i].points for i in g[0]], axis=0) for g in groups]
+    owner = np.concatenate([np.full(len(p), k) for k, p in enumerate(pts)])
+    allpts = np.concatenate(pts, axis=0)
+    reach = TRUNK_REACH * lw + 1
+    for k, e, other in loose:
+        d2 = ((allpts - e.point) ** 2).sum(axis=1)
+        near = (d2 <= reach * reach) & (owner != k)
+        best = None
+        for h in np.unique(owner[near]).tolist():
+            _, _, (h1, h2), _ = groups[h]
+            # the trunk's direction where the end lies on it
+            local = allpts[(owner == h) & (d2 <= (4 * lw + 2) ** 2)]
+            if len(local) < 3:
+                continue
+            centred = local - local.mean(axis=0)
+            axis = np.linalg.svd(centred, full_matrices=False)[2][0]
+            if abs(float(np.dot(axis, e.direction))) < TRUNK_COS:
+                continue
+            for t in (h1, h2):
+                if t.shape is None or t.at_container or t.shape == other.shape:
+                    continue
+                v = t.point - e.point
+                dist = float(np.hypot(*v))
+                if dist < 1 or float(np.dot(v / dist, e.direction)) < TRUNK_AHEAD_COS:
+                    continue
+                gap = float(np.sqrt(d2[owner == h].min()))
+                if best is None or gap < best[0]:
+                    best = (gap, t)
+        if best is not None:
+            t = best[1]
+            e.point, e.shape, e.at_container = t.point.copy(), t.shape, t.at_container
+            e.arrow = t.arrow and not other.arrow
 
 
 def _walked_heads(met: list[tuple[_End, int, bool]]) -> list[_End]:
@@ -1477,7 +1553,9 @@ def _label_edges(edges: list[RawEdge], blocks: list[Block], lw: int) -> None:
     # far from it as from the image's usual label line
     usual = float(np.median([b.line_height for b in blocks])) if blocks else 0.0
     for ei, e in enumerate(edges):
-        pts = e.points
+        # the traced pixels, and the path between them: a stretch along a container's outline, cut
+        # out of the connectors with the outline, is bridged straight, and a label may sit on it
+        pts = e.points if e.route is None else np.concatenate([e.points, dense_path(e.route, lw)], axis=0)
         lo, hi = pts.min(axis=0), pts.max(axis=0)
         mid = path_middle(e.route) if e.route is not None and len(e.route) > 1 else pts.mean(axis=0)
         for bi, b in enumerate(blocks):
