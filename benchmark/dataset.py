@@ -514,12 +514,46 @@ def load_dataset(root: Path | str | None = None, *, strict: bool = True,
     return dataset, problems
 
 
+def id_digest(text: str) -> int:
+    """A 64-bit digest of an id (BLAKE2b of its UTF-8 bytes, as a signed integer): the same in every process,
+    unlike ``hash``.
+
+    >>> id_digest("q1") == id_digest("q1"), id_digest("q1") == id_digest("q2")
+    (True, False)
+    """
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little", signed=True)
+
+
 def _drop_reused_ids(diagrams: dict[str, Diagram], problems: list[InputError]) -> None:
     """Leave out, reporting each, every question whose id is retired or was taken by an earlier question
-    (files in name order); a diagram's questions are read once, and packed again only when one is left out."""
-    first: dict[str, _Where] = {}
+    (files in name order); a diagram's questions are packed again only when one is left out.
+
+    Every question's id is read once as a 64-bit digest (an array of them, not a dict of every id: that
+    held each id string, scattered among the questions a load lets go); only the diagrams holding a
+    retired id or a digest that occurs twice are read again, and checked id by id as before."""
+    from array import array
+
+    import numpy as np
+
     retired = {qid: d for d in diagrams.values() for qid in d.retired}
-    for d in diagrams.values():
+    digests, owner = array("q"), array("q")
+    flagged: set[int] = set()   # the diagrams (by position) holding a retired id, or an id whose digest recurs
+    order = list(diagrams.values())
+    for k, d in enumerate(order):
+        for q in d.questions:
+            digests.append(id_digest(q.id))
+            owner.append(k)
+            if q.id in retired:
+                flagged.add(k)
+    if digests:
+        h = np.frombuffer(digests, np.int64)
+        srt = np.sort(h)
+        twice = srt[1:][srt[1:] == srt[:-1]]
+        if len(twice):
+            flagged.update(np.frombuffer(owner, np.int64)[np.isin(h, twice)].tolist())
+    first: dict[str, _Where] = {}
+    for k in sorted(flagged):
+        d = order[k]
         kept, read = [], list(d.questions)
         for q in read:
             if q.id in retired:

@@ -39,11 +39,12 @@ from __future__ import annotations
 
 import json
 import re
+from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from benchmark.dataset import Dataset, Diagram, released
+from benchmark.dataset import Dataset, Diagram, id_digest, released
 from benchmark.errors import StageUnavailable
 from benchmark.graph import Subgraph
 from benchmark.progress import Progress
@@ -595,7 +596,7 @@ def run_priors(ds: Dataset, names: Sequence[str] = NO_MODEL_BASELINES,
     predictors, unavailable = make_baselines((q for _, qs in diagrams() for q in qs), llm_options, names)
     order = [n for n in names if n in predictors]
     reuse = {b: (known or {}).get(b, {}) if b in SET_FREE_BASELINES else {} for b in order}
-    lean_ids: dict[str, int] = {}   # question id -> row of the lean predictions (one set of ids for every baseline)
+    lean_ids = QuestionRows()   # question id -> row of the lean predictions (one set of ids for every baseline)
     lean = {b: LeanPredictions(lean_ids) for b in order if b in SET_FREE_BASELINES} if lean_known else {}
     counts = _CellCounts(order)
     kinds: list[str] = []            # each question's answer kind, in the order worked on
@@ -657,13 +658,81 @@ def run_priors(ds: Dataset, names: Sequence[str] = NO_MODEL_BASELINES,
     return res
 
 
+class QuestionRows:
+    """Question id -> row (the order the ids were put in), in little memory for a large dataset: the ids'
+    UTF-8 bytes in one buffer with their ends, and a 64-bit digest of each, sorted when first read (about
+    40 bytes an id, where a dict of the id strings took some 130 and scattered its strings among the
+    objects a load frees). A digest shared by two ids is told apart by their bytes.
+
+    >>> rows = QuestionRows()
+    >>> rows.put(0, "q1"); rows.put(0, "q1"); rows.put(1, "вопрос-2")
+    >>> rows.row("вопрос-2"), rows.row("q1"), len(rows), list(rows), "q3" in rows
+    (1, 0, 2, ['q1', 'вопрос-2'], False)
+    """
+
+    __slots__ = ("_text", "_ends", "_digests", "_sorted")
+
+    def __init__(self) -> None:
+        self._text = bytearray()
+        self._ends = array("Q")              # where each id's bytes end in ``_text``
+        self._digests = array("q")
+        self._sorted: tuple[Any, Any] | None = None   # (digests sorted, the row of each)
+
+    def put(self, row: int, question_id: str) -> None:
+        """Give ``question_id`` row ``row``: the next row, or the last again (every baseline run together puts
+        each question, in the same order)."""
+        data = question_id.encode()
+        n = len(self._ends)
+        if row == n:
+            self._text += data
+            self._ends.append(len(self._text))
+            self._digests.append(id_digest(question_id))
+            self._sorted = None
+        elif not (row == n - 1 and self._bytes(row) == data):
+            raise ValueError(f"question {question_id!r} put at row {row}, not the next ({n}) or the last")
+
+    def _bytes(self, row: int) -> bytes:
+        return bytes(self._text[self._ends[row - 1] if row else 0:self._ends[row]])
+
+    def row(self, question_id: str) -> int:
+        """The row of ``question_id`` (KeyError when it was never put)."""
+        import numpy as np
+
+        if self._sorted is None:
+            digests = np.frombuffer(self._digests, np.int64) if len(self._digests) else np.zeros(0, np.int64)
+            order = np.argsort(digests, kind="stable")
+            self._sorted = (digests[order], order.astype(np.int32))
+        digests, rows = self._sorted
+        data = question_id.encode()
+        h = id_digest(question_id)
+        i = int(np.searchsorted(digests, h))
+        while i < len(digests) and int(digests[i]) == h:
+            if self._bytes(int(rows[i])) == data:
+                return int(rows[i])
+            i += 1
+        raise KeyError(question_id)
+
+    def __contains__(self, question_id: object) -> bool:
+        try:
+            self.row(str(question_id))
+        except KeyError:
+            return False
+        return True
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def __iter__(self) -> Iterator[str]:
+        return (self._bytes(r).decode() for r in range(len(self._ends)))
+
+
 class LeanPredictions(Mapping[str, Prediction]):
     """One set-free baseline's predictions without their raw answers (what the priors' table counts of each),
     question id -> prediction, as ``run_priors(lean_known=True)`` keeps them for a later run on the same
     dataset: a byte a question (right, wrong, unmeasured), the question ids held once by every baseline
-    run together (``ids``, question id -> row) and the rare predictions with an error kept whole.
+    run together (``ids``, :class:`QuestionRows`) and the rare predictions with an error kept whole.
 
-    >>> ids = {}
+    >>> ids = QuestionRows()
     >>> kw, blind = LeanPredictions(ids), LeanPredictions(ids)
     >>> kw.add("q1", Prediction("yes", True)); blind.add("q1", Prediction("no", False))
     >>> kw.add("q2", Prediction(None, None, "ValueError: no graph")); blind.add("q2", Prediction("no", True))
@@ -676,7 +745,7 @@ class LeanPredictions(Mapping[str, Prediction]):
     #: a row's byte -> its prediction (the byte of a prediction with an error is ``len(_OUTCOMES)``)
     _OUTCOMES = (Prediction(None, False), Prediction(None, True), Prediction(None, None))
 
-    def __init__(self, ids: dict[str, int]) -> None:
+    def __init__(self, ids: QuestionRows) -> None:
         self._ids = ids                    # question id -> row (shared with the baselines run with this one)
         self._codes = bytearray()          # a row's outcome: 0 wrong, 1 right, 2 unmeasured, 3 an error
         self._errors: dict[int, Prediction] = {}
@@ -684,7 +753,7 @@ class LeanPredictions(Mapping[str, Prediction]):
     def add(self, question_id: str, p: Prediction) -> None:
         """Keep ``p`` for the next row (every baseline sharing ``ids`` adds each question, in the same order)."""
         row = len(self._codes)
-        self._ids[question_id] = row
+        self._ids.put(row, question_id)
         if p.error is not None:
             self._errors[row] = Prediction(None, p.correct, p.error)
             self._codes.append(len(self._OUTCOMES))
@@ -692,17 +761,17 @@ class LeanPredictions(Mapping[str, Prediction]):
             self._codes.append(2 if p.correct is None else int(p.correct))
 
     def __getitem__(self, question_id: str) -> Prediction:
-        row = self._ids[question_id]
+        row = self._ids.row(question_id)
         if row >= len(self._codes):
             raise KeyError(question_id)
         code = self._codes[row]
         return self._errors[row] if code == len(self._OUTCOMES) else self._OUTCOMES[code]
 
     def __iter__(self) -> Iterator[str]:
-        return (qid for qid, row in self._ids.items() if row < len(self._codes))
+        return (qid for row, qid in enumerate(self._ids) if row < len(self._codes))
 
     def __len__(self) -> int:
-        return sum(1 for _ in self)
+        return min(len(self._codes), len(self._ids))
 
 
 def _pct(x: float | None) -> str:

@@ -423,3 +423,20 @@ def test_a_released_diagrams_graph_is_freed_at_once_not_left_to_the_cycle_collec
     finally:
         gc.enable()
     assert not d.in_memory and [(u, v) for u, v in d.graph.edges()] == [("a", "b")]
+
+
+def test_repeated_and_retired_ids_are_found_alike_when_every_ids_digest_is_the_same(tmp_path, monkeypatch):
+    # ids are compared by a 64-bit digest first and only the diagrams sharing one are read again: with every
+    # digest the same, every diagram is read again, and what is reported and kept must not change
+    import benchmark.dataset as dataset_module
+
+    files = {"d1.yaml": annotation("d1"), "d2.yaml": annotation("d2", qid="d1-q1"),
+             "d3.yaml": annotation("d3") + RETIRED.replace("d1-q2", "d3-q2"), "d4.yaml": annotation("d4", qid="d3-q2")}
+    root = dataset(tmp_path / "ds", files, diagrams=("d1", "d2", "d3", "d4"))
+    ds, problems = load_dataset(root, strict=False)
+    assert [str(p.detail).split(" (")[0].split(";")[0] for p in problems] == [
+        "question id is used twice in the dataset", "question id is retired in " + str(root / "annotations" / "d3.yaml")]
+    monkeypatch.setattr(dataset_module, "id_digest", lambda text: 0)
+    alike, again = load_dataset(root, strict=False)
+    assert [str(p) for p in again] == [str(p) for p in problems]
+    assert [q.id for q in alike.questions] == [q.id for q in ds.questions] == ["d1-q1", "d3-q1"]

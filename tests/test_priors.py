@@ -375,3 +375,26 @@ def test_a_run_takes_the_set_free_predictions_made_at_load(shop, monkeypatch):
     assert reused.table == fresh.table and reused.counter_prior == fresh.counter_prior
     assert run_priors(ds, questions=subset, known={"majority": {}}).table == fresh.table and len(calls) == 8
     assert pickle.loads(pickle.dumps(ds)).prior_predictions == {}
+
+
+def test_question_rows_tell_ids_with_one_digest_apart_and_refuse_an_id_put_out_of_order(monkeypatch):
+    from benchmark.priors import QuestionRows
+
+    rows = QuestionRows()
+    ids = [f"q{i}" for i in range(50)] + ["вопрос", "q1-b"]
+    for r, qid in enumerate(ids):
+        rows.put(r, qid)
+        rows.put(r, qid)        # the next baseline puts the same question again
+    assert [rows.row(q) for q in ids] == list(range(len(ids)))
+    assert list(rows) == ids and len(rows) == len(ids)
+    # every id given the same digest: each is still found by its own bytes, and an unknown one is not
+    monkeypatch.setattr(priors_module, "id_digest", lambda text: 7)
+    same = QuestionRows()
+    for r, qid in enumerate(ids):
+        same.put(r, qid)
+    assert [same.row(q) for q in ids] == list(range(len(ids)))
+    assert "q50" not in same
+    with pytest.raises(KeyError):
+        same.row("q50")
+    with pytest.raises(ValueError):
+        same.put(3, "q3")       # neither the next row nor the last
