@@ -524,6 +524,26 @@ def id_digest(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little", signed=True)
 
 
+def recurring(values: Any) -> Any:
+    """The positions, in order, of the values (64-bit integers: an ``array("q")`` or any such buffer) that
+    occur more than once: what a check for repeated ids reads again. The sorted copy it compares (8 bytes a
+    value) is let go before the positions are found.
+
+    >>> from array import array
+    >>> recurring(array("q", [5, 3, 5, 9, 3, 1])).tolist(), recurring(array("q", [1, 2])).tolist()
+    ([0, 1, 2, 4], [])
+    """
+    import numpy as np
+
+    every = np.frombuffer(values, np.int64) if len(values) else np.zeros(0, np.int64)
+    ordered = np.sort(every)
+    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+    del ordered
+    if not len(repeated):
+        return np.zeros(0, np.int64)
+    return np.flatnonzero(np.isin(every, np.unique(repeated)))
+
+
 def _drop_reused_ids(diagrams: dict[str, Diagram], problems: list[InputError]) -> None:
     """Leave out, reporting each, every question whose id is retired or was taken by an earlier question
     (files in name order); a diagram's questions are packed again only when one is left out.
@@ -532,8 +552,6 @@ def _drop_reused_ids(diagrams: dict[str, Diagram], problems: list[InputError]) -
     held each id string, scattered among the questions a load lets go); only the diagrams holding a
     retired id or a digest that occurs twice are read again, and checked id by id as before."""
     from array import array
-
-    import numpy as np
 
     retired = {qid: d for d in diagrams.values() for qid in d.retired}
     digests, owner = array("q"), array("q")
@@ -545,12 +563,7 @@ def _drop_reused_ids(diagrams: dict[str, Diagram], problems: list[InputError]) -
             owner.append(k)
             if q.id in retired:
                 flagged.add(k)
-    if digests:
-        h = np.frombuffer(digests, np.int64)
-        srt = np.sort(h)
-        twice = srt[1:][srt[1:] == srt[:-1]]
-        if len(twice):
-            flagged.update(np.frombuffer(owner, np.int64)[np.isin(h, twice)].tolist())
+    flagged.update(owner[i] for i in recurring(digests).tolist())
     first: dict[str, _Where] = {}
     for k in sorted(flagged):
         d = order[k]

@@ -261,16 +261,11 @@ def _no_repeated_id(path: Path, hashes: Any, loads: Callable[[bytes], Any]) -> N
     """Raise :class:`InputError` at the first line of ``path`` whose sample id an earlier line has, when
     ``hashes`` (of every record's id, in order) holds a value more than once: only the records whose hash
     is shared are read again, and their ids compared."""
-    import numpy as np
+    from benchmark.dataset import recurring
 
-    every = np.frombuffer(hashes, dtype=np.int64)
-    ordered = np.sort(every)              # a copy of the hashes (8 bytes a record), nothing more made a record
-    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
-    del ordered
-    if not len(repeated):
+    suspects = set(recurring(hashes).tolist())   # (records by their place among records)
+    if not suspects:
         return
-    shared = np.unique(repeated)
-    suspects = set(np.flatnonzero(np.isin(every, shared)).tolist())   # (records by their place among records)
     seen: set[Any] = set()
     record = -1
     with path.open("rb") as fh:

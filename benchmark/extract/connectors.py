@@ -654,11 +654,7 @@ def _dense_ring(ring: np.ndarray, step: float) -> np.ndarray:
     >>> _dense_ring(np.array([[0., 0.], [4., 0.], [4., 2.], [0., 2.]]), 2).tolist()
     [[0.0, 0.0], [2.0, 0.0], [4.0, 0.0], [4.0, 2.0], [2.0, 2.0], [0.0, 2.0]]
     """
-    out = []
-    for p, q in zip(ring, np.roll(ring, -1, axis=0)):
-        n = max(1, int(np.ceil(float(np.hypot(*(q - p))) / step)))
-        out.append(p + (q - p) * (np.arange(n)[:, None] / n))
-    return np.concatenate(out)
+    return dense_path(np.concatenate([ring, ring[:1]]), step)[:-1]
 
 
 def dense_path(path: np.ndarray, step: float) -> np.ndarray:
@@ -1077,23 +1073,22 @@ def _along_trunks(groups: list[tuple[list[int], list[int], tuple[_End, _End], li
         best = None
         for h in np.unique(owner[near]).tolist():
             _, _, (h1, h2), _ = groups[h]
+            mine = owner == h
             # the trunk's direction where the end lies on it
-            local = allpts[(owner == h) & (d2 <= (4 * lw + 2) ** 2)]
+            local = allpts[mine & (d2 <= (4 * lw + 2) ** 2)]
             if len(local) < 3:
                 continue
-            centred = local - local.mean(axis=0)
-            axis = np.linalg.svd(centred, full_matrices=False)[2][0]
+            axis = np.linalg.svd(local - local.mean(axis=0), full_matrices=False)[2][0]
             if abs(float(np.dot(axis, e.direction))) < TRUNK_COS:
                 continue
+            gap = float(np.sqrt(d2[mine].min()))
             for t in (h1, h2):
                 if t.shape is None or t.at_container or t.shape == other.shape:
                     continue
                 v = t.point - e.point
                 dist = float(np.hypot(*v))
-                if dist < 1 or float(np.dot(v / dist, e.direction)) < TRUNK_AHEAD_COS:
-                    continue
-                gap = float(np.sqrt(d2[owner == h].min()))
-                if best is None or gap < best[0]:
+                if dist >= 1 and float(np.dot(v / dist, e.direction)) >= TRUNK_AHEAD_COS and \
+                        (best is None or gap < best[0]):
                     best = (gap, t)
         if best is not None:
             t = best[1]
