@@ -641,3 +641,34 @@ def test_a_label_on_the_stretch_a_connector_runs_along_its_containers_outline_is
     # was measured against the traced pixels alone, a gap's length away
     assert ("carrier.delivered", "->", "order-complete", "yes") in \
         crop_edges("biz_order_fulfillment", 0, 3000, 4000, 7700)
+
+
+@needs_tesseract
+def test_two_connectors_run_together_up_to_the_head_they_share_keep_it():
+    # "да" from "QA одобрил?" and "срочный фикс" arrive at the right side of "Канареечный релиз" along
+    # one path for their last stretch: run together, the two lines are wide enough for the opening
+    # to keep them, and their core, a head with a long stroke behind it, was taken for lines run
+    # together, no head; the edge lost its direction
+    assert crop_edges("cicd_ru_deploy", 4900, 6300, 8900, 9500) == {
+        ("оа-одобрил", "->", "канареечный-релиз", "да")}
+
+
+@needs_tesseract
+def test_a_connector_leaving_where_another_arrives_does_not_take_its_head():
+    # "Откат" -> "Постмортем" leaves the left side of "Откат" from the point where "откатить релиз"
+    # arrives: its piece stops where the two lines part, and the walk on to the shape passed the other
+    # connector's head, which it took as its own (the edge read <->)
+    got = crop_edges("cicd_ru_deploy", 2000, 5600, 11300, 12200)
+    assert ("откат", "->", "постмортем", "") in got
+    assert not any(e[1] == "<->" for e in got)
+
+
+@needs_tesseract
+def test_two_connectors_leaving_one_point_together_take_no_head_there():
+    # "end of period" and "cancellation confirmed" leave the left side of "Cancelled" from one point
+    # and part slowly: the wedge they make at the outline is as wide as a head, one end took it as
+    # its head and Cancelled -> Expired read <->; both connectors have their heads at their far ends
+    got = crop_edges("state_subscription", 0, 1300, 6800, 8500)
+    assert {("cancelled", "->", "expired", "end of period"),
+            ("cancelled", "->", "offboarding.exit-survey", "cancellation confirmed")} <= got
+    assert not any(e[1] == "<->" for e in got)

@@ -67,6 +67,7 @@ class _End:
     through: int | None = None     # index of the end across a shape the line runs through
     line: tuple[np.ndarray, np.ndarray] | None = None   # (point, direction) behind a hook at an outline
     head_size: int = 0             # pixels of the arrowhead blob it was given (0: none, or not by blob)
+    head_tip: np.ndarray | None = None   # the tip of that blob (where its point was set)
 
 
 #: smallest arrowhead core (after the opening), in opening areas, for heads drawn at d2's default
@@ -177,6 +178,10 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
     large. A head ending in a notch of such an outline (a person's neck) loses its core with the
     outline's band: the head is then what is left opened a little wider, as on a dashed line.
 
+    With ``outline_distance`` given, a core too large for a head that is not an outline's may be
+    a bundle: connectors drawn into one point of a shape, run together into one stroke as wide
+    as the opening, up to a head they share (:func:`_bundle_head`).
+
     With ``lone``, a core smaller than the image's heads is a head when it stands alone
     (:func:`_lone_core`: one stroke or none leaves it, outlines aside): a grey dashed connector's
     head, drawn smaller than d2's blue ones, has only its line's last dash behind it, where lines
@@ -209,7 +214,10 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
         # a larger core is lines run together, or (a rough outline thicker than the opening) an
         # outline with a head arriving along it: the head is what is left without the outline
         big = max(w, h) > 12 * lw
-        if big and not thick:
+        # on d2's drawings such a core may be two connectors drawn into one point, run together up
+        # to one head: the head is sought at its end (:func:`_bundle_head`)
+        bundle = big and not thick
+        if bundle and outline_distance is None:
             continue
         x0, y0 = max(0, x - reach), max(0, y - reach)
         x1, y1 = min(w_img, x + w + reach), min(h_img, y + h + reach)
@@ -224,7 +232,11 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
         near = outline_distance.window(y0, y1, x0, x1, exact) if outline_distance is not None else None
         if near is not None and _on_outline(core, near, k, sure):
             continue
-        if big or _elongated(core):
+        if bundle:
+            core = _bundle_head(core, near, k, lw, least, exact)
+            if core is None:
+                continue
+        elif big or _elongated(core):
             if outline is None:
                 continue  # an elongated core is where several connectors run together, not a head
             # a head along a thick outline keeps a head's core: smaller pieces are its rough strokes
@@ -420,10 +432,11 @@ def _elongated(core: np.ndarray) -> bool:
     return max(rw, rh) > 1.8 * max(1.0, min(rw, rh))
 
 
-def _wide_part(core: np.ndarray, k: int, least: float = 0.0) -> np.ndarray | None:
+def _wide_part(core: np.ndarray, k: int, least: float = 0.0, k2: int | None = None) -> np.ndarray | None:
     """The head at the end of a line drawn wider than the opening (a dashed line whose bridged
-    gaps widen it): opened again a little wider, the line is gone and one compact core of at
-    least ``least`` pixels is left (a thick line's own stretches leave thinner slivers).
+    gaps widen it): opened again a little wider (``k2``, by default ``k + 2``), the line is gone
+    and one compact core of at least ``least`` pixels is left (a thick line's own stretches leave
+    thinner slivers).
 
     >>> core = np.zeros((40, 20), np.uint8); core[2:26, 8:13] = 1        # a line 5 pixels wide
     >>> for i in range(10): core[26 + i, 2 + i // 2:18 - i // 2] = 1      # its head
@@ -436,7 +449,7 @@ def _wide_part(core: np.ndarray, k: int, least: float = 0.0) -> np.ndarray | Non
     >>> _wide_part(line, 5) is None
     True
     """
-    k2 = k + 2
+    k2 = k + 2 if k2 is None else k2
     opened = cv2.morphologyEx(core, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k2, k2)))
     n, labels, stats, _ = components(opened)
     pieces = [j for j in range(1, n) if stats[j, cv2.CC_STAT_AREA] >= max(least, 0.5 * k2 * k2)]
@@ -455,6 +468,46 @@ def _wide_part(core: np.ndarray, k: int, least: float = 0.0) -> np.ndarray | Non
     on_piece = piece[cy, cx] > 0
     lo, hi = float(t[on_piece].min()), float(t[on_piece].max())
     return piece if min(float(t.max()) - hi, lo - float(t.min())) <= k2 else None
+
+
+#: the opening that leaves a bundle's head alone (:func:`_bundle_head`), in line widths: two
+#: connectors run together make a stroke about two line widths wide, a head's base is five or more
+BUNDLE_OPENING = 3
+#: a bundle's head is at most this many line widths long or wide (d2 draws its heads about five
+#: and a half line widths long); a larger piece is several heads or lines piled up at a shape
+BUNDLE_HEAD_MAX = 8
+
+
+def _bundle_head(core: np.ndarray, distance: np.ndarray, k: int, lw: int, least: float,
+                 exact: float) -> np.ndarray | None:
+    """The head at the end of a bundle core, or None: dagre draws connectors arriving at one point
+    of a shape along one path for their last stretch, so two lines run together into one stroke
+    about two line widths wide, which the opening keeps, up to the head they share. Opened
+    ``BUNDLE_OPENING`` line widths wide the stroke is gone, and the head is the one compact piece
+    left at an end of the core (:func:`_wide_part`), no larger than ``BUNDLE_HEAD_MAX`` line widths,
+    near a shape's outline but off it (``distance``, :class:`OutlineDistance`: its nearest pixel more
+    than a line width and at most ``exact`` away). A head only touches the outline with its tip, so
+    its wide part lies off it; where lines cross an outline or each other at a shallow angle the
+    outline runs through what is left.
+
+    >>> off = np.abs(np.arange(80, dtype=np.float32) - 2)[None, :].repeat(30, axis=0)  # outline at x = 2
+    >>> core = np.zeros((30, 80), np.uint8); core[12:19, 17:78] = 1     # two lines run together, 7 wide
+    >>> _ = cv2.fillPoly(core, [np.array([[3, 15], [17, 5], [17, 25]], np.int32)], 1)   # their head
+    >>> head = _bundle_head(core, off, 5, 3, 30.0, 10.0)
+    >>> head is not None and bool(head[:, 25:].sum() == 0) and bool(head[:, 9:17].any())
+    True
+    >>> across = np.abs(np.arange(80, dtype=np.float32) - 12)[None, :].repeat(30, axis=0)  # through it
+    >>> _bundle_head(core, across, 5, 3, 30.0, 10.0) is None
+    True
+    """
+    head = _wide_part(core, k, least, k2=max(k + 2, BUNDLE_OPENING * lw))
+    if head is None:
+        return None
+    cy, cx = nonzero(head)
+    if max(int(cx.max() - cx.min()), int(cy.max() - cy.min())) + 1 > BUNDLE_HEAD_MAX * lw:
+        return None
+    off = float(distance[head > 0].min())
+    return head if lw < off <= exact else None
 
 
 def _core_off_outline(mask: np.ndarray, outline: np.ndarray, core: np.ndarray, k: int,
@@ -548,8 +601,11 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
                     met.append((e, head, other.arrow))
             elif e.at_container:
                 _through_outline(e, shapes, lw)
-    for e in _walked_heads(met):
+    # the head blobs ends took before any walk
+    claimed = {int(blob_ids[int(e.head_tip[1]), int(e.head_tip[0])]) for e in ends if e.head_tip is not None}
+    for e in _walked_heads(met, claimed):
         e.arrow = True
+    _drop_fan_out_heads(groups, met, claimed, blob_ids)
     if d2_heads:   # d2's own drawings (dagre's bundles); elsewhere such ends are mostly crossings
         _along_trunks(groups, chains, lw)
     for members, entries, (e1, e2), crossed in groups:
@@ -922,6 +978,7 @@ def _ends_aimed_at(blob: np.ndarray, ends: list[_End], reach: float, aim: float,
 
 def _give_head(e: _End, blob: np.ndarray) -> None:
     e.point = blob[np.argmax(np.hypot(*(blob - e.point).T))]
+    e.head_tip = e.point
     e.arrow = True
     e.head_size = len(blob)
 
@@ -1096,21 +1153,54 @@ def _along_trunks(groups: list[tuple[list[int], list[int], tuple[_End, _End], li
             e.arrow = t.arrow and not other.arrow
 
 
-def _walked_heads(met: list[tuple[_End, int, bool]]) -> list[_End]:
+def _walked_heads(met: list[tuple[_End, int, bool]], claimed: set[int] = frozenset()) -> list[_End]:
     """The walked ends (:func:`_follow`) that take the head blob met on their way, from (end, blob
     number, whether the connector's other end has a head). A blob that several walks pass is either
     their heads drawn one over another where they arrive together (a fan in) or where they run
     together leaving their shape (a fan out, wide as a head at the outline): it is no head of a
-    connector whose other end has one. A blob one walk alone passes is its head.
+    connector whose other end has one. A blob one walk alone passes is its head, unless it is in
+    ``claimed``, the blobs that ends took before any walk: a connector leaving a shape from the
+    point where another one arrives runs into that one's head, and it is no head of a connector
+    whose other end has one.
 
     >>> a, b, c = (_End(i, 0, np.zeros(2), np.zeros(2)) for i in range(3))
     >>> [e.chain for e in _walked_heads([(a, 1, True), (b, 2, False), (c, 2, False)])]
     [0, 1, 2]
     >>> [e.chain for e in _walked_heads([(a, 1, True), (b, 1, True), (c, 1, False)])]
     [2]
+    >>> [e.chain for e in _walked_heads([(a, 1, True), (b, 2, False)], claimed={1, 2})]
+    [1]
     """
     walks = Counter(head for _, head, _ in met)
-    return [e for e, head, headed in met if walks[head] == 1 or not headed]
+    return [e for e, head, headed in met if (walks[head] == 1 and head not in claimed) or not headed]
+
+
+def _drop_fan_out_heads(groups: list[tuple[list[int], list[int], tuple[_End, _End], list[int]]],
+                        met: list[tuple[_End, int, bool]], claimed: set[int], blob_ids: np.ndarray) -> None:
+    """Heads taken before any walk where two connectors leave a shape from one point: their lines
+    run together for a stretch into a wedge as wide as a head at the outline, one end took it, and the
+    other connector, cut where the lines part, walked on through it (:func:`_follow`). When both
+    connectors have a head at their other end, both leave there: the end that took the wedge drops
+    it. (One without a head at its other end keeps it: it arrives where the other leaves.)
+
+    >>> tip = np.array([5.0, 5.0]); ids = np.zeros((10, 10), np.uint16); ids[5, 5] = 3
+    >>> taker, far = _End(0, 0, tip, np.zeros(2), True), _End(0, 1, np.zeros(2), np.zeros(2), True)
+    >>> taker.head_tip = tip
+    >>> walker = _End(1, 0, np.zeros(2), np.zeros(2))
+    >>> _drop_fan_out_heads([([0], [], (taker, far), [])], [(walker, 3, True)], {3}, ids); taker.arrow
+    False
+    >>> taker.arrow, far.arrow = True, False
+    >>> _drop_fan_out_heads([([0], [], (taker, far), [])], [(walker, 3, True)], {3}, ids); taker.arrow
+    True
+    """
+    leaving = {head for _, head, headed in met if headed and head in claimed}
+    if not leaving:
+        return
+    for _, _, (e1, e2), _ in groups:
+        for e, other in ((e1, e2), (e2, e1)):
+            if e.arrow and other.arrow and e.head_tip is not None and \
+                    int(blob_ids[int(e.head_tip[1]), int(e.head_tip[0])]) in leaving:
+                e.arrow = False
 
 
 def _through_outline(e: _End, shapes: list[Shape], lw: int) -> None:
