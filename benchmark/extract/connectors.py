@@ -601,11 +601,11 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
                     met.append((e, head, other.arrow))
             elif e.at_container:
                 _through_outline(e, shapes, lw)
-    # the head blobs ends took before any walk
-    claimed = {int(blob_ids[int(e.head_tip[1]), int(e.head_tip[0])]) for e in ends if e.head_tip is not None}
-    for e in _walked_heads(met, claimed):
+    # the head blob each end took before any walk, by the end
+    taken = {id(e): int(blob_ids[int(e.head_tip[1]), int(e.head_tip[0])]) for e in ends if e.head_tip is not None}
+    for e in _walked_heads(met, set(taken.values())):
         e.arrow = True
-    _drop_fan_out_heads(groups, met, claimed, blob_ids)
+    _drop_fan_out_heads(groups, met, taken)
     if d2_heads:   # d2's own drawings (dagre's bundles); elsewhere such ends are mostly crossings
         _along_trunks(groups, chains, lw)
     for members, entries, (e1, e2), crossed in groups:
@@ -1176,30 +1176,29 @@ def _walked_heads(met: list[tuple[_End, int, bool]], claimed: set[int] = frozens
 
 
 def _drop_fan_out_heads(groups: list[tuple[list[int], list[int], tuple[_End, _End], list[int]]],
-                        met: list[tuple[_End, int, bool]], claimed: set[int], blob_ids: np.ndarray) -> None:
+                        met: list[tuple[_End, int, bool]], taken: dict[int, int]) -> None:
     """Heads taken before any walk where two connectors leave a shape from one point: their lines
     run together for a stretch into a wedge as wide as a head at the outline, one end took it, and the
     other connector, cut where the lines part, walked on through it (:func:`_follow`). When both
     connectors have a head at their other end, both leave there: the end that took the wedge drops
-    it. (One without a head at its other end keeps it: it arrives where the other leaves.)
+    it. (One without a head at its other end keeps it: it arrives where the other leaves.) ``taken``
+    is the blob number each end took before any walk, by the end's ``id``.
 
-    >>> tip = np.array([5.0, 5.0]); ids = np.zeros((10, 10), np.uint16); ids[5, 5] = 3
-    >>> taker, far = _End(0, 0, tip, np.zeros(2), True), _End(0, 1, np.zeros(2), np.zeros(2), True)
-    >>> taker.head_tip = tip
+    >>> taker, far = _End(0, 0, np.zeros(2), np.zeros(2), True), _End(0, 1, np.zeros(2), np.zeros(2), True)
     >>> walker = _End(1, 0, np.zeros(2), np.zeros(2))
-    >>> _drop_fan_out_heads([([0], [], (taker, far), [])], [(walker, 3, True)], {3}, ids); taker.arrow
+    >>> _drop_fan_out_heads([([0], [], (taker, far), [])], [(walker, 3, True)], {id(taker): 3}); taker.arrow
     False
     >>> taker.arrow, far.arrow = True, False
-    >>> _drop_fan_out_heads([([0], [], (taker, far), [])], [(walker, 3, True)], {3}, ids); taker.arrow
+    >>> _drop_fan_out_heads([([0], [], (taker, far), [])], [(walker, 3, True)], {id(taker): 3}); taker.arrow
     True
     """
+    claimed = set(taken.values())
     leaving = {head for _, head, headed in met if headed and head in claimed}
     if not leaving:
         return
     for _, _, (e1, e2), _ in groups:
         for e, other in ((e1, e2), (e2, e1)):
-            if e.arrow and other.arrow and e.head_tip is not None and \
-                    int(blob_ids[int(e.head_tip[1]), int(e.head_tip[0])]) in leaving:
+            if e.arrow and other.arrow and taken.get(id(e)) in leaving:
                 e.arrow = False
 
 
