@@ -370,3 +370,59 @@ def test_an_outlines_widths_are_the_stroke_pixels_counted_around_each_point(seed
             x, y = min(max(int(round(x)), 0), w - 1), min(max(int(round(y)), 0), h - 1)
             want.append(mask[max(0, y - r):y + r + 1, max(0, x - r):x + r + 1].sum() / (2 * r + 1))
         assert connectors._outline_widths(ring, mask, lw).tolist() == want
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_pairs_tried_for_joining_are_every_near_pair_and_every_pair_beside_one_label(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    ends = [_End(i // 2, i % 2, np.round(rng.uniform(0, 600, 2)) if i % 5 else rng.uniform(0, 600, 2),
+                 np.array([1.0, 0.0]), label_boxes=[int(b) for b in rng.choice(12, rng.integers(0, 3), replace=False)]
+                 if i % 4 == 0 else [])
+            for i in range(300)]
+    free = [i for i in range(len(ends)) if i % 7]
+    near = 18.0
+    pairs = connectors._join_pairs(ends, free, near)
+    everything = [(i, j) for n, i in enumerate(free) for j in free[n + 1:]
+                  if float(np.hypot(*(ends[j].point - ends[i].point))) <= near
+                  or set(ends[i].label_boxes) & set(ends[j].label_boxes)]
+    assert pairs == sorted(pairs) and len(set(pairs)) == len(pairs)
+    assert set(everything) <= set(pairs)
+    # and little more: a pair let through is within a hair of the distance, or beside one label
+    extra = set(pairs) - set(everything)
+    assert all(float(np.hypot(*(ends[j].point - ends[i].point))) <= near * (1 + 1e-8) for i, j in extra)
+    assert sum(1 for i, j in everything if not set(ends[i].label_boxes) & set(ends[j].label_boxes)) > 20
+
+
+def _dense_path_by_segments(path: np.ndarray, step: float) -> np.ndarray:
+    """The polyline's points about ``step`` apart, a segment at a time (the rule, without shortcuts)."""
+    out = []
+    for p, q in zip(path[:-1], path[1:]):
+        n = max(1, int(np.ceil(float(np.hypot(*(q - p))) / step)))
+        out.append(p + (q - p) * (np.arange(n)[:, None] / n))
+    return np.concatenate(out + [path[-1:].astype(float)])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_path_made_dense_at_once_is_the_one_made_a_segment_at_a_time(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    for _ in range(200):
+        path = rng.integers(0, 500, (int(rng.integers(2, 30)), 2))
+        path = path if rng.random() < 0.5 else path + rng.random(path.shape)
+        step = float(rng.integers(1, 12))
+        got, want = connectors.dense_path(path, step), _dense_path_by_segments(path, step)
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_pieces_cells_are_walked_alike_with_and_without_the_table_of_distances(seed: int, monkeypatch) -> None:
+    rng = np.random.default_rng(seed)
+    cases = []
+    for _ in range(150):
+        n = int(rng.integers(1, 300))
+        walk = np.round(np.cumsum(rng.normal(size=(n, 2)) * 4, axis=0))   # a wandering thin piece
+        cases.append((walk, walk[int(rng.integers(0, n))] + rng.normal(size=2) * 6, int(rng.integers(2, 8))))
+    tabled = [connectors.ordered_points(p, s, c) for p, s, c in cases]
+    monkeypatch.setattr(connectors, "ORDER_MATRIX_CELLS", 0)    # every piece walked measuring each step
+    for (p, s, c), got in zip(cases, tabled):
+        assert np.array_equal(got, connectors.ordered_points(p, s, c))
+    assert max(len(t) for t in tabled) > 50

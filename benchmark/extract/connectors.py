@@ -721,11 +721,13 @@ def dense_path(path: np.ndarray, step: float) -> np.ndarray:
     """
     if len(path) < 2:
         return np.asarray(path, float).reshape(-1, 2)
-    out = []
-    for p, q in zip(path[:-1], path[1:]):
-        n = max(1, int(np.ceil(float(np.hypot(*(q - p))) / step)))
-        out.append(p + (q - p) * (np.arange(n)[:, None] / n))
-    return np.concatenate(out + [path[-1:].astype(float)])
+    # every segment at once: segment i gives n_i points, p_i + (q_i - p_i) * k / n_i for k < n_i
+    seg = path[1:] - path[:-1]
+    n = np.maximum(1, np.ceil(np.hypot(seg[:, 0], seg[:, 1]) / step).astype(np.int64))
+    which = np.repeat(np.arange(len(seg)), n)
+    k = np.arange(len(which)) - np.repeat(np.cumsum(n) - n, n)
+    out = path[:-1][which] + seg[which] * (k / n[which])[:, None]
+    return np.concatenate([out, path[-1:].astype(float)])
 
 
 def _arc(i: int, j: int, n: int) -> np.ndarray:
@@ -1526,6 +1528,44 @@ def _mark_label_boxes(ends: list[_End], blocks: list[Block], lw: int) -> None:
                 e.label_boxes.append(bi)
 
 
+def _join_pairs(ends: list[_End], free: list[int], near: float) -> list[tuple[int, int]]:
+    """The pairs (i, j), i < j, of the ends ``free`` (indices into ``ends``) that may be joined: those
+    about ``near`` pixels apart or closer (a little more is let through: the caller measures exactly),
+    and those beside one edge label box, in ascending order. Every other pair is neither close nor
+    across a label, which :func:`_join` refuses; found with a sort by x instead of trying every pair.
+
+    >>> e = [_End(0, 0, np.array([0., 0.]), np.array([1., 0.])), _End(1, 0, np.array([5., 0.]), np.array([-1., 0.])),
+    ...      _End(2, 0, np.array([90., 0.]), np.array([1., 0.]), label_boxes=[3]),
+    ...      _End(3, 0, np.array([300., 0.]), np.array([1., 0.]), label_boxes=[3])]
+    >>> _join_pairs(e, [0, 1, 2, 3], 10)
+    [(0, 1), (2, 3)]
+    """
+    if len(free) < 2:
+        return []
+    idx = np.asarray(free)
+    pts = np.array([ends[i].point for i in free], float).reshape(-1, 2)
+    order = np.argsort(pts[:, 0], kind="stable")
+    xs = pts[order, 0]
+    reach = near * (1 + 1e-9) + 1e-6
+    pairs: set[tuple[int, int]] = set()
+    hi = np.searchsorted(xs, xs + reach, side="right")
+    for a in range(len(order)):
+        if hi[a] - a <= 1:
+            continue
+        others = order[a + 1:hi[a]]
+        d = np.hypot(*(pts[others] - pts[order[a]]).T)
+        for b in others[d <= reach]:
+            i, j = int(idx[order[a]]), int(idx[b])
+            pairs.add((min(i, j), max(i, j)))
+    by_box: dict[int, list[int]] = {}
+    for i in free:
+        for box in set(ends[i].label_boxes):
+            by_box.setdefault(box, []).append(i)
+    for members in by_box.values():
+        pairs.update((i, j) for n, i in enumerate(members) for j in members[n + 1:])
+    return sorted(pairs)
+
+
 def _join(ends: list[_End], chains: list[Chain], lw: int) -> list[tuple[list[int], list[int], tuple[_End, _End], list[int]]]:
     """Join free chain ends to collinear partners; returns (chain ids in order along the group,
     the end of each chain the walk enters it by, the group's outer ends, the edge label blocks
@@ -1534,34 +1574,32 @@ def _join(ends: list[_End], chains: list[Chain], lw: int) -> list[tuple[list[int
         return not e.arrow and (e.shape is None or e.at_container)
 
     cands = []
-    for i, e1 in enumerate(ends):
-        if not free(e1):
+    near = 8 * lw + 8
+    for i, j in _join_pairs(ends, [i for i, e in enumerate(ends) if free(e)], near):
+        e1, e2 = ends[i], ends[j]
+        if e2.chain == e1.chain:
             continue
-        for e2 in ends[i + 1:]:
-            if not free(e2) or e2.chain == e1.chain:
-                continue
-            v = e2.point - e1.point
-            dist = float(np.hypot(*v))
-            in_label = bool(set(e1.label_boxes) & set(e2.label_boxes))
-            limit = float("inf") if in_label else 8 * lw + 8
-            if dist > limit:
-                continue
-            if e1.at_container != e2.at_container and not in_label and dist > 2 * lw:
-                continue
-            facing = float(np.dot(e1.direction, -e2.direction))
-            if dist > 2 * lw:
-                u = v / dist
-                along = min(float(np.dot(e1.direction, u)), float(np.dot(e2.direction, -u)))
-            else:
-                along = 1.0
-            # a corner right at a container's outline or under a label (elk) bends sharply
-            loose = in_label or dist <= 4 * lw + 4
-            if not loose and (facing < 0.3 or along < 0.5):
-                continue
-            if loose and (facing < -0.2 or along < 0.0):
-                continue
-            bend = max(0.0, 2.0 - facing - along)          # 0 when the two pieces continue each other
-            cands.append((dist * (1 + 4 * bend) - (20 * lw if in_label else 0), i, ends.index(e2)))
+        v = e2.point - e1.point
+        dist = float(np.hypot(*v))
+        in_label = bool(set(e1.label_boxes) & set(e2.label_boxes))
+        if dist > near and not in_label:
+            continue
+        if e1.at_container != e2.at_container and not in_label and dist > 2 * lw:
+            continue
+        facing = float(np.dot(e1.direction, -e2.direction))
+        if dist > 2 * lw:
+            u = v / dist
+            along = min(float(np.dot(e1.direction, u)), float(np.dot(e2.direction, -u)))
+        else:
+            along = 1.0
+        # a corner right at a container's outline or under a label (elk) bends sharply
+        loose = in_label or dist <= 4 * lw + 4
+        if not loose and (facing < 0.3 or along < 0.5):
+            continue
+        if loose and (facing < -0.2 or along < 0.0):
+            continue
+        bend = max(0.0, 2.0 - facing - along)          # 0 when the two pieces continue each other
+        cands.append((dist * (1 + 4 * bend) - (20 * lw if in_label else 0), i, j))
     cands.sort()
     partner: dict[int, int] = {}
     via_label: dict[int, int] = {}
@@ -1676,6 +1714,10 @@ def _route(chains: list[Chain], entries: list[int], start: np.ndarray, end: np.n
     return np.concatenate(parts, axis=0)
 
 
+#: a piece of at most this many cells is ordered with the table of all their distances (8 MB at most)
+ORDER_MATRIX_CELLS = 1024
+
+
 def ordered_points(points: np.ndarray, start: np.ndarray, cell: int) -> np.ndarray:
     """The pixels of a thin piece (in any order) as a path from ``start``: averaged over cells of
     ``cell`` pixels, then walked from the cell nearest ``start`` to the nearest cell left each time.
@@ -1689,16 +1731,34 @@ def ordered_points(points: np.ndarray, start: np.ndarray, cell: int) -> np.ndarr
     True
     """
     keys = np.floor(points / cell).astype(np.int64)
-    _, inv = np.unique(keys, axis=0, return_inverse=True)
+    # the cells in the order of their (x, y) keys, as np.unique(keys, axis=0) numbers them, from one
+    # integer per key: unique on integers costs a fraction of unique on rows
+    low = keys.min(axis=0)
+    span = int(keys[:, 1].max() - low[1]) + 1
+    _, inv = np.unique((keys[:, 0] - low[0]) * span + (keys[:, 1] - low[1]), return_inverse=True)
     inv = inv.reshape(-1)
     n = int(inv.max()) + 1
     sums = np.zeros((n, 2))
     np.add.at(sums, inv, points)
     cells = sums / np.bincount(inv, minlength=n)[:, None]
-    left = np.ones(n, bool)
-    order = []
     cur = np.asarray(start, float)
-    for _ in range(n):
+    first = int(np.argmin((cells[:, 0] - cur[0]) ** 2 + (cells[:, 1] - cur[1]) ** 2))
+    if n <= ORDER_MATRIX_CELLS:
+        # every cell's squared distance to every other, computed once; a cell walked to is struck out
+        # of every row (its column set to infinity), so each step is one argmin of the current row
+        dist = (cells[None, :, 0] - cells[:, None, 0]) ** 2 + (cells[None, :, 1] - cells[:, None, 1]) ** 2
+        order = [first]
+        dist[:, first] = np.inf
+        for _ in range(n - 1):
+            k = int(np.argmin(dist[order[-1]]))
+            order.append(k)
+            dist[:, k] = np.inf
+        return cells[order]
+    left = np.ones(n, bool)
+    order = [first]
+    left[first] = False
+    cur = cells[first]
+    for _ in range(n - 1):
         d = np.where(left, (cells[:, 0] - cur[0]) ** 2 + (cells[:, 1] - cur[1]) ** 2, np.inf)
         k = int(np.argmin(d))
         order.append(k)
