@@ -355,6 +355,45 @@ def test_components_labelled_by_runs_are_opencvs(monkeypatch) -> None:
     assert by_runs > 400   # about half the masks were labelled by their runs
 
 
+@pytest.mark.parametrize("runs", [True, False])
+def test_labels_read_at_pixels_are_the_label_images(monkeypatch, runs: bool) -> None:
+    """``component_pixels``, ``component_stats`` and ``PixelLabels`` give what the label image of
+    ``components`` holds, without making it: the set pixels' labels in raster order, the stats, and any
+    pixel's or box's labels (0 off the mask), by runs and by OpenCV alike."""
+    from benchmark.extract import components as cc
+
+    monkeypatch.setattr(cc, "RUNS_MIN_PIXELS", 1 if runs else 1 << 40)
+    rng = np.random.default_rng(5)
+    masks = [m for m in _random_masks(rng, 60, noise_every=5, ink=1)]
+    for t in range(120):
+        h, w = (int(v) for v in rng.integers(1, 90, 2))
+        m = (rng.random((h, w)) < rng.random() * 0.05).astype(np.uint8)
+        for _ in range(int(rng.integers(0, 4))):
+            p, q = (tuple(int(c) for c in rng.integers(0, (w, h))) for _ in range(2))
+            cv2.line(m, p, q, 1, int(rng.integers(1, 3)))
+        masks.append(m.astype(bool) if t % 3 == 0 else m)
+    by_runs = 0
+    for t, m in enumerate(masks):
+        n, labels, stats, _ = cc.components(m)
+        by_runs += cc._sparse_candidate(m) and cc._runs_labelled(m) is not None
+        got_n, got_stats, ys, xs, lab = cc.component_pixels(m)
+        want_ys, want_xs = np.nonzero(m)
+        assert got_n == n and np.array_equal(got_stats, stats), t
+        assert np.array_equal(ys, want_ys) and np.array_equal(xs, want_xs), t
+        assert np.array_equal(lab, labels[want_ys, want_xs]), t
+        assert cc.component_stats(m)[0] == n and np.array_equal(cc.component_stats(m)[1], stats), t
+        read = cc.PixelLabels(m.shape, ys, xs, lab)
+        h, w = m.shape
+        py, px = rng.integers(0, h, (3, 17)), rng.integers(0, w, (3, 17))   # any pixel, set or not
+        assert np.array_equal(read.at(py, px), labels[py, px]), t
+        for _ in range(4):
+            y0, x0 = int(rng.integers(0, h)), int(rng.integers(0, w))
+            y1, x1 = int(rng.integers(y0, h + 1)), int(rng.integers(x0, w + 1))
+            box = read.box(x0, y0, x1, y1)
+            assert box.dtype == np.int32 and np.array_equal(box, labels[y0:y1, x0:x1]), (t, x0, y0, x1, y1)
+    assert (by_runs > 40) if runs else by_runs == 0   # (by runs: most of the sparse masks)
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_an_outlines_widths_are_the_stroke_pixels_counted_around_each_point(seed: int) -> None:
     # the squares read as views of the image, and those cut by its border counted one by one

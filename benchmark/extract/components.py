@@ -24,15 +24,114 @@ def components(mask: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarra
     pixels instead (:func:`_run_components`), every number the same: its cost follows the set
     pixels, not the mask's size.
     """
-    if mask.ndim == 2 and mask.size >= RUNS_MIN_PIXELS and mask.dtype in (np.uint8, np.bool_):
+    if _sparse_candidate(mask):
         found = _run_components(mask)
         if found is not None:
             return found
     return cv2.connectedComponentsWithStatsWithAlgorithm(mask, 8, cv2.CV_32S, cv2.CCL_BBDT)
 
 
+def component_stats(mask: np.ndarray) -> tuple[int, np.ndarray]:
+    """The count and the stats rows of :func:`components`, without the label image where the runs give
+    them (:func:`_runs_labelled`).
+
+    >>> m = np.zeros((2048, 1024), np.uint8); m[5:9, 7:20] = 1; m[100, 3] = 1
+    >>> n, stats = component_stats(m); n, stats[1:].tolist() == components(m)[2][1:].tolist()
+    (3, True)
+    """
+    found = _runs_labelled(mask) if _sparse_candidate(mask) else None
+    if found is not None:
+        return found[0], found[1]
+    n, _, stats, _ = cv2.connectedComponentsWithStatsWithAlgorithm(mask, 8, cv2.CV_32S, cv2.CCL_BBDT)
+    return n, stats
+
+
+def component_pixels(mask: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The count and stats of :func:`components` and the set pixels of ``mask`` with their labels: rows,
+    columns (as :func:`nonzero` gives them, in raster order) and labels, which ``labels[ys, xs]`` of the
+    label image reads. A large sparse mask is labelled by its runs (:func:`_runs_labelled`), whose pixels'
+    labels are their runs', and no label image is made: at 80 Mpx one is 320 MB of int32 written at a
+    few per cent of its pixels.
+
+    >>> m = np.zeros((2048, 1024), np.uint8); m[5:9, 7:20] = 1; m[100, 3] = 1; m[6, 30] = 1
+    >>> n, stats, ys, xs, lab = component_pixels(m)
+    >>> full = components(m)[1]; bool((lab == full[ys, xs]).all()), [a.tolist() for a in nonzero(m)] == [ys.tolist(), xs.tolist()]
+    (True, True)
+    """
+    found = _runs_labelled(mask) if _sparse_candidate(mask) else None
+    if found is not None:
+        n, stats, _, ys, xs, lab = found
+        return n, stats, ys, xs, lab
+    n, labels, stats, _ = cv2.connectedComponentsWithStatsWithAlgorithm(mask, 8, cv2.CV_32S, cv2.CCL_BBDT)
+    ys, xs = nonzero(mask)
+    return n, stats, ys, xs, labels[ys, xs]
+
+
+class PixelLabels:
+    """The label image of a mask's components (:func:`components`), read at pixels without being made:
+    the labels of the mask's set pixels (:func:`component_pixels`), found by position; any other pixel
+    reads 0, the background's label, as in the image.
+
+    >>> m = np.zeros((3, 5), np.uint8); m[0, 1] = m[1, 2] = m[2, 4] = 1
+    >>> labels = PixelLabels.of(m); full = components(m)[1]
+    >>> labels.at(np.array([0, 2, 1]), np.array([1, 4, 0])).tolist(), full[[0, 2, 1], [1, 4, 0]].tolist()
+    ([1, 2, 0], [1, 2, 0])
+    >>> bool((labels.box(1, 0, 5, 3) == full[0:3, 1:5]).all())
+    True
+    """
+
+    def __init__(self, shape: tuple[int, int], ys: np.ndarray, xs: np.ndarray, lab: np.ndarray) -> None:
+        self.shape = shape
+        self._width = shape[1]
+        self._keys = ys.astype(np.int64) * self._width + xs   # raster order: sorted
+        self._lab = lab.astype(np.int32, copy=False)
+
+    @classmethod
+    def of(cls, mask: np.ndarray) -> "PixelLabels":
+        """The labels of :func:`components` of ``mask``, by position."""
+        _, _, ys, xs, lab = component_pixels(mask)
+        return cls(mask.shape, ys, xs, lab)
+
+    def at(self, ys: np.ndarray, xs: np.ndarray) -> np.ndarray:
+        """``labels[ys, xs]`` of the label image (index arrays of one shape, inside the image)."""
+        keys = np.asarray(ys, np.int64) * self._width + np.asarray(xs, np.int64)
+        if not len(self._keys):
+            return np.zeros(keys.shape, np.int32)
+        i = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
+        return np.where(self._keys[i] == keys, self._lab[i], 0).astype(np.int32, copy=False)
+
+    def box(self, x0: int, y0: int, x1: int, y1: int) -> np.ndarray:
+        """``labels[y0:y1, x0:x1]`` of the label image (int32)."""
+        out = np.zeros((max(0, y1 - y0), max(0, x1 - x0)), np.int32)
+        if not out.size:
+            return out
+        # the set pixels from the box's first to its last: its rows whole, then those in its columns
+        lo, hi = np.searchsorted(self._keys, (y0 * self._width + x0, (y1 - 1) * self._width + x1))
+        ys, xs = np.divmod(self._keys[lo:hi], self._width)
+        inside = (xs >= x0) & (xs < x1)
+        out[ys[inside] - y0, xs[inside] - x0] = self._lab[lo:hi][inside]
+        return out
+
+
+def _sparse_candidate(mask: np.ndarray) -> bool:
+    return mask.ndim == 2 and mask.size >= RUNS_MIN_PIXELS and mask.dtype in (np.uint8, np.bool_)
+
+
 def _run_components(mask: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarray] | None:
-    """:func:`components` of ``mask`` from its runs (None when none of it, or more than
+    """:func:`components` of ``mask`` from its runs (:func:`_runs_labelled`), the label image written at
+    the set pixels only (None when none of it, or more than :data:`RUNS_SET` of it, is set)."""
+    found = _runs_labelled(mask)
+    if found is None:
+        return None
+    n, stats, centroids, ys, xs, lab = found
+    labels = np.zeros(mask.shape, np.int32)
+    labels[ys, xs] = lab
+    return n, labels, stats, centroids
+
+
+def _runs_labelled(mask: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The count, stats and centroids of :func:`components` of ``mask`` from its runs, and its set pixels
+    (rows, columns in raster order) with their labels (None when none of it, or more than
     :data:`RUNS_SET` of it, is set).
 
     A run is a row's stretch of set pixels. Two runs of consecutive rows are 8-connected when they
@@ -40,9 +139,8 @@ def _run_components(mask: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.n
     of runs (``scipy.sparse.csgraph``). They are numbered as OpenCV numbers them on the whole mask:
     in the raster order of the first 2 x 2 block of pixels each reaches (a block's set pixels are all
     one component's). Boxes and areas come from the runs' ends and lengths, centroids are the sums of
-    the pixels' own coordinates over their count, as OpenCV computes them, and the label image is
-    written at the set pixels only. The background's row is computed from the zeros' rows, columns and
-    count.
+    the pixels' own coordinates over their count, as OpenCV computes them, and a pixel's label is its
+    run's. The background's row is computed from the zeros' rows, columns and count.
     """
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
@@ -95,9 +193,7 @@ def _run_components(mask: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.n
     centroids[0, 0] = h * (w * (w - 1) // 2) - float(np.dot(col_count, np.arange(w)))
     centroids[0, 1] = w * (h * (h - 1) // 2) - float(np.dot(row_count, np.arange(h)))
     centroids /= stats[:, 4:5].astype(np.float64)
-    labels = np.zeros((h, w), np.int32)
-    labels[ys, xs] = np.repeat(run_label, lengths)
-    return n, labels, stats, centroids
+    return n, stats, centroids, ys, xs, np.repeat(run_label, lengths)
 
 
 def pixels_of(mask: np.ndarray, labels: np.ndarray, chosen: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

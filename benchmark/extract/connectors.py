@@ -30,7 +30,7 @@ from typing import Iterator
 import cv2
 import numpy as np
 
-from benchmark.extract.components import components, enclosed_regions, nonzero, pixels_of
+from benchmark.extract.components import PixelLabels, component_pixels, component_stats, components, enclosed_regions, nonzero
 from benchmark.extract.labels import Block
 from benchmark.extract.raster import Raster, stroke_colour
 from benchmark.extract.shapes import Shape
@@ -102,13 +102,13 @@ def connector_mask(r: Raster, shapes: list[Shape]) -> np.ndarray:
             grown = grown & (1 - inner)
         zone[y0:y1, x0:x1] |= grown
     mask = r.stroke.astype(np.uint8) & (1 - zone)
-    n, labels, stats, _ = components(mask)
+    n, stats, ys, xs, lab = component_pixels(mask)
     small = np.nonzero(stats[:, cv2.CC_STAT_AREA] < 3 * lw * lw)[0]
     if len(small) > 1:
         gone = np.zeros(n, bool)
         gone[small[small > 0]] = True
-        ys, xs, _ = pixels_of(mask, labels, gone)
-        mask[ys, xs] = 0
+        keep = gone[lab]
+        mask[ys[keep], xs[keep]] = 0
     return mask
 
 
@@ -190,12 +190,13 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
     k = head_opening(lw)
     element = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
     opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, element)
-    n, labels, stats, _ = components(opened)
+    n, stats, ys, xs, lab = component_pixels(opened)
+    labels = PixelLabels(opened.shape, ys, xs, lab)
     # the image's head size and whether its outlines are thick are measured on ``measure`` when given
     m_opened, m_stats = opened, stats
     if measure is not None:
         m_opened = cv2.morphologyEx(measure, cv2.MORPH_OPEN, element)
-        m_stats = components(m_opened)[2]
+        m_stats = component_stats(m_opened)[1]
     least = head_core_min(m_stats[1:], k, lw)
     thick = outline_distance is not None and outline is not None and thick_outlines(m_opened, outline)
     blobs = []
@@ -221,7 +222,7 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
             continue
         x0, y0 = max(0, x - reach), max(0, y - reach)
         x1, y1 = min(w_img, x + w + reach), min(h_img, y + h + reach)
-        core = (labels[y0:y1, x0:x1] == i).astype(np.uint8)
+        core = (labels.box(x0, y0, x1, y1) == i).astype(np.uint8)
         # a compact head-sized core away from the containers' outlines (where lines cross them),
         # where the opening is wider than the line calls for, may lie close along a shape's
         # outline: a head arriving at a shallow angle. Its area is weighed against the image's

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from benchmark.extract.components import components, nonzero
+from benchmark.extract.components import component_pixels, components, nonzero
 
 # neighbour offsets, clockwise from north: P2..P9 of Zhang & Suen
 _DY = np.array([-1, -1, 0, 1, 1, 1, 0, -1])
@@ -280,9 +280,7 @@ def trace(skel: np.ndarray, spur: float, reach: float) -> list[Chain]:
     seg_mask = seg_framed[3:-3, 3:-3]
     np.bitwise_and(sk, 1 - jzone, out=seg_mask)
     nj, jlab = components(jzone)[:2]
-    ns, slab = components(seg_mask)[:2]
-    ys, xs = nonzero(seg_mask)
-    labs = slab[ys, xs]
+    ns, _, ys, xs, labs = component_pixels(seg_mask)
     order = np.argsort(labs, kind="stable")
     ys, xs, labs = ys[order], xs[order], labs[order]
     code = neighbour_codes(seg_framed, ys, xs, pad=3)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from benchmark.extract.components import components, nonzero, pixels_of
+from benchmark.extract.components import PixelLabels, component_pixels, nonzero
 from benchmark.extract.connectors import head_opening
 from benchmark.extract.raster import Raster
 
@@ -72,17 +72,21 @@ def drawn_strokes(r: Raster, words: list) -> tuple[np.ndarray, set[int], np.ndar
     cands = []
     for i, (x0, y0, x1, y1) in enumerate(boxes):
         on = other[y0:y1, x0:x1] > 0
-        piece = pieces[y0:y1, x0:x1][on]
+        sy, sx = nonzero(on)
+        piece = pieces.at(sy + y0, sx + x0)
         out_of_box = (px0 < x0) | (py0 < y0) | (px1 > x1) | (py1 > y1)
         if piece.size and (walks.dash[piece] | out_of_box[piece]).mean() >= LINE_WORD_SHARE:
             cands.append(i)
     line_words = set()
     if cands:
-        n, labels, stats, _ = components(other | walks.bridges())
+        bridged = other | walks.bridges()
+        n, stats, ys, xs, lab = component_pixels(bridged)
+        labels = PixelLabels(bridged.shape, ys, xs, lab)
         line = _lines(stats, lw)
         for i in cands:
             x0, y0, x1, y1 = boxes[i]
-            ink = labels[y0:y1, x0:x1][other[y0:y1, x0:x1] > 0]
+            sy, sx = nonzero(other[y0:y1, x0:x1])
+            ink = labels.at(sy + y0, sx + x0)
             if line[ink].mean() >= LINE_WORD_SHARE:
                 line_words.add(i)
     line_words |= _head_words(words, boxes, other, lw)
@@ -96,10 +100,8 @@ def drawn_strokes(r: Raster, words: list) -> tuple[np.ndarray, set[int], np.ndar
                 grey[y0:y1, x0:x1] = 1
     bridges = walks.bridges(stop=grey, text=text)
     other |= bridges
-    n, labels, stats, _ = components(other)
+    n, stats, ys, xs, lab = component_pixels(other)
     line = _lines(stats, lw)
-    ys, xs = nonzero(other)
-    lab = labels[ys, xs]
     in_text = text[ys, xs] > 0
     text_share = np.bincount(lab, in_text, minlength=n) / np.maximum(stats[:, cv2.CC_STAT_AREA], 1)
     line &= text_share < 0.9
@@ -167,7 +169,7 @@ class DashWalks:
     """Walks straight on from both ends of every dash to the next stroke (see :func:`dash_walks`)."""
 
     def __init__(self, shape: tuple[int, int], lw: int, starts: np.ndarray, ix: np.ndarray, iy: np.ndarray,
-                 first: np.ndarray, in_line: np.ndarray, labels: np.ndarray | None = None,
+                 first: np.ndarray, in_line: np.ndarray, labels: PixelLabels | None = None,
                  stats: np.ndarray | None = None, dash: np.ndarray | None = None) -> None:
         self.shape, self.lw, self.starts, self.ix, self.iy = shape, lw, starts, ix, iy
         self.first, self.in_line = first, in_line
@@ -201,7 +203,8 @@ def dash_walks(mask: np.ndarray, lw: int, more: np.ndarray | None = None) -> Das
     h, w = mask.shape
     none = DashWalks((h, w), lw, np.zeros((0, 2)), np.zeros((0, 1), np.int32), np.zeros((0, 1), np.int32),
                      np.zeros(0, np.int64), np.zeros(0, bool))
-    n, labels, stats, _ = components(mask)
+    n, stats, ys, xs, lab = component_pixels(mask)
+    labels = PixelLabels(mask.shape, ys, xs, lab)
     none.labels, none.stats, none.dash = labels, stats, np.zeros(n, bool)
     if n <= 2:
         return none
@@ -210,7 +213,8 @@ def dash_walks(mask: np.ndarray, lw: int, more: np.ndarray | None = None) -> Das
     small[0] = False
     if not small.any():
         return none
-    ys, xs, lab = pixels_of(mask, labels, small)   # the pixels of the small pieces
+    keep = small[lab]
+    ys, xs, lab = ys[keep], xs[keep], lab[keep]   # the pixels of the small pieces
     xs, ys = xs.astype(np.float64), ys.astype(np.float64)
     cnt = np.bincount(lab, minlength=n).astype(np.float64)
     cnt[cnt == 0] = 1
@@ -246,7 +250,7 @@ def dash_walks(mask: np.ndarray, lw: int, more: np.ndarray | None = None) -> Das
     # not a letter (thin and compact)
     solid = cv2.erode(mask, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (lw + 2, lw + 2)))
     target = np.zeros(n, bool)
-    target[np.unique(labels[solid > 0])] = True
+    target[np.unique(labels.at(*nonzero(solid)))] = True
     target[idx] = True
     target |= size > DASH_LEN_MAX * lw
     target[0] = False
@@ -255,14 +259,14 @@ def dash_walks(mask: np.ndarray, lw: int, more: np.ndarray | None = None) -> Das
     for off in (-1.0, 0.0, 1.0):   # stroke straight ahead or one pixel to either side
         ox = np.clip(np.round(px - vy[:, None] * off).astype(np.int32), 0, w - 1)
         oy = np.clip(np.round(py + vx[:, None] * off).astype(np.int32), 0, h - 1)
-        lab_at = labels[oy, ox]
+        lab_at = labels.at(oy, ox)
         on = target[lab_at] & (lab_at != own)
         hit_lab = np.where(on & (hit_lab == 0), lab_at, hit_lab)
         hit |= on
         if more is not None:
             hit |= more[oy, ox] > 0
     hit &= inside
-    counted = np.cumsum((labels[iy, ix] != own) & ~hit, axis=1)   # steps off the dash itself
+    counted = np.cumsum((labels.at(iy, ix) != own) & ~hit, axis=1)   # steps off the dash itself
     ok = hit & (counted <= gap)
     first = np.where(ok.any(axis=1), ok.argmax(axis=1), -1)
     starts = np.stack([np.round(sx), np.round(sy)], axis=1)
