@@ -108,6 +108,30 @@ def test_renders_are_cached(tmp_path, monkeypatch):
         diagrams.render_svg(src, cache=tmp_path / "cache")
 
 
+def test_drawings_made_in_the_background_are_read_from_the_cache_with_why_others_are_missing(tmp_path, monkeypatch):
+    """The report starts d2 on its diagrams before its plots (:class:`explorer.Drawings`); the explorer then
+    reads each drawing from the render cache, d2 is not run twice for a diagram, and a diagram d2 cannot
+    draw, or whose D2 file is gone, is missing with the reason."""
+    monkeypatch.setenv("DIAGQA_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "data" / "diagrams").mkdir(parents=True)
+    (tmp_path / "data" / "diagrams" / "ok.d2").write_text("a: Alpha\nb: Beta\na -> b: go\n", encoding="utf-8")
+    (tmp_path / "data" / "diagrams" / "bad.d2").write_text("a -> {\n", encoding="utf-8")
+    card = {"dataset": {"root": str(tmp_path / "data")}}
+    runs = []
+    real_run = diagrams.subprocess.run
+    monkeypatch.setattr(diagrams.subprocess, "run", lambda *a, **k: runs.append(a[0][-2]) or real_run(*a, **k))
+    with explorer.Drawings(card, {"ok", "bad", "gone"}) as drawings:
+        assert set(drawings.paths) == {"ok", "bad"} and "no D2 file" in drawings.missing["gone"]
+        for f in drawings._drawn.values():
+            f.result()
+        assert len(list((tmp_path / "cache").rglob("*.svg"))) == 1   # drawn before anything asked for it
+        out, missing = explorer._diagrams(drawings, {})
+    assert set(out) == {"ok"} and set(missing) == {"bad", "gone"} and "could not render" in missing["bad"]
+    assert "<svg" in str(out["ok"]["svg"])[:400]
+    assert sorted(runs) == sorted([str(tmp_path / "data" / "diagrams" / "ok.d2"),
+                                   str(tmp_path / "data" / "diagrams" / "bad.d2")])   # once each
+
+
 def test_page_embeds_compact_data_not_rows(tiny):
     run_dir, records, _ = tiny
     page = (run_dir / "report.html").read_text(encoding="utf-8")

@@ -125,7 +125,7 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
     from benchmark.errors import DiagQAError
     from benchmark.judge.section import run_sections
     from benchmark.report.document import analyse, build_sections
-    from benchmark.report.explorer import DRAWN, explorer_data, node_labels
+    from benchmark.report.explorer import DRAWN, Drawings, explorer_data, node_labels
     from benchmark.report.html import write_html
     from benchmark.report.markdown import render_markdown
     from benchmark.report.usage import usage_json, usage_section, usage_table, with_usage
@@ -141,30 +141,35 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
     whole = None if reads_samples_file(records) else records
     a = analyse(records, seed=int(card.get("seed") or 0), n_boot=n_boot)
     del records   # the frame holds what the rest of the report reads
-    a.priors = card.get("priors")
-    a.pairs = dict(card.get("pairs") or {})
-    usage = usage_table(a.samples)
-    write_summary(run_dir / SUMMARY, with_usage(a.summary, usage))
-    card["usage"] = usage_json(usage)   # the run card (run.json) holds the same roll-up
-    figs = make_plots(a)
-    longctx = long_context_section(a, figs)   # adds its plot to figs
-    (run_dir / "plots").mkdir(exist_ok=True)
-    for name, data in figs.items():
-        (run_dir / "plots" / name).write_bytes(data)
-    sections = build_sections(a, card, figs, lambda diagrams: node_labels(run_files, diagrams))
-    sections.insert(len(sections) - 1, usage_section(usage, a.samples))   # before "Errors and skipped stages"
-    at = next(i for i, s in enumerate(sections) if s.title == "Unmeasured values and why")
-    sections.insert(at, decisions_section(run_dir, whole, card, run_files))
-    if longctx is not None:
-        sections.insert(at, longctx)
-    sections[-1:-1] = run_sections(run_files)   # citation check, LLM judge, self-check: when `diagqa judge` ran
-    title = f"diagqa report — {card.get('run_id', run_dir.name)}"
-    (run_dir / "report.md").write_text(render_markdown(sections, title), encoding="utf-8")
     from benchmark.report.aggregate import matching
 
-    drawn = matching(a.samples, "guess_class", lambda g: g in DRAWN)
-    draw = set(a.samples.loc[drawn, "diagram_id"])
-    del a, drawn, usage   # the samples frame and its tables: the explorer reads the samples one at a time
-    explorer = explorer_data(run_files, whole, card, draw=draw)
-    write_html(run_dir / "report.html", sections, title, figs, explorer)
+    # the diagrams the sample explorer shows: d2 draws them in the background while the plots, the decisions
+    # and the sections are made
+    draw = set(a.samples.loc[matching(a.samples, "guess_class", lambda g: g in DRAWN), "diagram_id"])
+    drawings = Drawings(card, draw)
+    try:
+        a.priors = card.get("priors")
+        a.pairs = dict(card.get("pairs") or {})
+        usage = usage_table(a.samples)
+        write_summary(run_dir / SUMMARY, with_usage(a.summary, usage))
+        card["usage"] = usage_json(usage)   # the run card (run.json) holds the same roll-up
+        figs = make_plots(a)
+        longctx = long_context_section(a, figs)   # adds its plot to figs
+        (run_dir / "plots").mkdir(exist_ok=True)
+        for name, data in figs.items():
+            (run_dir / "plots" / name).write_bytes(data)
+        sections = build_sections(a, card, figs, lambda diagrams: node_labels(run_files, diagrams))
+        sections.insert(len(sections) - 1, usage_section(usage, a.samples))   # before "Errors and skipped stages"
+        at = next(i for i, s in enumerate(sections) if s.title == "Unmeasured values and why")
+        sections.insert(at, decisions_section(run_dir, whole, card, run_files))
+        if longctx is not None:
+            sections.insert(at, longctx)
+        sections[-1:-1] = run_sections(run_files)   # citation check, LLM judge, self-check: when `diagqa judge` ran
+        title = f"diagqa report — {card.get('run_id', run_dir.name)}"
+        (run_dir / "report.md").write_text(render_markdown(sections, title), encoding="utf-8")
+        del a, usage   # the samples frame and its tables: the explorer reads the samples one at a time
+        explorer = explorer_data(run_files, whole, card, draw=draw, drawings=drawings)
+        write_html(run_dir / "report.html", sections, title, figs, explorer)
+    finally:
+        drawings.close()
     return {"summary": run_dir / SUMMARY, "markdown": run_dir / "report.md", "html": run_dir / "report.html"}

@@ -395,13 +395,17 @@ def _mapped(sub: dict[str, Any] | None, diagram: "DrawnMap | None") -> dict[str,
 
 
 def explorer_data(run_dir: Path, records: list[Any] | None, card: dict[str, Any],
-                  render: bool = True, draw: set[str] | None = None) -> dict[str, Any]:
+                  render: bool = True, draw: set[str] | None = None,
+                  drawings: Drawings | None = None) -> dict[str, Any]:
     """Everything the sample explorer shows, as one JSON-ready value (see the module's docstring).
 
     With ``render`` the diagrams of drawn samples are rendered (or read from the cache); a diagram
     whose D2 file is gone, or that d2 cannot draw, is listed in ``missing_diagrams`` with the reason.
     ``draw`` (the diagrams of the samples whose class is drawn) saves reading the records twice to find
-    them. The contexts are a :class:`Spool`, kept on disk.
+    them; ``drawings`` are those diagrams' drawings already started (:class:`Drawings` of ``draw``: the
+    report starts them once its tables are made, before its plots), else they are made here, one per
+    core at a time. The
+    contexts are a :class:`Spool`, kept on disk.
     """
     run_dir = Path(run_dir)
     if draw is None:
@@ -417,7 +421,13 @@ def explorer_data(run_dir: Path, records: list[Any] | None, card: dict[str, Any]
     # the diagrams first, so each question's and context's map is made as it is met and the contexts
     # (one per distinct context text and subgraph: ten times as many in a run ten times as large) go
     # to a spool file, not into memory
-    diagrams, missing = _diagrams(card, graphs, draw, render)
+    if drawings is None:
+        import os
+
+        with Drawings(card, draw, render, workers=os.cpu_count() or 1) as drawings:
+            diagrams, missing = _diagrams(drawings, graphs)
+    else:
+        diagrams, missing = _diagrams(drawings, graphs)
     graphs.clear()   # (mapped onto their drawings)
     # the questions, the contexts and each sample's references to them grow with the run: they are kept on
     # disk as they are made, like the samples' columns
@@ -576,57 +586,96 @@ class DrawnMap:
         return json.loads(b"".join(self.json_pieces()))[key]
 
 
-def _diagrams(card: dict[str, Any], graphs: dict[str, bytes], ids: Iterable[str],
-              render: bool) -> tuple[dict[str, Any], dict[str, str]]:
-    """The drawings of diagrams ``ids`` and their maps (each diagram's gold graph in ``graphs`` as deflated
-    JSON: see :func:`explorer_data`), and why those not drawn were not."""
-    import os
-    import subprocess
-    from concurrent.futures import ThreadPoolExecutor
+class Drawings:
+    """d2's drawings of the diagrams ``ids`` (SVG, into the render cache), made in the background from the
+    moment this is made: d2 runs as its own process, so while it draws, the report's own work goes on (its
+    plots and sections take one core). :func:`explorer_data` reads them, waiting for any not drawn yet; why a
+    diagram is not drawn (no D2 file, d2 failed, ``render`` off) is kept by diagram id.
 
-    from benchmark.errors import DiagQAError
-    from benchmark.report.diagrams import diagram_map, render_svg
+    ``workers`` threads wait on d2 at a time (default: one per core but the one the report's own work
+    takes, at least one). Use as a context manager, or call :meth:`close`: drawings not started yet
+    are then dropped.
+    """
 
-    root = (card.get("dataset") or {}).get("root")
-    out, missing = {}, {}
-    texts = tempfile.TemporaryFile()
-    paths: dict[str, Path] = {}
-    for did in sorted(ids):
-        if not render:
-            missing[did] = "not rendered"
-            continue
-        path = Path(root) / "diagrams" / f"{did}.d2" if root else None
-        if path is None or not path.exists():
-            missing[did] = f"no D2 file at {path}" if path else "the run card names no dataset"
-            continue
-        paths[did] = path
+    def __init__(self, card: dict[str, Any], ids: Iterable[str], render: bool = True,
+                 workers: int | None = None) -> None:
+        import os
+        from concurrent.futures import ThreadPoolExecutor
 
-    def draw(did: str) -> tuple[str, str | None, str | None]:
+        root = (card.get("dataset") or {}).get("root")
+        self.missing: dict[str, str] = {}
+        self.paths: dict[str, Path] = {}
+        for did in sorted(ids):
+            if not render:
+                self.missing[did] = "not rendered"
+                continue
+            path = Path(root) / "diagrams" / f"{did}.d2" if root else None
+            if path is None or not path.exists():
+                self.missing[did] = f"no D2 file at {path}" if path else "the run card names no dataset"
+                continue
+            self.paths[did] = path
+        n = workers if workers is not None else max(1, (os.cpu_count() or 1) - 1)
+        self._pool = ThreadPoolExecutor(max(1, min(n, len(self.paths) or 1)))
+        # (each drawing goes to the render cache, not into memory: the explorer reads it back when it maps it)
+        self._drawn = {did: self._pool.submit(self._draw, path) for did, path in sorted(self.paths.items())}
+
+    @staticmethod
+    def _draw(path: Path) -> str | None:
+        """Why d2 could not draw ``path`` (None: drawn, in the render cache)."""
+        import subprocess
+
+        from benchmark.errors import DiagQAError
+        from benchmark.report.diagrams import render_svg
+
         try:
-            return did, render_svg(paths[did]), None
+            render_svg(path)
+            return None
         except (RuntimeError, OSError, subprocess.SubprocessError, DiagQAError) as exc:
-            return did, None, str(exc)  # one diagram d2 cannot draw never loses the report
+            return str(exc)   # one diagram d2 cannot draw never loses the report
 
-    # d2 runs as its own process: the diagrams not drawn yet are rendered one per core at a time
-    n = max(1, min(os.cpu_count() or 1, len(paths)))
-    ids = sorted(paths)
+    def svgs(self) -> Iterator[tuple[str, str | None, str | None]]:
+        """(diagram id, SVG, None) or (diagram id, None, why not) of every diagram with a D2 file, in id order,
+        each as soon as it is drawn."""
+        from benchmark.report.diagrams import render_svg
 
-    def drawn() -> Iterator[tuple[str, str | None, str | None]]:
-        # a few diagrams per core at a time: the pool's results wait in memory until they are read
-        for start in range(0, len(ids), 4 * n):
-            yield from pool.map(draw, ids[start:start + 4 * n])
-
-    with ThreadPoolExecutor(n) as pool:
-        for did, svg, err in drawn():
+        for did, drawn in self._drawn.items():
+            err = drawn.result()
             if err is not None:
-                missing[did] = err
+                yield did, None, err
                 continue
             try:
-                drawn_map = diagram_map(svg, json.loads(zlib.decompress(graphs[did])) if did in graphs else {})
-            except (RuntimeError, OSError, DiagQAError) as exc:
-                missing[did] = str(exc)
-                continue
-            # the map waits on disk, SVG and all, until the page is written (a run ten times as large draws
-            # ten times as many diagrams)
-            out[did] = DrawnMap(texts, drawn_map)
+                yield did, render_svg(self.paths[did]), None   # (from the cache it was just drawn into)
+            except (RuntimeError, OSError) as exc:
+                yield did, None, str(exc)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> "Drawings":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _diagrams(drawings: Drawings, graphs: dict[str, bytes]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The drawings of diagrams (:class:`Drawings`) and their maps (each diagram's gold graph in ``graphs`` as
+    deflated JSON: see :func:`explorer_data`), and why those not drawn were not."""
+    from benchmark.errors import DiagQAError
+    from benchmark.report.diagrams import diagram_map
+
+    out, missing = {}, dict(drawings.missing)
+    texts = tempfile.TemporaryFile()
+    for did, svg, err in drawings.svgs():
+        if err is not None:
+            missing[did] = err
+            continue
+        try:
+            drawn_map = diagram_map(svg, json.loads(zlib.decompress(graphs[did])) if did in graphs else {})
+        except (RuntimeError, OSError, DiagQAError) as exc:
+            missing[did] = str(exc)
+            continue
+        # the map waits on disk, SVG and all, until the page is written (a run ten times as large draws
+        # ten times as many diagrams)
+        out[did] = DrawnMap(texts, drawn_map)
     return out, missing
