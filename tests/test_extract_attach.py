@@ -316,6 +316,20 @@ def test_enclosed_regions_are_those_labelling_the_whole_mask_finds_in_its_order(
     assert found > 1000
 
 
+def _sparse_masks(rng: np.random.Generator, count: int, side: int) -> list[np.ndarray]:
+    """``count`` masks of at most ``side`` x ``side`` pixels: sparse noise (at most 5 % set) and a few lines
+    one or two pixels wide; every third one bool, the others uint8."""
+    masks = []
+    for t in range(count):
+        h, w = (int(v) for v in rng.integers(1, side, 2))
+        m = (rng.random((h, w)) < rng.random() * 0.05).astype(np.uint8)
+        for _ in range(int(rng.integers(0, 4))):
+            p, q = (tuple(int(c) for c in rng.integers(0, (w, h))) for _ in range(2))
+            cv2.line(m, p, q, 1, int(rng.integers(1, 3)))
+        masks.append(m.astype(bool) if t % 3 == 0 else m)
+    return masks
+
+
 def test_components_labelled_by_runs_are_opencvs(monkeypatch) -> None:
     """``components`` labels a sparse mask by its runs of set pixels; the count, labels (numbered as
     OpenCV numbers them), boxes, areas and centroids must be OpenCV's on the whole mask, bit for bit."""
@@ -335,13 +349,7 @@ def test_components_labelled_by_runs_are_opencvs(monkeypatch) -> None:
             blob = m[y:y + int(rng.integers(1, 7)), x:x + int(rng.integers(1, 7))]
             blob[:] = rng.random(blob.shape) < 0.7
         masks.append(m * (255 if t % 4 == 0 else 1))
-    for t in range(300):   # sparse noise and lines: runs meeting diagonally, side by side, in every row
-        h, w = (int(v) for v in rng.integers(1, 120, 2))
-        m = (rng.random((h, w)) < rng.random() * 0.05).astype(np.uint8)
-        for _ in range(int(rng.integers(0, 4))):
-            p, q = (tuple(int(c) for c in rng.integers(0, (w, h))) for _ in range(2))
-            cv2.line(m, p, q, 1, int(rng.integers(1, 3)))
-        masks.append(m.astype(bool) if t % 3 == 0 else m)
+    masks += _sparse_masks(rng, 300, 120)   # runs meeting diagonally, side by side, in every row
     r = make_raster(read_rgb(DEFAULT_ROOT / "diagrams" / "algo_binary_search.png"))
     masks.append(r.stroke.view(np.uint8))
     by_runs = 0
@@ -364,14 +372,7 @@ def test_labels_read_at_pixels_are_the_label_images(monkeypatch, runs: bool) -> 
 
     monkeypatch.setattr(cc, "RUNS_MIN_PIXELS", 1 if runs else 1 << 40)
     rng = np.random.default_rng(5)
-    masks = [m for m in _random_masks(rng, 60, noise_every=5, ink=1)]
-    for t in range(120):
-        h, w = (int(v) for v in rng.integers(1, 90, 2))
-        m = (rng.random((h, w)) < rng.random() * 0.05).astype(np.uint8)
-        for _ in range(int(rng.integers(0, 4))):
-            p, q = (tuple(int(c) for c in rng.integers(0, (w, h))) for _ in range(2))
-            cv2.line(m, p, q, 1, int(rng.integers(1, 3)))
-        masks.append(m.astype(bool) if t % 3 == 0 else m)
+    masks = list(_random_masks(rng, 60, noise_every=5, ink=1)) + _sparse_masks(rng, 120, 90)
     by_runs = 0
     for t, m in enumerate(masks):
         n, labels, stats, _ = cc.components(m)
