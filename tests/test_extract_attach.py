@@ -365,9 +365,10 @@ def test_components_labelled_by_runs_are_opencvs(monkeypatch) -> None:
 
 @pytest.mark.parametrize("runs", [True, False])
 def test_labels_read_at_pixels_are_the_label_images(monkeypatch, runs: bool) -> None:
-    """``component_pixels``, ``component_stats`` and ``PixelLabels`` give what the label image of
-    ``components`` holds, without making it: the set pixels' labels in raster order, the stats, and any
-    pixel's or box's labels (0 off the mask), by runs and by OpenCV alike."""
+    """``component_pixels``, ``component_stats``, ``PixelLabels`` and ``component_labels`` give what the
+    label image of ``components`` holds, without making it where the runs label the mask: the set pixels'
+    labels in raster order, the stats, and any pixel's or box's labels (0 off the mask), by runs and by
+    OpenCV alike."""
     from benchmark.extract import components as cc
 
     monkeypatch.setattr(cc, "RUNS_MIN_PIXELS", 1 if runs else 1 << 40)
@@ -383,15 +384,20 @@ def test_labels_read_at_pixels_are_the_label_images(monkeypatch, runs: bool) -> 
         assert np.array_equal(ys, want_ys) and np.array_equal(xs, want_xs), t
         assert np.array_equal(lab, labels[want_ys, want_xs]), t
         assert cc.component_stats(m)[0] == n and np.array_equal(cc.component_stats(m)[1], stats), t
-        read = cc.PixelLabels(m.shape, ys, xs, lab)
+        by_pixels = cc.PixelLabels(m.shape, ys, xs, lab)
+        got_n, got_stats, reader = cc.component_labels(m)   # PixelLabels where the runs label it
+        assert got_n == n and np.array_equal(got_stats, stats), t
+        assert isinstance(reader, cc.PixelLabels if cc._sparse_candidate(m) and cc._runs_labelled(m) is not None
+                          else cc.ImageLabels), t
         h, w = m.shape
-        py, px = rng.integers(0, h, (3, 17)), rng.integers(0, w, (3, 17))   # any pixel, set or not
-        assert np.array_equal(read.at(py, px), labels[py, px]), t
-        for _ in range(4):
-            y0, x0 = int(rng.integers(0, h)), int(rng.integers(0, w))
-            y1, x1 = int(rng.integers(y0, h + 1)), int(rng.integers(x0, w + 1))
-            box = read.box(x0, y0, x1, y1)
-            assert box.dtype == np.int32 and np.array_equal(box, labels[y0:y1, x0:x1]), (t, x0, y0, x1, y1)
+        for read in (by_pixels, reader):
+            py, px = rng.integers(0, h, (3, 17)), rng.integers(0, w, (3, 17))   # any pixel, set or not
+            assert np.array_equal(read.at(py, px), labels[py, px]), t
+            for _ in range(4):
+                y0, x0 = int(rng.integers(0, h)), int(rng.integers(0, w))
+                y1, x1 = int(rng.integers(y0, h + 1)), int(rng.integers(x0, w + 1))
+                box = read.box(x0, y0, x1, y1)
+                assert box.dtype == np.int32 and np.array_equal(box, labels[y0:y1, x0:x1]), (t, x0, y0, x1, y1)
     assert (by_runs > 40) if runs else by_runs == 0   # (by runs: most of the sparse masks)
 
 

@@ -113,6 +113,46 @@ class PixelLabels:
         return out
 
 
+class ImageLabels:
+    """A label image read as :class:`PixelLabels` reads one (:meth:`at`, :meth:`box`): what
+    :func:`component_labels` gives for a mask OpenCV labels.
+
+    >>> ImageLabels(np.array([[0, 1], [2, 2]], np.int32)).box(1, 0, 2, 2).tolist()
+    [[1], [2]]
+    """
+
+    def __init__(self, labels: np.ndarray) -> None:
+        self.labels = labels
+        self.shape = labels.shape
+
+    def at(self, ys: np.ndarray, xs: np.ndarray) -> np.ndarray:
+        """``labels[ys, xs]``."""
+        return self.labels[ys, xs]
+
+    def box(self, x0: int, y0: int, x1: int, y1: int) -> np.ndarray:
+        """``labels[y0:y1, x0:x1]`` (a view)."""
+        return self.labels[y0:y1, x0:x1]
+
+
+def component_labels(mask: np.ndarray) -> tuple[int, np.ndarray, "PixelLabels | ImageLabels"]:
+    """The count and stats of :func:`components` and its labels to read at pixels and boxes: a large
+    sparse mask's by position among its set pixels (:class:`PixelLabels`, no label image made), any
+    other's from OpenCV's label image (:class:`ImageLabels`).
+
+    >>> m = np.zeros((2048, 1024), np.uint8); m[5:9, 7:20] = 1; m[100, 3] = 1
+    >>> n, stats, labels = component_labels(m); type(labels).__name__, labels.box(0, 0, 30, 10).tolist() == components(m)[1][:10, :30].tolist()
+    ('PixelLabels', True)
+    >>> type(component_labels(np.ones((3, 3), np.uint8))[2]).__name__
+    'ImageLabels'
+    """
+    found = _runs_labelled(mask) if _sparse_candidate(mask) else None
+    if found is not None:
+        n, stats, _, ys, xs, lab = found
+        return n, stats, PixelLabels(mask.shape, ys, xs, lab)
+    n, labels, stats, _ = cv2.connectedComponentsWithStatsWithAlgorithm(mask, 8, cv2.CV_32S, cv2.CCL_BBDT)
+    return n, stats, ImageLabels(labels)
+
+
 def _sparse_candidate(mask: np.ndarray) -> bool:
     return mask.ndim == 2 and mask.size >= RUNS_MIN_PIXELS and mask.dtype in (np.uint8, np.bool_)
 

@@ -20,6 +20,7 @@ import shutil
 from dataclasses import astuple, dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -136,19 +137,19 @@ class Slot:
     cluster: int    # label of the ink cluster it holds
 
 
-def text_patches(r: Raster) -> tuple[list[tuple[int, int, int, int, int]], np.ndarray]:
+def text_patches(r: Raster) -> tuple[list[tuple[int, int, int, int, int]], Any]:
     """Boxes (x, y, w, h, cluster label) around the clusters of text ink, padded, and the
-    cluster label image (a patch copies only its own cluster's ink, so padded boxes that
-    overlap never show a word twice)."""
+    clusters' labels, read by box (:func:`.components.component_labels`; a patch copies only its
+    own cluster's ink, so padded boxes that overlap never show a word twice)."""
     import cv2
 
-    from benchmark.extract.components import components
+    from benchmark.extract.components import component_labels
 
     ink = r.ink.view(np.uint8)
     lw = r.line_width
     kernel = cv2.getStructuringElement(cv2.MORPH_RECT, (6 * lw + 1, 2 * lw + 1))
     grown = cv2.dilate(ink, kernel)
-    n, labels, stats, _ = components(grown)
+    n, stats, labels = component_labels(grown)
     pad = 2 * lw
     h_img, w_img = r.shape
     boxes = []
@@ -242,7 +243,7 @@ def text_image(r: Raster) -> tuple[np.ndarray, list[Slot]]:
         row_h = max(row_h, bh)
     canvas = np.full((y + row_h + gap, width), 255, np.uint8)
     for s in slots:
-        patch_ink = r.ink[s.y:s.y + s.h, s.x:s.x + s.w] & (labels[s.y:s.y + s.h, s.x:s.x + s.w] == s.cluster)
+        patch_ink = r.ink[s.y:s.y + s.h, s.x:s.x + s.w] & (labels.box(s.x, s.y, s.x + s.w, s.y + s.h) == s.cluster)
         lum = r.lum[s.y:s.y + s.h, s.x:s.x + s.w]
         stroke = r.stroke[s.y:s.y + s.h, s.x:s.x + s.w]
         patch = np.where(patch_ink, lum, 255).astype(np.uint8)

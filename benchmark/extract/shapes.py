@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 import cv2
 import numpy as np
 
-from benchmark.extract.components import components, enclosed_regions, nonzero
+from benchmark.extract.components import component_labels, enclosed_regions, nonzero
 from benchmark.extract.raster import Raster, colour_mask, fill_palette
 
 #: share of the ring just outside a candidate that must be stroke for it to be a shape
@@ -119,7 +119,7 @@ def _candidates(r: Raster, colour: tuple[int, int, int], region: tuple[int, int,
         return []
     x_off, y_off = rx + bx, ry + by
     closed = cv2.morphologyEx(mask[by:by + bh, bx:bx + bw], cv2.MORPH_CLOSE, kernel)
-    n, labels, stats, _ = components(closed)
+    n, stats, labels = component_labels(closed)
     out = []
     for i in range(1, n):
         x, y, w, h, a = (int(v) for v in stats[i])
@@ -130,7 +130,7 @@ def _candidates(r: Raster, colour: tuple[int, int, int], region: tuple[int, int,
         if colour == WHITE and (x + x_off <= rx or y + y_off <= ry or x + x_off + w >= rx + rw
                                 or y + y_off + h >= ry + rh):
             continue  # white that reaches the searched region's edge is not enclosed
-        sub = (labels[y:y + h, x:x + w] == i).astype(np.uint8)
+        sub = (labels.box(x, y, x + w, y + h) == i).astype(np.uint8)
         contours, _ = cv2.findContours(sub, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
         if not contours:
             continue
