@@ -33,16 +33,13 @@ def components(mask: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarra
 
 def component_stats(mask: np.ndarray) -> tuple[int, np.ndarray]:
     """The count and the stats rows of :func:`components`, without the label image where the runs give
-    them (:func:`_runs_labelled`).
+    them (:func:`component_labels`).
 
     >>> m = np.zeros((2048, 1024), np.uint8); m[5:9, 7:20] = 1; m[100, 3] = 1
     >>> n, stats = component_stats(m); n, stats[1:].tolist() == components(m)[2][1:].tolist()
     (3, True)
     """
-    found = _runs_labelled(mask) if _sparse_candidate(mask) else None
-    if found is not None:
-        return found[0], found[1]
-    n, _, stats, _ = cv2.connectedComponentsWithStatsWithAlgorithm(mask, 8, cv2.CV_32S, cv2.CCL_BBDT)
+    n, stats, _ = component_labels(mask)
     return n, stats
 
 
@@ -73,7 +70,7 @@ class PixelLabels:
     reads 0, the background's label, as in the image.
 
     >>> m = np.zeros((3, 5), np.uint8); m[0, 1] = m[1, 2] = m[2, 4] = 1
-    >>> labels = PixelLabels.of(m); full = components(m)[1]
+    >>> labels = PixelLabels(m.shape, *component_pixels(m)[2:]); full = components(m)[1]
     >>> labels.at(np.array([0, 2, 1]), np.array([1, 4, 0])).tolist(), full[[0, 2, 1], [1, 4, 0]].tolist()
     ([1, 2, 0], [1, 2, 0])
     >>> bool((labels.box(1, 0, 5, 3) == full[0:3, 1:5]).all())
@@ -85,12 +82,6 @@ class PixelLabels:
         self._width = shape[1]
         self._keys = ys.astype(np.int64) * self._width + xs   # raster order: sorted
         self._lab = lab.astype(np.int32, copy=False)
-
-    @classmethod
-    def of(cls, mask: np.ndarray) -> "PixelLabels":
-        """The labels of :func:`components` of ``mask``, by position."""
-        _, _, ys, xs, lab = component_pixels(mask)
-        return cls(mask.shape, ys, xs, lab)
 
     def at(self, ys: np.ndarray, xs: np.ndarray) -> np.ndarray:
         """``labels[ys, xs]`` of the label image (index arrays of one shape, inside the image)."""

@@ -30,7 +30,8 @@ from typing import Iterator
 import cv2
 import numpy as np
 
-from benchmark.extract.components import PixelLabels, component_pixels, component_stats, components, enclosed_regions, nonzero
+from benchmark.extract.components import (component_labels, component_pixels, component_stats, components,
+                                          enclosed_regions, nonzero)
 from benchmark.extract.labels import Block
 from benchmark.extract.raster import Raster, stroke_colour
 from benchmark.extract.shapes import Shape
@@ -190,8 +191,7 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
     k = head_opening(lw)
     element = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
     opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, element)
-    n, stats, ys, xs, lab = component_pixels(opened)
-    labels = PixelLabels(opened.shape, ys, xs, lab)
+    n, stats, labels = component_labels(opened)
     # the image's head size and whether its outlines are thick are measured on ``measure`` when given
     m_opened, m_stats = opened, stats
     if measure is not None:

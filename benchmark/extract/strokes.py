@@ -18,7 +18,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from benchmark.extract.components import PixelLabels, component_pixels, nonzero
+from benchmark.extract.components import PixelLabels, component_labels, component_pixels, nonzero
 from benchmark.extract.connectors import head_opening
 from benchmark.extract.raster import Raster
 
@@ -79,9 +79,7 @@ def drawn_strokes(r: Raster, words: list) -> tuple[np.ndarray, set[int], np.ndar
             cands.append(i)
     line_words = set()
     if cands:
-        bridged = other | walks.bridges()
-        n, stats, ys, xs, lab = component_pixels(bridged)
-        labels = PixelLabels(bridged.shape, ys, xs, lab)
+        n, stats, labels = component_labels(other | walks.bridges())
         line = _lines(stats, lw)
         for i in cands:
             x0, y0, x1, y1 = boxes[i]

@@ -404,8 +404,7 @@ def explorer_data(run_dir: Path, records: list[Any] | None, card: dict[str, Any]
     ``draw`` (the diagrams of the samples whose class is drawn) saves reading the records twice to find
     them; ``drawings`` are those diagrams' drawings already started (:class:`Drawings` of ``draw``: the
     report starts them once its tables are made, before its plots), else they are made here, one per
-    core at a time. The
-    contexts are a :class:`Spool`, kept on disk.
+    core at a time. The contexts are a :class:`Spool`, kept on disk.
     """
     run_dir = Path(run_dir)
     if draw is None:
