@@ -139,15 +139,17 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
     # frame rows (or the frame made of them) hold no whole records: the decisions and the sample explorer
     # read them from samples.jsonl one at a time (records=None)
     whole = None if reads_samples_file(records) else records
-    a = analyse(records, seed=int(card.get("seed") or 0), n_boot=n_boot)
-    del records   # the frame holds what the rest of the report reads
-    from benchmark.report.aggregate import matching
+    from benchmark.report.aggregate import frame, matching
 
-    # the diagrams the sample explorer shows: d2 draws them in the background while the plots, the decisions
-    # and the sections are made
-    draw = set(a.samples.loc[matching(a.samples, "guess_class", lambda g: g in DRAWN), "diagram_id"])
+    samples = frame(records)   # (a store of rows gives its columns: it is left empty)
+    del records   # the frame holds what the rest of the report reads
+    # the diagrams the sample explorer shows: d2 draws them in the background while the tables, the plots,
+    # the decisions and the sections are made
+    draw = set(samples.loc[matching(samples, "guess_class", lambda g: g in DRAWN), "diagram_id"])
     drawings = Drawings(card, draw)
     try:
+        a = analyse(samples, seed=int(card.get("seed") or 0), n_boot=n_boot)
+        del samples
         a.priors = card.get("priors")
         a.pairs = dict(card.get("pairs") or {})
         usage = usage_table(a.samples)
