@@ -382,3 +382,22 @@ def test_a_report_from_the_rows_coded_columns_is_the_report_from_their_frame(tin
         files[name] = {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
     assert {"summary.csv", "report.md", "report.html", "decisions.jsonl"} <= set(files["frame"])
     assert files["frame"] == files["coded"]
+
+
+def test_an_edge_is_matched_by_its_ends_index_as_by_every_edge():
+    """:func:`diagrams.match_edge` given the index of the edges by their ends (:func:`diagrams.edge_pairs`, what the
+    explorer's drawn maps keep) finds the same edge as when it looks at every edge: directed and undirected on
+    either side, labels, self-loops, several edges between the same ends, ends of other types than text."""
+    import random
+
+    rng = random.Random(7)
+    nodes = ["a", "b", "c", "d", 1]
+    for _ in range(300):
+        edges = [(rng.choice(nodes), rng.choice(nodes), rng.choice(["", "x", "y"]), rng.random() < 0.7)
+                 for _ in range(rng.randint(0, 12))]
+        pairs = diagrams.edge_pairs(edges)
+        assert sorted(i for idx in pairs.values() for i in idx) == list(range(len(edges)))
+        for _ in range(10):
+            edge = [rng.choice(nodes), rng.choice(nodes), rng.choice(["", "x", "y", None]), rng.random() < 0.7]
+            edge = edge[:rng.randint(2, 4)]
+            assert diagrams.match_edge(edge, edges, pairs) == diagrams.match_edge(edge, edges)

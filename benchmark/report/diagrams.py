@@ -106,15 +106,34 @@ def _ends(src: str, dst: str, directed: bool) -> tuple[Any, ...]:
     return (src, dst, True) if directed else (*sorted((src, dst)), False)
 
 
-def match_edge(edge: list[Any], edges: list[tuple[str, str, str, bool]]) -> int | None:
+def _pair(a: Any, b: Any) -> tuple[str, str]:
+    return (str(a), str(b)) if str(a) <= str(b) else (str(b), str(a))
+
+
+def edge_pairs(edges: list[tuple[str, str, str, bool]]) -> dict[tuple[str, str], list[int]]:
+    """The indices of ``edges`` by their two ends, in either order (for :func:`match_edge`).
+
+    >>> edge_pairs([("b", "a", "", False), ("a", "c", "y", True), ("a", "b", "x", True)])
+    {('a', 'b'): [0, 2], ('a', 'c'): [1]}
+    """
+    out: dict[tuple[str, str], list[int]] = {}
+    for i, e in enumerate(edges):
+        out.setdefault(_pair(e[0], e[1]), []).append(i)
+    return out
+
+
+def match_edge(edge: list[Any], edges: list[tuple[str, str, str, bool]],
+               pairs: dict[tuple[str, str], list[int]] | None = None) -> int | None:
     """Index in ``edges`` (src, dst, label, directed) of the diagram edge that ``edge`` ([src, dst, label?,
     directed?], a record's form) stands for: same ends (an undirected edge on either side matches both
-    orders), the same label first; ``None`` when no edge joins those ends."""
+    orders), the same label first; ``None`` when no edge joins those ends. ``pairs`` (:func:`edge_pairs` of
+    ``edges``) saves looking at the edges between other ends."""
     src, dst = edge[0], edge[1]
     label = edge[2] if len(edge) > 2 and isinstance(edge[2], str) else ""
     directed = edge[3] if len(edge) > 3 else True
-    found = [i for i, (s, d, _, dr) in enumerate(edges)
-             if (s, d) == (src, dst) or ((not dr or not directed) and (d, s) == (src, dst))]
+    near = range(len(edges)) if pairs is None else pairs.get(_pair(src, dst), ())
+    found = [i for i in near if (edges[i][0], edges[i][1]) == (src, dst)
+             or ((not edges[i][3] or not directed) and (edges[i][1], edges[i][0]) == (src, dst))]
     return min(found, key=lambda i: (edges[i][2] != label, (edges[i][0], edges[i][1]) != (src, dst)), default=None)
 
 

@@ -136,9 +136,10 @@ class _Columns:
                 value = pool.setdefault(value, value)
             col.append(value)
         self.n += 1
-        for col in data.values():
-            if len(col) < self.n - self._written:
-                col.append(None)
+        if len(fields) < len(data):   # (each field of the row went to its own column: the others get None)
+            for col in data.values():
+                if len(col) < self.n - self._written:
+                    col.append(None)
         if self.n - self._written >= self._chunk:
             self._flush()
 
@@ -380,7 +381,7 @@ def _mapped(sub: dict[str, Any] | None, diagram: "DrawnMap | None") -> dict[str,
     sub = sub or {}
     nodes, edges, unmapped = [], [], []
     for e in sub.get("edges", []):
-        i = match_edge(e, diagram.ends) if diagram else None
+        i = match_edge(e, diagram.ends, diagram.pairs) if diagram else None
         if i is None:
             unmapped.append(f"{e[0]} {'->' if (len(e) < 4 or e[3]) else '--'} {e[1]}"
                             + (f" ({e[2]})" if len(e) > 2 and isinstance(e[2], str) and e[2] else ""))
@@ -552,19 +553,22 @@ class DrawnMap:
         # node ids and ends are kept deflated too: a run's samples come a diagram at a time, and the map read
         # last keeps them made (:meth:`_read`)
         self._ends = zlib.compress(json_bytes([list(drawn["nodes"]), [list(e[:4]) for e in drawn["edges"]]]), 1)
-        self._made: tuple[frozenset[str], list[tuple]] | None = None
+        self._made: tuple[frozenset[str], list[tuple], dict[tuple[str, str], list[int]]] | None = None
         data = json_bytes(drawn)
         file.seek(0, 2)
         self._file, self._at, self._size = file, file.tell(), len(data)
         file.write(data)
 
-    def _read(self) -> tuple[frozenset[str], list[tuple]]:
+    def _read(self) -> tuple[frozenset[str], list[tuple], dict[tuple[str, str], list[int]]]:
         if self._made is None:
+            from benchmark.report.diagrams import edge_pairs
+
             last = DrawnMap._last() if DrawnMap._last is not None else None
             if last is not None:
                 last._made = None
             nodes, ends = json.loads(zlib.decompress(self._ends))
-            self._made = (frozenset(nodes), [tuple(e) for e in ends])
+            ends = [tuple(e) for e in ends]
+            self._made = (frozenset(nodes), ends, edge_pairs(ends))
             DrawnMap._last = weakref.ref(self)
         return self._made
 
@@ -575,6 +579,11 @@ class DrawnMap:
     @property
     def ends(self) -> list[tuple]:
         return self._read()[1]
+
+    @property
+    def pairs(self) -> dict[tuple[str, str], list[int]]:
+        """The edges' indices by their ends (:func:`benchmark.report.diagrams.edge_pairs` of :attr:`ends`)."""
+        return self._read()[2]
 
     def json_pieces(self) -> Iterator[bytes]:
         self._file.seek(self._at)
