@@ -1268,6 +1268,44 @@ class _Plan(NamedTuple):
     t_ranked: float
 
 
+def _prepare_selectors(variants: list[Variant], instances: dict[tuple[str, str], Any], dataset: Dataset,
+                       quiet: bool) -> dict[str, dict[str, Any]]:
+    """Each selector with ``prepare`` (:class:`benchmark.stages.Selector`) given every diagram's graph from each
+    source it is paired with that reads no image, a diagram's graph made at a time; returns, per selector
+    prepared, its graphs and seconds (the run card's ``selectors_prepared``). A selector whose preparation
+    fails is told of nothing more: its selections do the work themselves, and report what goes wrong."""
+    pairs: dict[str, list[str]] = {}
+    for v in variants:
+        selector, source = instances[("selector", v.selector)], instances[("source", v.source)]
+        if callable(getattr(selector, "prepare", None)) and not getattr(source, "reads_image", False):
+            pairs.setdefault(v.selector, [])
+            if v.source not in pairs[v.selector]:
+                pairs[v.selector].append(v.source)
+    out: dict[str, dict[str, Any]] = {}
+    for name, sources in sorted(pairs.items()):
+        def graphs() -> Iterator[tuple[Diagram, nx.MultiDiGraph]]:
+            for source in sources:
+                for did in sorted(dataset.diagrams):
+                    diagram = dataset.diagrams[did]
+                    with released([diagram]):
+                        try:
+                            g = instances[("source", source)].load(diagram)
+                        except Exception:   # the samples report it, with the question
+                            continue
+                        yield diagram, g
+
+        t = time.perf_counter()
+        try:
+            texts = instances[("selector", name)].prepare(graphs())
+        except Exception as exc:
+            _say(f"selector {name}: not prepared ({type(exc).__name__}: {exc}); its selections do it", quiet)
+            continue
+        seconds = time.perf_counter() - t
+        out[name] = {"sources": sources, "diagrams": len(dataset.diagrams), "seconds": round(seconds, 3)}
+        _say(f"selector {name}: prepared {len(dataset.diagrams)} diagrams ({texts} texts) in {seconds:.1f} s", quiet)
+    return out
+
+
 def _plan(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool, quiet: bool, report: bool,
           previous: dict[str, Any] | None, t_start: float, t_loaded: float, dataset: Dataset,
           questions: dict[str, PackedQuestions], problems: list[InputError], cluster: Any,
@@ -1296,6 +1334,7 @@ def _plan(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool
         variants = [v for v in variants if v.name in previous["variants"]]
         answerers = [a for a in answerers if a in previous["answerers"]]
         skipped = [s for s in previous.get("skipped", []) if not s.get("during_run")]
+    prepared = _prepare_selectors(variants, instances, dataset, quiet) if cluster is None else {}
     used = {v.finder for v in variants}
     finders = {n: inst for (k, n), inst in instances.items() if k == "finder" and n in used}
     ranked = {n: r for n, r in ranked.items() if n in used}   # (every diagram's, packed, ranked on the cluster)
@@ -1358,6 +1397,8 @@ def _plan(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool
         "packages": _versions(), "d2_version": _d2_version(),
         "wall_s": {"load": round(t_loaded - t_start, 3), "resolve_and_find": round(t_ranked - t_loaded, 3)},
     }
+    if prepared:
+        card["selectors_prepared"] = prepared
     if previous is not None:
         card["config"]["workers"] = previous["config"].get("workers")  # the configuration as it was started
         card["resumes"] = list(previous.get("resumes", [])) + [

@@ -43,7 +43,10 @@ class Finder(Protocol):
 
 @runtime_checkable
 class GraphSource(Protocol):
-    """Recovers a diagram's graph (flow view). Node ids are the D2 ids where they can be aligned."""
+    """Recovers a diagram's graph (flow view). Node ids are the D2 ids where they can be aligned.
+
+    A source that reads the diagram's image says so with ``reads_image = True`` (its graphs cost an
+    extraction each); the graphs of the others are made from what the run holds already."""
 
     name: str
 
@@ -56,7 +59,14 @@ class Selector(Protocol):
 
     A selector whose subgraph depends on its inputs alone may say so with ``deterministic = True``: the
     run then selects once per question for variants that give it the same graph (same source, same
-    diagram found), and each such sample records the seconds that one selection took."""
+    diagram found), and each such sample records the seconds that one selection took.
+
+    A selector may also have ``prepare(graphs)``, given ``(diagram, graph)`` pairs before any question:
+    work its selections share over many diagrams, done at once (``dense-<k>`` embeds every graph's
+    texts in one batch, into the embedding cache its selections read). The run calls it in its own
+    process, before the samples are made, with every diagram's graph from each source the selector is
+    paired with that reads no image (:class:`GraphSource`), and records the seconds it took; the
+    selections must not depend on whether it was called."""
 
     name: str
 

@@ -11,6 +11,7 @@ edge first. Constructing the selector without the model package raises
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -19,6 +20,11 @@ from benchmark.graph import Subgraph
 from benchmark.stages import SELECTORS
 from retrievers.bm25 import Doc, graph_docs
 from retrievers.cache import PerGraph
+
+
+#: distinct texts :meth:`DenseSelector.prepare` embeds in one call (the bundled dataset's 50 diagrams have
+#: about 2 400 with their questions): the batch's vectors are held at once until they are cached
+PREPARE_BATCH = 4096
 
 
 @SELECTORS.register("dense", pattern=r"dense-(?P<k>\d+)")
@@ -36,6 +42,24 @@ class DenseSelector:
         self.name = f"dense-{k}"
         self.cache_dir = cache_dir
         self._indexes: PerGraph[tuple[list[Doc], np.ndarray]] = PerGraph()
+
+    def prepare(self, graphs: Iterable[tuple[Any, Any]]) -> int:
+        """Embed the texts of every ``(diagram, graph)`` -- each graph's documents and its diagram's
+        questions -- in batches across diagrams (:data:`PREPARE_BATCH` distinct texts at a time), into
+        the embedding cache (memory and disk) that :meth:`select` reads: one model call for many
+        diagrams pads less than one per diagram, and a process that later selects from the cache on
+        disk loads no model. Returns how many distinct texts there were."""
+        seen: dict[str, None] = {}
+        done = 0
+        for diagram, graph in graphs:
+            seen.update(dict.fromkeys(d.text for d in graph_docs(graph)))
+            seen.update(dict.fromkeys(q.text for q in getattr(diagram, "questions", None) or []))
+            if len(seen) - done >= PREPARE_BATCH:
+                embeddings.encode(list(seen)[done:], cache_dir=self.cache_dir)
+                done = len(seen)
+        if len(seen) > done:
+            embeddings.encode(list(seen)[done:], cache_dir=self.cache_dir)
+        return len(seen)
 
     def _index(self, graph, diagram) -> tuple[list[Doc], np.ndarray]:
         def build():

@@ -335,6 +335,39 @@ class CountedVaryingSelector(CountedSelector):
     deterministic = False
 
 
+class PreparedSelector(CountedSelector):
+    """The whole graph; its ``prepare`` keeps what it was given (diagram id, node count) in PREPARED."""
+
+    name = "test-prepared"
+
+    def prepare(self, graphs):
+        for diagram, graph in graphs:
+            PREPARED.append((self.name, diagram.id, graph.number_of_nodes()))
+        return len(PREPARED)
+
+
+class FailingPrepareSelector(CountedSelector):
+    """The whole graph; its ``prepare`` fails."""
+
+    name = "test-prepare-fails"
+
+    def prepare(self, graphs):
+        raise RuntimeError("no room for the vectors")
+
+
+class ImageSource:
+    """The D2 graph, as if read from the image (``reads_image``): not handed to ``prepare``."""
+
+    name = "test-image"
+    reads_image = True
+
+    def load(self, diagram):
+        return diagram.graph
+
+
+PREPARED: list[tuple[str, str, int]] = []
+
+
 class CountedAnswerer:
     """Says how many lines its context has, counting its calls; deterministic."""
 
@@ -365,7 +398,8 @@ TEST_STAGES = [(SELECTORS, "test-explode", ExplodingSelector), (SELECTORS, "test
                (SELECTORS, "test-unavailable-late", LateUnavailableSelector), (FINDERS, "test-own", OwnFinder),
                (SELECTORS, "test-counted", CountedSelector), (SELECTORS, "test-counted-varying", CountedVaryingSelector),
                (ANSWERERS, "test-lines", CountedAnswerer), (ANSWERERS, "test-lines-varying", CountedVaryingAnswerer),
-               (SOURCES, "test-digraph", DiGraphSource)]
+               (SOURCES, "test-digraph", DiGraphSource), (SELECTORS, "test-prepared", PreparedSelector),
+               (SELECTORS, "test-prepare-fails", FailingPrepareSelector), (SOURCES, "test-image", ImageSource)]
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -869,3 +903,28 @@ def test_a_pool_worker_ended_by_the_pool_leaves_no_semaphore_behind():
 
     assert "leaked semaphore" in stderr("0")       # a worker without it: the symptom this guards against
     assert "leaked semaphore" not in stderr("1")
+
+
+def test_selectors_are_prepared_once_with_every_diagram_s_graph_of_the_sources_that_read_no_image(tmp_path, capsys):
+    """A selector with ``prepare`` is given, in the run's own process and before any sample, every diagram's graph
+    from each source it is paired with that reads no image (once, however many variants pair them); a source that
+    reads the image is left out, and the seconds go into the run card. A selector whose preparation fails is left
+    to do its work in its selections: the run and its samples are the same."""
+    from benchmark.dataset import load_dataset
+
+    PREPARED.clear()
+    result = run(tiny_spec(tmp_path, variants=("oracle+d2+test-prepared", "d2-bm25+d2+test-prepared",
+                                                "oracle+test-image+test-prepared", "oracle+d2+test-prepare-fails")),
+                 progress=False)
+    dataset, _ = load_dataset(tmp_path / "data")
+    assert sorted(PREPARED) == sorted(("test-prepared", did, d.graph.number_of_nodes())
+                                      for did, d in dataset.diagrams.items())
+    card = result.card["selectors_prepared"]
+    assert list(card) == ["test-prepared"] and card["test-prepared"]["sources"] == ["d2"]
+    assert card["test-prepared"]["diagrams"] == len(dataset.diagrams) and card["test-prepared"]["seconds"] >= 0
+    err = capsys.readouterr().err
+    assert "selector test-prepare-fails: not prepared (RuntimeError: no room for the vectors)" in err
+    assert "selector test-prepared: prepared" in err
+    assert result.card["sample_errors"] == 0
+    assert {r.variant for r in result.records} == {"oracle+d2+test-prepared", "d2-bm25+d2+test-prepared",
+                                                   "oracle+test-image+test-prepared", "oracle+d2+test-prepare-fails"}

@@ -56,6 +56,8 @@ class OcrSource:
     """
 
     name = "ocr"
+    #: its graphs are extracted from the diagram's image (see :class:`benchmark.stages.GraphSource`)
+    reads_image = True
 
     def __init__(self, lang: str | None = None, cache_dir: Path | None = None, style: str = "default") -> None:
         self.lang = lang
