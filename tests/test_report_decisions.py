@@ -114,3 +114,54 @@ def test_default_report_of_a_run_shows_decisions(tmp_path):
     first = (d / DECISIONS).read_text()
     assert cli_main(["report", str(d)]) == 0
     assert (d / DECISIONS).read_text() == first                          # the same decisions again
+
+
+def test_the_report_writes_its_decisions_in_the_explorer_s_pass_over_the_samples(tmp_path, monkeypatch):
+    """A report from the run's rows reads samples.jsonl twice, not three times: the decisions' first pass (their
+    text signals), then the explorer's, which writes each decision as it reads the sample. The decisions are
+    those of the two passes of their own (`decide_samples_into`); a pass that fails leaves no decisions file."""
+    import benchmark.records as records
+    from benchmark.decision.apply import decide_samples_into
+    from benchmark.report import explorer, write_report
+    from benchmark.report.rows import RowStore, frame_row
+    from benchmark.runner import write_report_atomic
+
+    monkeypatch.setenv("DIAGQA_CACHE", str(tmp_path / "cache"))
+    result = run(tiny_spec(tmp_path, variants=("oracle+d2+none", "oracle+d2+khop1", "oracle+d2+full"),
+                           answerers=("solver", "keyword", "blind")), progress=False, quiet=True)
+    d = result.run_dir
+    samples = [json.loads(x) for x in (d / "samples.jsonl").read_text().splitlines()]
+    own = decide_samples_into(d / "samples.jsonl", tmp_path / "own.jsonl")
+    (d / DECISIONS).unlink()
+
+    def rows():
+        store = RowStore()
+        for rec in samples:
+            store.add(frame_row(rec))
+        return store
+
+    reads = []
+    real = records.loads_line
+    monkeypatch.setattr(records, "loads_line", lambda line: reads.append(1) or real(line))
+    card = dict(result.card)
+    write_report_atomic(d, rows(), card)
+    assert len(reads) == 2 * len(samples)
+    assert (d / DECISIONS).read_bytes() == (tmp_path / "own.jsonl").read_bytes()
+    assert card["decisions"]["samples"] == own.samples == len(samples)
+
+    (d / DECISIONS).unlink()
+    seen = []
+    fields = explorer.sample_fields
+
+    def failing(rec):
+        seen.append(rec["sample_id"])
+        if len(seen) == 3:
+            raise RuntimeError("the third sample cannot be shown")
+        return fields(rec)
+
+    monkeypatch.setattr(explorer, "sample_fields", failing)
+    out = tmp_path / "elsewhere"
+    out.mkdir()
+    with pytest.raises(RuntimeError, match="third sample"):
+        write_report(out, rows(), dict(result.card), run_files=d)
+    assert len(seen) == 3 and not (out / DECISIONS).exists() and not (out / (DECISIONS + ".part")).exists()

@@ -125,6 +125,59 @@ def decision_row(rec: dict[str, Any], graph: GraphSignals, d: Any, sig: Any, cfg
     }
 
 
+def report_decisions(records: Sequence[Any] | None, run_files: Path, out: Path, cfg: DecisionConfig | None = None,
+                     encode: Encoder | None = None) -> tuple[WrittenDecisions | None, str | None]:
+    """The decisions the default report shows, written to ``out`` (``decisions.jsonl``): over ``records``
+    when they are sample records (dicts or objects with ``to_json``), else (None, or report rows) over
+    ``run_files/samples.jsonl`` read as a stream (:func:`decide_samples_into`); the thresholds of ``configs/decision.yaml``. Returns
+    ``(decisions, None)`` or ``(None, why not)``: the text signals need the MiniLM model (the ``dense``
+    extra), and a report is still written without it.
+    """
+    started, why = start_report_decisions(records, run_files, out, cfg, encode)
+    if started is None:
+        return None, why
+    if isinstance(started, DecisionWriter):
+        from benchmark.records import loads_line
+        from benchmark.rundir import scan_samples
+
+        for _, rec in scan_samples(Path(run_files) / "samples.jsonl", loads_line):
+            started.add(rec)
+        return started.close(), None
+    return started, None
+
+
+def start_report_decisions(records: Sequence[Any] | None, run_files: Path, out: Path,
+                           cfg: DecisionConfig | None = None, encode: Encoder | None = None
+                           ) -> tuple[WrittenDecisions | DecisionWriter | None, str | None]:
+    """:func:`report_decisions`, with the second pass over ``samples.jsonl`` left to the caller: for records
+    given, the decisions written; for the samples file, the :class:`DecisionWriter` its first pass made (the
+    text signals computed), to be given every record of the file in order -- by a pass over the file that
+    reads it for something else too -- and closed; or ``(None, why not)``."""
+    from benchmark.decision.config import load_config
+    from benchmark.decision.section import DecisionTally
+    from benchmark.errors import DiagQAError, StageUnavailable
+
+    try:
+        cfg = cfg or load_config()
+        first = records[0] if records else None
+        if isinstance(first, dict) or hasattr(first, "to_json"):
+            recs = [slim_record(r if isinstance(r, dict) else r.to_json()) for r in records]
+            decided = decide_records(recs, cfg, encode)
+            write_decision_rows(out, decided.rows)
+            tally = DecisionTally()
+            for row in decided.rows:
+                tally.add(row)
+            return WrittenDecisions(tally.n, tally, decided.seconds, decided.texts), None
+        path = Path(run_files) / "samples.jsonl"
+        if not path.exists():
+            return None, f"no samples.jsonl in {run_files}"
+        return DecisionWriter.first_pass(path, out, cfg, encode), None
+    except StageUnavailable as exc:
+        return None, f"the text signals are unavailable: {exc}"
+    except DiagQAError as exc:
+        return None, str(exc)
+
+
 def slim_record(rec: dict[str, Any]) -> dict[str, Any]:
     """The parts of a sample record the layer reads (texts, answer, metrics, error), nothing else:
     a run's records can be held for one batched pass without their context graphs.
@@ -168,45 +221,85 @@ def decide_samples_into(samples: Path, out: Path, cfg: DecisionConfig | None = N
     """The decisions of :func:`decide_records` (text signals where needed), written to ``out`` as they
     are made, in two passes over ``samples.jsonl``: the first applies the graph rules and keeps the texts of
     only the samples they leave undecided, whose text signals are then computed in one batched pass; the
-    second decides every sample again and writes its row at once. What is held is those texts and the
-    section's counts, not a record or a row per sample, so a run ten times as large takes no more memory
-    for its decisions than the texts it really needs."""
-    from benchmark.decision.section import DecisionTally
+    second decides every sample again and writes its row at once (:class:`DecisionWriter`). What is held
+    is those texts and the section's counts, not a record or a row per sample, so a run ten times as large
+    takes no more memory for its decisions than the texts it really needs."""
     from benchmark.records import loads_line
     from benchmark.rundir import scan_samples
 
-    cfg = cfg or DecisionConfig()
-    t0 = time.perf_counter()
-    pool: dict[str, str] = {}
-
-    def shared(text: str) -> str:
-        return pool.setdefault(text, text)
-
-    items: list[TextItem] = []
+    writer = DecisionWriter.first_pass(Path(samples), out, cfg, encode)
     for _, rec in scan_samples(Path(samples), loads_line):
-        rec = slim_record(rec)
-        if cfg.use_graph and graph_decision(GraphSignals.from_record(rec), cfg) is not None:
-            continue
-        item = text_item(rec)
-        items.append(TextItem(question=shared(item.question), context=shared(item.context),
-                              answer=shared(item.answer)))
-    pool.clear()
-    sigs = iter(text_signals_many(items, encode))
-    texts = len(items)
-    del items
-    tally = DecisionTally()
-    part = out.with_name(out.name + ".part")
-    with open(part, "w", encoding="utf-8") as fh:
+        writer.add(rec)
+    return writer.close()
+
+
+class DecisionWriter:
+    """The second pass of :func:`decide_samples_into`: given every sample record of the file in order
+    (:meth:`add`), it decides each and writes its row to ``out`` at once (through ``out.part``, moved into place
+    by :meth:`close`), reading the text signals of the first pass (:meth:`first_pass`) in order. Its
+    ``seconds`` are the layer's own: ``spent`` (the first pass's) and the time in :meth:`add` and :meth:`close`,
+    not the time of the pass that reads the records."""
+
+    def __init__(self, out: Path, cfg: DecisionConfig, signals: Iterable[Any], texts: int, spent: float = 0.0) -> None:
+        from benchmark.decision.section import DecisionTally
+
+        self.out, self.cfg, self.texts, self.seconds = Path(out), cfg, texts, spent
+        self._signals = iter(signals)
+        self.tally = DecisionTally()
+        self._part = self.out.with_name(self.out.name + ".part")
+        self._fh: Any = open(self._part, "w", encoding="utf-8")
+
+    @classmethod
+    def first_pass(cls, samples: Path, out: Path, cfg: DecisionConfig | None = None,
+                   encode: Encoder | None = None) -> "DecisionWriter":
+        """The first pass over ``samples``: the graph rules applied, the texts of the samples they leave
+        undecided kept (each distinct text once) and their text signals computed in one batched pass."""
+        from benchmark.records import loads_line
+        from benchmark.rundir import scan_samples
+
+        cfg = cfg or DecisionConfig()
+        t0 = time.perf_counter()
+        pool: dict[str, str] = {}
+
+        def shared(text: str) -> str:
+            return pool.setdefault(text, text)
+
+        items: list[TextItem] = []
         for _, rec in scan_samples(Path(samples), loads_line):
             rec = slim_record(rec)
-            graph = GraphSignals.from_record(rec)
-            d = graph_decision(graph, cfg) if cfg.use_graph else None
-            sig = next(sigs) if d is None else None
-            row = decision_row(rec, graph, decide(sig, graph, cfg) if d is None else d, sig, cfg)
-            fh.write(dumps_decision(row))
-            tally.add(row)
-    part.replace(out)
-    return WrittenDecisions(tally.n, tally, time.perf_counter() - t0, texts)
+            if cfg.use_graph and graph_decision(GraphSignals.from_record(rec), cfg) is not None:
+                continue
+            item = text_item(rec)
+            items.append(TextItem(question=shared(item.question), context=shared(item.context),
+                                  answer=shared(item.answer)))
+        pool.clear()
+        signals = text_signals_many(items, encode)
+        return cls(out, cfg, signals, len(items), time.perf_counter() - t0)
+
+    def add(self, rec: dict[str, Any]) -> None:
+        """Decide the next sample record and write its row."""
+        t = time.perf_counter()
+        rec = slim_record(rec)
+        graph = GraphSignals.from_record(rec)
+        d = graph_decision(graph, self.cfg) if self.cfg.use_graph else None
+        sig = next(self._signals) if d is None else None
+        row = decision_row(rec, graph, decide(sig, graph, self.cfg) if d is None else d, sig, self.cfg)
+        self._fh.write(dumps_decision(row))
+        self.tally.add(row)
+        self.seconds += time.perf_counter() - t
+
+    def close(self) -> WrittenDecisions:
+        """The file moved into place, and what was written."""
+        t = time.perf_counter()
+        self._fh.close()
+        self._part.replace(self.out)
+        self.seconds += time.perf_counter() - t
+        return WrittenDecisions(self.tally.n, self.tally, self.seconds, self.texts)
+
+    def discard(self) -> None:
+        """Stop without writing the decisions (the pass that fed them failed)."""
+        self._fh.close()
+        self._part.unlink(missing_ok=True)
 
 
 def write_decisions(run_dir: Path, decided: DecidedRun, section: str) -> tuple[Path, Path]:
@@ -215,37 +308,3 @@ def write_decisions(run_dir: Path, decided: DecidedRun, section: str) -> tuple[P
     write_decision_rows(jpath, decided.rows)
     mpath.write_text(section, encoding="utf-8")
     return jpath, mpath
-
-
-def report_decisions(records: Sequence[Any] | None, run_files: Path, out: Path, cfg: DecisionConfig | None = None,
-                     encode: Encoder | None = None) -> tuple[WrittenDecisions | None, str | None]:
-    """The decisions the default report shows, written to ``out`` (``decisions.jsonl``): over ``records``
-    when they are sample records (dicts or objects with ``to_json``), else (None, or report rows) over
-    ``run_files/samples.jsonl`` read as a stream (:func:`decide_samples_into`); the thresholds of ``configs/decision.yaml``. Returns
-    ``(decisions, None)`` or ``(None, why not)``: the text signals need the MiniLM model (the ``dense``
-    extra), and a report is still written without it.
-    """
-    from benchmark.decision.config import load_config
-    from benchmark.decision.section import DecisionTally
-    from benchmark.errors import DiagQAError, StageUnavailable
-
-    try:
-        cfg = cfg or load_config()
-        first = records[0] if records else None
-        if isinstance(first, dict) or hasattr(first, "to_json"):
-            recs = [slim_record(r if isinstance(r, dict) else r.to_json()) for r in records]
-            decided = decide_records(recs, cfg, encode)
-            write_decision_rows(out, decided.rows)
-            tally = DecisionTally()
-            for row in decided.rows:
-                tally.add(row)
-            return WrittenDecisions(tally.n, tally, decided.seconds, decided.texts), None
-        path = Path(run_files) / "samples.jsonl"
-        if not path.exists():
-            return None, f"no samples.jsonl in {run_files}"
-        return decide_samples_into(path, out, cfg, encode), None
-    except StageUnavailable as exc:
-        return None, f"the text signals are unavailable: {exc}"
-    except DiagQAError as exc:
-        return None, str(exc)
-

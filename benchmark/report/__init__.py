@@ -94,17 +94,21 @@ def long_context_section(a: Any, figs: dict[str, bytes]) -> Any:
 def decisions_section(run_dir: Path, records: list[Any] | None, card: dict[str, Any], run_files: Path) -> Any:
     """The "Decisions per answer" section (:mod:`benchmark.decision`), and ``decisions.jsonl`` (one
     decision per sample) written into ``run_dir``; the layer's time goes into the run card, not the report."""
-    import time
-
     from benchmark.decision.apply import DECISIONS, report_decisions
+
+    decided, why = report_decisions(records, run_files, run_dir / DECISIONS)
+    return _decided_section(decided, why, card)
+
+
+def _decided_section(decided: Any, why: str | None, card: dict[str, Any]) -> Any:
+    """The section of decisions written (:class:`benchmark.decision.apply.WrittenDecisions`), or why there are none;
+    their count and the layer's seconds go into the run card."""
+    from benchmark.decision.apply import DECISIONS
     from benchmark.report.document import Section
 
-    t = time.perf_counter()
-    decided, why = report_decisions(records, run_files, run_dir / DECISIONS)
     if decided is None:
         return Section("Decisions per answer", [f"Not computed: {why}. `diagqa decide RUN` computes them once it can."])
-    card["decisions"] = {"samples": decided.samples, "seconds": round(time.perf_counter() - t, 3),
-                         "file": DECISIONS}
+    card["decisions"] = {"samples": decided.samples, "seconds": round(decided.seconds, 3), "file": DECISIONS}
     return Section("Decisions per answer", decided.tally.blocks())
 
 
@@ -122,6 +126,7 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
     The run's own files (``samples.jsonl``, ``graphs.json``) are read from ``run_files`` (default
     ``run_dir``), so the report can be written elsewhere first and moved into place.
     """
+    from benchmark.decision.apply import DECISIONS, DecisionWriter, start_report_decisions
     from benchmark.errors import DiagQAError
     from benchmark.judge.section import run_sections
     from benchmark.report.document import analyse, build_sections
@@ -162,15 +167,27 @@ def write_report(run_dir: Path, records: list[Any], card: dict[str, Any], n_boot
             (run_dir / "plots" / name).write_bytes(data)
         sections = build_sections(a, card, figs, lambda diagrams: node_labels(run_files, diagrams))
         sections.insert(len(sections) - 1, usage_section(usage, a.samples))   # before "Errors and skipped stages"
+        del a, usage   # the samples frame and its tables: the decisions and the explorer read the samples one at a time
+        # the decisions' first pass over the samples (their text signals computed); the second, which writes
+        # them, is the explorer's pass
+        decided, why = start_report_decisions(whole, run_files, run_dir / DECISIONS)
+        writer = decided if isinstance(decided, DecisionWriter) else None
+        try:
+            explorer = explorer_data(run_files, whole, card, draw=draw, drawings=drawings,
+                                     each=writer.add if writer is not None else None)
+        except BaseException:
+            if writer is not None:
+                writer.discard()
+            raise
+        if writer is not None:
+            decided = writer.close()
         at = next(i for i, s in enumerate(sections) if s.title == "Unmeasured values and why")
-        sections.insert(at, decisions_section(run_dir, whole, card, run_files))
+        sections.insert(at, _decided_section(decided, why, card))
         if longctx is not None:
             sections.insert(at, longctx)
         sections[-1:-1] = run_sections(run_files)   # citation check, LLM judge, self-check: when `diagqa judge` ran
         title = f"diagqa report — {card.get('run_id', run_dir.name)}"
         (run_dir / "report.md").write_text(render_markdown(sections, title), encoding="utf-8")
-        del a, usage   # the samples frame and its tables: the explorer reads the samples one at a time
-        explorer = explorer_data(run_files, whole, card, draw=draw, drawings=drawings)
         write_html(run_dir / "report.html", sections, title, figs, explorer)
     finally:
         drawings.close()

@@ -24,7 +24,7 @@ import tempfile
 import weakref
 import zlib
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from benchmark.records import dumps_line
 from benchmark.report.html import json_bytes
@@ -211,12 +211,11 @@ def _records(run_dir: Path, records: list[Any] | None) -> Iterator[dict[str, Any
     line by line."""
     if records is None or (records and isinstance(records[0], tuple)):
         from benchmark.records import loads_line
+        from benchmark.rundir import scan_samples
         from benchmark.runner import SAMPLES
 
-        with (run_dir / SAMPLES).open(encoding="utf-8") as fh:
-            for line in fh:
-                if line.strip():
-                    yield loads_line(line)
+        for _, rec in scan_samples(run_dir / SAMPLES, loads_line):
+            yield rec
         return
     for rec in records:
         yield rec if isinstance(rec, dict) else vars(rec)
@@ -397,7 +396,8 @@ def _mapped(sub: dict[str, Any] | None, diagram: "DrawnMap | None") -> dict[str,
 
 def explorer_data(run_dir: Path, records: list[Any] | None, card: dict[str, Any],
                   render: bool = True, draw: set[str] | None = None,
-                  drawings: Drawings | None = None) -> dict[str, Any]:
+                  drawings: Drawings | None = None, each: Callable[[dict[str, Any]], None] | None = None
+                  ) -> dict[str, Any]:
     """Everything the sample explorer shows, as one JSON-ready value (see the module's docstring).
 
     With ``render`` the diagrams of drawn samples are rendered (or read from the cache); a diagram
@@ -405,7 +405,8 @@ def explorer_data(run_dir: Path, records: list[Any] | None, card: dict[str, Any]
     ``draw`` (the diagrams of the samples whose class is drawn) saves reading the records twice to find
     them; ``drawings`` are those diagrams' drawings already started (:class:`Drawings` of ``draw``: the
     report starts them once its tables are made, before its plots), else they are made here, one per
-    core at a time. The contexts are a :class:`Spool`, kept on disk.
+    core at a time. The contexts are a :class:`Spool`, kept on disk. ``each`` is given every record as it is
+    read, in order (the report's decisions are written in the same pass over ``samples.jsonl``).
     """
     run_dir = Path(run_dir)
     if draw is None:
@@ -438,6 +439,8 @@ def explorer_data(run_dir: Path, records: list[Any] | None, card: dict[str, Any]
     columns = _Columns()
     refs = _Columns()   # per sample: "q" its question's index, "c" its context's (None: no context)
     for rec in _records(run_dir, records):
+        if each is not None:
+            each(rec)
         q = rec["question"]
         qid, did = rec["question_id"], rec["diagram_id"]
         qref = q_index.get(did, qid)
