@@ -217,6 +217,24 @@ def test_ocr_text_is_cached_by_image_content(dataset, tmp_path, monkeypatch):
         ocr_text(other, cache_dir=tmp_path)
 
 
+def test_cached_texts_read_each_image_once(dataset, tmp_path, monkeypatch):
+    """``ocr_texts`` of images whose words are stored reads (and hashes) each image once, and gives the text
+    ``ocr_text`` gives; an entry that cannot be read is read again by tesseract, as a missing one is."""
+    monkeypatch.setenv("DIAGQA_CACHE", str(tmp_path))
+    pngs = [dataset.diagrams[d].png_path for d in ("ci_pipeline", "order_flow")]
+    expected = {p: ocr_text(p) for p in pngs}   # (stored now)
+    reads = []
+    real = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: reads.append(self) or real(self))
+    monkeypatch.setattr(extract_ocr, "read_words", lambda *a, **k: pytest.fail("tesseract ran on stored words"))
+    assert ocr_mod.ocr_texts(pngs, progress=False) == expected
+    assert sorted(reads) == sorted(pngs)
+    broken = extract_ocr.words_entry(real(pngs[0]))
+    broken.write_text("not json", encoding="utf-8")
+    monkeypatch.setattr(extract_ocr, "read_words", lambda *a, **k: [])
+    assert ocr_mod.ocr_texts(pngs, progress=False, workers=1) == {pngs[0]: "", pngs[1]: expected[pngs[1]]}
+
+
 def test_ocr_text_missing_image_names_the_file(tmp_path):
     from benchmark.errors import InputError
 

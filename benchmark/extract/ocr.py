@@ -406,6 +406,13 @@ def words_entry(data: bytes, lang: str = LANG, cache_dir: Path | None = None) ->
     return Path(cache_dir or words_cache_dir()) / f"{key.hexdigest()}.json"
 
 
+def stored_words(data: bytes, lang: str = LANG, cache_dir: Path | None = None) -> list[Word] | None:
+    """The words stored for the image bytes ``data`` (at :func:`words_entry`), or None when there are none
+    (or the entry cannot be read)."""
+    entry = words_entry(data, lang, cache_dir)
+    return _load_words(entry) if entry.exists() else None
+
+
 def _load_words(entry: Path) -> list[Word] | None:
     try:
         rows = json.loads(entry.read_text(encoding="utf-8"))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchmark.errors import InputError
-from benchmark.extract.ocr import LANG, Word, image_words, tesseract_version, words_cache_dir, words_entry
+from benchmark.extract.ocr import LANG, Word, image_words, stored_words, tesseract_version, words_cache_dir
 
 #: tesseract languages used for every diagram (the dataset is English and Russian)
 LANGUAGES = LANG
@@ -67,13 +67,10 @@ def ocr_texts(png_paths: list[Path], *, languages: str = LANGUAGES, workers: int
         except OSError as exc:
             out[p] = InputError(f"cannot read image: {exc.strerror or exc}", file=str(p))
             continue
-        if words_entry(data, languages, words_cache_dir()).exists():
-            try:
-                out[p] = ocr_text(p, languages=languages)
-                continue
-            except InputError as exc:
-                out[p] = exc
-                continue
+        words = stored_words(data, languages, words_cache_dir())
+        if words is not None:   # (the image is not read and hashed again to read them)
+            out[p] = words_text(words)
+            continue
         todo.append(p)
     if todo:
         from concurrent.futures import ProcessPoolExecutor
