@@ -1274,36 +1274,38 @@ def _prepare_selectors(variants: list[Variant], instances: dict[tuple[str, str],
     source it is paired with that reads no image, a diagram's graph made at a time; returns, per selector
     prepared, its graphs and seconds (the run card's ``selectors_prepared``). A selector whose preparation
     fails is told of nothing more: its selections do the work themselves, and report what goes wrong."""
-    pairs: dict[str, list[str]] = {}
+    pairs: dict[str, dict[str, None]] = {}   # selector -> its sources, in the variants' order
     for v in variants:
         selector, source = instances[("selector", v.selector)], instances[("source", v.source)]
         if callable(getattr(selector, "prepare", None)) and not getattr(source, "reads_image", False):
-            pairs.setdefault(v.selector, [])
-            if v.source not in pairs[v.selector]:
-                pairs[v.selector].append(v.source)
+            pairs.setdefault(v.selector, {})[v.source] = None
     out: dict[str, dict[str, Any]] = {}
     for name, sources in sorted(pairs.items()):
-        def graphs() -> Iterator[tuple[Diagram, nx.MultiDiGraph]]:
-            for source in sources:
-                for did in sorted(dataset.diagrams):
-                    diagram = dataset.diagrams[did]
-                    with released([diagram]):
-                        try:
-                            g = instances[("source", source)].load(diagram)
-                        except Exception:   # the samples report it, with the question
-                            continue
-                        yield diagram, g
-
         t = time.perf_counter()
         try:
-            texts = instances[("selector", name)].prepare(graphs())
+            texts = instances[("selector", name)].prepare(
+                _source_graphs([instances[("source", s)] for s in sources], dataset))
         except Exception as exc:
             _say(f"selector {name}: not prepared ({type(exc).__name__}: {exc}); its selections do it", quiet)
             continue
         seconds = time.perf_counter() - t
-        out[name] = {"sources": sources, "diagrams": len(dataset.diagrams), "seconds": round(seconds, 3)}
+        out[name] = {"sources": list(sources), "diagrams": len(dataset.diagrams), "seconds": round(seconds, 3)}
         _say(f"selector {name}: prepared {len(dataset.diagrams)} diagrams ({texts} texts) in {seconds:.1f} s", quiet)
     return out
+
+
+def _source_graphs(sources: list[Any], dataset: Dataset) -> Iterator[tuple[Diagram, nx.MultiDiGraph]]:
+    """``(diagram, graph)`` of every diagram from each source in turn, a diagram's graph held at a time; a
+    graph a source cannot give is left out (the samples report it, with the question)."""
+    for source in sources:
+        for did in sorted(dataset.diagrams):
+            diagram = dataset.diagrams[did]
+            with released([diagram]):
+                try:
+                    g = source.load(diagram)
+                except Exception:
+                    continue
+                yield diagram, g
 
 
 def _plan(spec: RunSpec, run_dir: Path, started: _dt.datetime, *, progress: bool, quiet: bool, report: bool,

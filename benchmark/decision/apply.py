@@ -137,12 +137,7 @@ def report_decisions(records: Sequence[Any] | None, run_files: Path, out: Path, 
     if started is None:
         return None, why
     if isinstance(started, DecisionWriter):
-        from benchmark.records import loads_line
-        from benchmark.rundir import scan_samples
-
-        for _, rec in scan_samples(Path(run_files) / "samples.jsonl", loads_line):
-            started.add(rec)
-        return started.close(), None
+        return started.read(Path(run_files) / "samples.jsonl"), None
     return started, None
 
 
@@ -224,13 +219,7 @@ def decide_samples_into(samples: Path, out: Path, cfg: DecisionConfig | None = N
     second decides every sample again and writes its row at once (:class:`DecisionWriter`). What is held
     is those texts and the section's counts, not a record or a row per sample, so a run ten times as large
     takes no more memory for its decisions than the texts it really needs."""
-    from benchmark.records import loads_line
-    from benchmark.rundir import scan_samples
-
-    writer = DecisionWriter.first_pass(Path(samples), out, cfg, encode)
-    for _, rec in scan_samples(Path(samples), loads_line):
-        writer.add(rec)
-    return writer.close()
+    return DecisionWriter.first_pass(Path(samples), out, cfg, encode).read(Path(samples))
 
 
 class DecisionWriter:
@@ -287,6 +276,15 @@ class DecisionWriter:
         self._fh.write(dumps_decision(row))
         self.tally.add(row)
         self.seconds += time.perf_counter() - t
+
+    def read(self, samples: Path) -> WrittenDecisions:
+        """Every record of ``samples`` given to :meth:`add` in a pass of its own, then :meth:`close`."""
+        from benchmark.records import loads_line
+        from benchmark.rundir import scan_samples
+
+        for _, rec in scan_samples(samples, loads_line):
+            self.add(rec)
+        return self.close()
 
     def close(self) -> WrittenDecisions:
         """The file moved into place, and what was written."""
