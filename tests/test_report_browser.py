@@ -102,6 +102,26 @@ def test_explorer_sorts_and_filters(page, small_run):
     assert page.problems == []
 
 
+def test_the_drill_down_marks_nodes_and_connectors_with_d2_classes(page, tmp_path):
+    # d2 writes a classed element's group as <g class="<base64 of its id> data">: the drill-down finds
+    # and marks it like any other (the page's own paint(), on a real d2 drawing)
+    from test_report_explorer import classed_map
+
+    d = classed_map(tmp_path)
+    counts = page.evaluate("""([d]) => {
+        var box = document.createElement("div"); box.id = "classed"; document.body.appendChild(box);
+        return paint(box, d, {e: [0, 1], n: []}, {e: [0], n: []});
+    }""", [d])
+    assert counts["hl-hit"] == [1, 2] and counts["hl-missed"] == [1, 1]
+    marks = {n: page.eval_on_selector(f"#classed g[class~='{c}']", "g => [...g.classList]") for n, c in d["nodes"].items()}
+    assert "hl-hit" in marks["a"] and "hl-hit" in marks["b"] and "hl-missed" in marks["c"], marks
+    edge_marks = [page.eval_on_selector(f"#classed g[class~='{e[4]}']", "g => [...g.classList]") for e in d["edges"]]
+    assert "hl-hit" in edge_marks[0] and "data" in edge_marks[0]
+    assert "hl-missed" in edge_marks[1] and "hot" in edge_marks[1]
+    assert not {"hl-hit", "hl-missed", "hl-extra"} & set(edge_marks[2])
+    assert page.problems == []
+
+
 def test_report_tables_sort_and_filter(page):
     # the first table of the report with a variant and an answerer column (one row per variant x answerer)
     tables = page.locator("main table")

@@ -96,6 +96,32 @@ def test_every_drawn_sample_has_its_diagram_mapped(tiny, tmp_path, monkeypatch):
     assert checked
 
 
+#: a diagram whose node and connector carry D2 classes: d2 writes the classes' names after the id's base64
+CLASSED = ("classes: {data: {style.stroke-dash: 4}; store: {shape: cylinder}; hot: {style.bold: true}}\n"
+           "a: Alpha\nb: Beta {class: store}\nc: Gamma {class: [store; hot]}\n"
+           "a -> b: write {class: data}\nb -> c {class: [data; hot]}\na -> c\n")
+CLASSED_GRAPH = {"nodes": [{"id": "a"}, {"id": "b"}, {"id": "c"}],
+                 "edges": [{"source": "a", "target": "b", "label": "write", "directed": True},
+                           {"source": "b", "target": "c", "label": "", "directed": True},
+                           {"source": "a", "target": "c", "label": "", "directed": True}]}
+
+
+def classed_map(tmp_path):
+    src = tmp_path / "classed.d2"
+    src.write_text(CLASSED, encoding="utf-8")
+    return diagrams.diagram_map(diagrams.render_svg(src, cache=tmp_path / "svg"), CLASSED_GRAPH)
+
+
+def test_nodes_and_connectors_with_d2_classes_are_mapped(tmp_path):
+    # d2 draws a classed element as <g class="<base64 of its id> data">: it is mapped like any other
+    d = classed_map(tmp_path)
+    assert '<g class="' + base64.b64encode(b"(a -&gt; b)[0]").decode() + ' data"' in d["svg"]
+    assert set(d["nodes"]) == {"a", "b", "c"}
+    assert all(base64.b64decode(c).decode() == n for n, c in d["nodes"].items())
+    assert [e[4] for e in d["edges"]] == [base64.b64encode(k.encode()).decode()
+                                          for k in ("(a -&gt; b)[0]", "(b -&gt; c)[0]", "(a -&gt; c)[0]")]
+
+
 def test_renders_are_cached(tmp_path, monkeypatch):
     src = tmp_path / "d.d2"
     src.write_text("a: Alpha\nb: Beta\na -> b: go\n", encoding="utf-8")

@@ -228,7 +228,8 @@ function paint(box, diagram, gold, got) {
   if (svg) { svg.removeAttribute("width"); svg.removeAttribute("height"); svg.classList.add("diagram"); }
   var mark = function (cls, kind) {
     if (!cls) return;
-    var g = box.querySelector('g[class="' + cls + '"]');
+    // the class is the first of the group's classes: d2 adds the names of its D2 classes after it
+    var g = box.querySelector('g[class~="' + cls + '"]');
     if (g) g.classList.add(kind);
   };
   var goldE = setOf(gold.e), gotE = setOf(got.e), goldN = setOf(gold.n), gotN = setOf(got.n);
