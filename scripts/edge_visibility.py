@@ -47,7 +47,8 @@ from benchmark.errors import DiagQAError  # noqa: E402
 from benchmark.render import render_file  # noqa: E402
 from benchmark.report.diagrams import class_id, parse_svg_id  # noqa: E402
 
-_GROUP = re.compile(r'<g class="([A-Za-z0-9+/]+=*)">(.*?)</g>', re.S)
+#: a shape's or connection's group: its class is the base64 of its id, then the names of its D2 classes
+_GROUP = re.compile(r'<g class="([A-Za-z0-9+/]+=*)(?: [^"]*)?">(.*?)</g>', re.S)
 _CONNECTION = re.compile(r'<path d="([^"]+)"[^>]*class="connection')
 _TOKEN = re.compile(r"[A-Za-z]|-?\d+(?:\.\d+)?(?:[eE]-?\d+)?")
 #: points taken on each cubic or quadratic piece of a path

@@ -48,6 +48,20 @@ def test_a_connector_drawn_along_a_longer_one_is_hidden_and_one_of_two_is_kept(t
     assert "6 connectors drawn, 2 hidden under others" in capsys.readouterr().out
 
 
+def test_connectors_with_d2_classes_are_measured(tmp_path):
+    # d2 writes a classed connector's group as <g class="<base64 of its key> data">: it is read and can
+    # be hidden, and it hides the connectors drawn along it
+    vis = load_script("edge_visibility")
+    classes = "classes: {data: {style.stroke-width: 2}}\n"
+    data = _dataset(tmp_path, under=classes + COLUMN + "a -- b {class: data}\na -- c\n",
+                    over=classes + COLUMN + "a -- b\na -- c {class: data}\n")
+    out = tmp_path / "vis.json"
+    assert vis.main(["--data", str(data), "--json", str(out)]) == 0
+    rows = {r["diagram"]: r for r in json.loads(out.read_text())["rows"]}
+    assert rows["under"]["connectors"] == 2 and rows["under"]["hidden"] == ["(a -- b)[0]"]
+    assert rows["over"]["connectors"] == 2 and rows["over"]["hidden"] == ["(a -- b)[0]"]
+
+
 def test_a_diagram_d2_cannot_draw_is_named_and_the_others_are_still_measured(tmp_path, capsys):
     vis = load_script("edge_visibility")
     data = _dataset(tmp_path, along=COLUMN + "a -- b\na -- c\n", broken="a -> {\n")
