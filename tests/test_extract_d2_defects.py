@@ -672,3 +672,39 @@ def test_two_connectors_leaving_one_point_together_take_no_head_there():
     assert {("cancelled", "->", "expired", "end of period"),
             ("cancelled", "->", "offboarding.exit-survey", "cancellation confirmed")} <= got
     assert not any(e[1] == "<->" for e in got)
+
+
+@needs_tesseract
+def test_a_connector_whose_piece_ends_in_a_stub_off_its_line_is_walked_on_along_the_line():
+    # "read flags", "/search" and "/reviews" leave the top of "API Gateway" from one point; thinning
+    # their merged stroke left "read flags" ending a few widths off the outline in a stub turned
+    # sideways, and the walk on to the shape, taken along the stub, left the stroke at once
+    assert ("api-gateway", "->", "feature-flags", "read flags") in \
+        crop_edges("arch_api_gateway", 2600, 3950, 0, 3800)
+
+
+@needs_tesseract
+def test_two_connectors_crossing_at_a_shallow_angle_are_not_given_a_head_where_they_cross():
+    # the lines from "Forensic image" and "Reset credentials" cross at about 10 degrees before their
+    # heads at "Remove malware": their overlap was taken for a head (the pieces entering it from the
+    # left, shortened by thinning the X's forks, ended too far from it to count as running through)
+    assert crop_edges("ops_security_incident", 5450, 6850, 1450, 1950) == {
+        ("forensic-image", "->", "remove-malware", ""), ("reset-credentials", "->", "remove-malware", "")}
+
+
+@needs_tesseract
+def test_a_connector_is_joined_across_a_label_whose_letters_have_no_ascender():
+    # "query" is boxed from its x-height down, while d2's gap in the dashed connector is a whole line
+    # high: the piece above the label ended outside the padded box and was not joined across it
+    assert ("grafana", "->", "prometheus", "query") in crop_edges("net_k8s_cluster", 500, 1400, 2200, 3000)
+
+
+@needs_tesseract
+def test_two_heads_run_together_at_one_point_are_both_heads():
+    # "Return to depot" and "chat" arrive side by side at the top of "Support ticket": their heads run
+    # together into one blob twice a head's size, which only one of the two lines was given; the
+    # other line, headless and stopping at the container's outline, read Return to depot -- Customer
+    # support
+    got = crop_edges("biz_order_fulfillment", 0, 1500, 6300, 7600)
+    assert ("return-to-depot", "->", "customer-support.support-ticket", "") in got
+    assert not any(e[2] == "customer-support" for e in got)

@@ -69,6 +69,7 @@ class _End:
     line: tuple[np.ndarray, np.ndarray] | None = None   # (point, direction) behind a hook at an outline
     head_size: int = 0             # pixels of the arrowhead blob it was given (0: none, or not by blob)
     head_tip: np.ndarray | None = None   # the tip of that blob (where its point was set)
+    behind: np.ndarray | None = None     # the line's direction behind a stub turned off it (:func:`behind_direction`)
 
 
 #: smallest arrowhead core (after the opening), in opening areas, for heads drawn at d2's default
@@ -581,7 +582,7 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     skel = thin(cut > 0)
     chains = [c for c in trace(skel, spur=3 * lw, reach=4 * lw) if c.length() >= 4 * lw]
     unclaimed: list[np.ndarray] = []
-    ends = _make_ends(chains, blobs, lw, unclaimed)
+    ends = _make_ends(chains, blobs, lw, unclaimed, THROUGH_REACH if d2_heads else THROUGH_REACH_OTHER, d2_heads)
     _attach(ends, shapes, lw, label_boxes)
     _refit_outline_ends(ends, chains, lw)
     gaps = label_gaps(edge_blocks, r.shape, lw)
@@ -598,6 +599,8 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
                 _attach_one(e, shapes, lw, 6 * lw, label_boxes, outlines)
             if e.shape is None:
                 head = _follow(e, r.stroke, blob_ids, shapes, lw, label_boxes, outlines)
+                if e.shape is None:
+                    _follow_behind(e, r.stroke, blob_ids, shapes, lw, label_boxes, outlines)
                 if head:
                     met.append((e, head, other.arrow))
             elif e.at_container:
@@ -864,26 +867,37 @@ def drop_repeats(edges: list[RawEdge]) -> list[RawEdge]:
 
 
 def _make_ends(chains: list[Chain], blobs: list[np.ndarray], lw: int,
-               unclaimed: list[np.ndarray] | None = None) -> list[_End]:
+               unclaimed: list[np.ndarray] | None = None, through: float = 4, doubles: bool = False) -> list[_End]:
     """The two ends of every chain, with arrowheads given to the ends they belong to (heads no
-    end takes are added to ``unclaimed`` when given)."""
+    end takes are added to ``unclaimed`` when given). A blob a line runs through (ends within
+    ``through`` line widths of it, :func:`_passed_through`) is no head. With ``doubles`` (d2's
+    drawings, whose heads are all one size), a blob as large as two heads (``DOUBLE_HEAD``) may go to
+    two ends."""
     ends = []
     for ci, c in enumerate(chains):
         for which in (0, 1):
             p = np.array(c.end(which))
             d = c.direction(which)
-            ends.append(_End(ci, which, p, d))
+            ends.append(_End(ci, which, p, d, behind=behind_direction(c.points, p, d, lw)))
     # each arrowhead goes to the nearest chain end that points at it (thinning shortens line
     # ends a little, so the gap between a line's end and its head can be a few widths)
     left = []
+    typical = float(np.median([len(b) for b in blobs])) if blobs else 0.0
     for blob in blobs:
-        if _passed_through(blob, ends, 4 * lw, lw):
+        if _passed_through(blob, ends, through * lw, lw):
             continue
         best = _pointing_end(blob, ends, 4 * lw, 0.5, lw)
         if best is None:
             left.append(blob)
             continue
         _give_head(best, blob)
+        if doubles and len(blob) >= DOUBLE_HEAD * typical:
+            # two heads drawn side by side, run together: the other line aimed at it has one too, when
+            # no third line comes to it (a connector leaving the shape where two arrive)
+            others = [e for e, _ in _ends_aimed_at(blob, ends, 4 * lw, 0.5, lw) if e.chain != best.chain]
+            second = _pointing_end(blob, others, 4 * lw, 0.5, lw) if len(others) == 1 else None
+            if second is not None and not second.arrow:
+                _give_head(second, blob)
     # a head in a shape's notch (a person's neck) is cut off from its line by the zone around
     # the outline: a free end aimed straight at it from further away takes it
     for blob in left:
@@ -893,6 +907,13 @@ def _make_ends(chains: list[Chain], blobs: list[np.ndarray], lw: int,
         elif unclaimed is not None:
             unclaimed.append(blob)
     return ends
+
+
+#: a head blob at least this many times the image's typical blob (the median: most blobs are heads) may
+#: be two heads drawn side by side, where two connectors arrive at one point of a shape. On d2's own
+#: drawings only: on the others (read by structure), heads differ in size, and a blob that large where
+#: one connector arrives and another leaves was given to both (d2's dark theme: one edge more missed)
+DOUBLE_HEAD = 1.7
 
 
 def _heads_across_labels(blobs: list[np.ndarray], ends: list[_End], blocks: list[Block], lw: int) -> None:
@@ -940,6 +961,13 @@ def _pointing_end(blob: np.ndarray, ends: list[_End], reach: float, aim: float, 
 #: two line ends aimed at one blob from either side and facing each other to this cosine (about 14
 #: degrees) are one line running through it
 THROUGH_COS = 0.97
+#: ... when they end within this many line widths of it, on d2's drawings: where two lines cross at a
+#: shallow angle, their overlap is a blob the head opening keeps, and thinning the X's narrow forks beside
+#: it shortens the pieces entering it by up to about 4.5 widths (a head's own line ends within 4). On
+#: other tools' drawings, whose lines are thinner and whose labels are set against them, ends that far
+#: off are mostly other lines near a head (tried on the bundled diagrams drawn by Graphviz: 1 more edge
+#: missed, 2 more read wrong): :data:`THROUGH_REACH_OTHER`
+THROUGH_REACH, THROUGH_REACH_OTHER = 5, 4
 
 
 def _passed_through(blob: np.ndarray, ends: list[_End], reach: float, lw: int) -> bool:
@@ -1100,6 +1128,55 @@ def _follow(e: _End, stroke: np.ndarray, blob_ids: np.ndarray, shapes: list[Shap
                 e.point, e.shape, e.at_container = p, probe.shape, probe.at_container
                 return met_head
     return 0
+
+
+#: a piece's end is measured again behind its last few pixels, from this many line widths back to
+#: ``BEHIND_TO`` (:func:`behind_direction`)
+BEHIND_FROM, BEHIND_TO = 3, 12
+#: ... and that direction is kept beside the end's own when the two differ by more than this cosine
+#: (about 18 degrees)
+BEHIND_COS = 0.95
+
+
+def behind_direction(points: np.ndarray, tip: np.ndarray, direction: np.ndarray, lw: int) -> np.ndarray | None:
+    """The direction a piece runs in towards its end ``tip``, measured on its points ``BEHIND_FROM`` to
+    ``BEHIND_TO`` line widths back, when it differs from ``direction`` (the one measured at the end,
+    over its last few pixels) by more than ``BEHIND_COS``; else None.
+
+    Thinning leaves a stub a few pixels long turned off the line at some ends, where connectors leaving
+    one point of a shape run together (the junction their merged stroke leaves a few widths off the
+    outline). Measured there, the end points sideways, and a walk on along it (:func:`_follow`) leaves
+    the stroke at once.
+
+    >>> pts = np.array([[10.0, y] for y in range(0, 40)] + [[11.0, 40.0], [12.0, 40.0], [13.0, 40.0]])
+    >>> behind_direction(pts, np.array([13.0, 40.0]), np.array([1.0, 0.0]), 2).round(2).tolist()
+    [0.2, 0.98]
+    >>> behind_direction(pts, np.array([13.0, 40.0]), np.array([0.0, 1.0]), 2) is None
+    True
+    """
+    d = np.hypot(*(points - tip).T)
+    near = points[(d >= BEHIND_FROM * lw) & (d <= BEHIND_TO * lw)]
+    if len(near) < 2 * lw:
+        return None
+    v = tip - near.mean(axis=0)
+    n = float(np.hypot(*v))
+    if n < lw or float(np.dot(v / n, direction)) > BEHIND_COS:
+        return None
+    return v / n
+
+
+def _follow_behind(e: _End, stroke: np.ndarray, blob_ids: np.ndarray, shapes: list[Shape], lw: int,
+                   label_boxes: dict[int, list[tuple[int, int, int, int]]], outlines: _Outlines) -> None:
+    """:func:`_follow` along the end's ``behind`` direction (when it has one): the end is attached
+    where the walk reaches a shape, and left as it was when it reaches none. A head the walk passes is
+    not taken: such a stub is where lines run together, at the point of a shape where others arrive
+    with their heads. An end with a head is not walked: a head's tip is at its shape."""
+    if e.behind is None or e.arrow:
+        return
+    probe = _End(e.chain, e.which, e.point.copy(), e.behind)
+    _follow(probe, stroke, blob_ids, shapes, lw, label_boxes, outlines)
+    if probe.shape is not None:
+        e.point, e.shape, e.at_container = probe.point, probe.shape, probe.at_container
 
 
 #: a loose end lies on a trunk when the trunk's stroke passes within this many line widths of it
@@ -1519,13 +1596,24 @@ def stroke_cover(stroke: np.ndarray, p1: np.ndarray, p2: np.ndarray, lw: int) ->
     return float(hit.mean())
 
 
+#: letters that reach above the x-height (capitals and digits too): a label with none of them is boxed
+#: from its x-height up
+ASCENDING = set("bdfhijklt!?/()[]{}|бйё") | set("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") | \
+    set("АБВГДЕЁЖЗИЙКЛМНОПРСТУФХЦЧШЩЪЫЬЭЮЯ")
+
+
 def _mark_label_boxes(ends: list[_End], blocks: list[Block], lw: int) -> None:
+    # a label's box is its letters': one with no letter reaching above the x-height (``query``) is boxed
+    # from there, while d2's gap in its connector is as high as a whole line (``logs``): its box is
+    # taken that much higher
+    tall = float(np.percentile([b.line_height for b in blocks], 90)) if blocks else 0.0
     for bi, b in enumerate(blocks):
         x, y, w, h = b.box
         pad = 2 * lw + b.line_height
+        low = 0.0 if ASCENDING & set(b.text) else max(0.0, tall - b.line_height)
         for e in ends:
             px, py = e.point
-            if x - pad <= px <= x + w + pad and y - pad <= py <= y + h + pad:
+            if x - pad <= px <= x + w + pad and y - pad - low <= py <= y + h + pad:
                 e.label_boxes.append(bi)
 
 
