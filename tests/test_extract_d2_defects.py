@@ -708,3 +708,10 @@ def test_two_heads_run_together_at_one_point_are_both_heads():
     got = crop_edges("biz_order_fulfillment", 0, 1500, 6300, 7600)
     assert ("return-to-depot", "->", "customer-support.support-ticket", "") in got
     assert not any(e[2] == "customer-support" for e in got)
+
+
+@needs_tesseract
+def test_a_thick_connector_ending_in_a_stub_off_its_line_takes_its_head():
+    # "ipa" is drawn three pixels wide (its class's stroke-width): thinning left its piece ending in a
+    # stub turned sideways beside its head, measured there it pointed past the head, which no line took
+    assert ("code-signing", "->", "testflight", "ipa") in crop_edges("cicd_mobile_release", 0, 3000, 300, 1800)

@@ -946,16 +946,32 @@ def _pointing_end(blob: np.ndarray, ends: list[_End], reach: float, aim: float, 
     corner right beside a head arriving there) aims past the middle even when it is nearer."""
     best = None
     centre = blob.mean(axis=0)
+    lone = None
     for e, d in _ends_aimed_at(blob, ends, reach, aim, lw):
         to_mid = centre - e.point
         n = float(np.hypot(*to_mid))
         straight = 1.0 if n <= lw else float(np.dot(to_mid / n, e.direction))
+        if straight < 0.3 and e.behind is not None:
+            # the end's last pixels turn off its line (:func:`behind_direction`), and behind them the
+            # line runs into the blob: its head, when no other line ends near it (``LONE_REACH``; lines
+            # leaving one point together make a wedge there as large as a head)
+            if lone is None:
+                lone = not any(o.chain != e.chain for o, _ in _ends_aimed_at(blob, ends, LONE_REACH * lw, -1.0, lw))
+            if lone:
+                straight = float(np.dot(to_mid / n, e.behind))
         if straight < 0.3:
             continue  # the blob lies beside the end, not ahead of it: lines merging, not its head
         score = (d + lw) * (2.0 - straight)
         if best is None or score < best[0]:
             best = (score, e)
     return best[1] if best else None
+
+
+#: a blob is given to an end by the direction its line runs in behind a stub (:func:`_pointing_end`)
+#: only when no other line ends within this many line widths of it: ``read flags``, ``/search`` and
+#: ``/reviews`` leave one point of ``arch_api_gateway``'s gateway together, and the others' pieces end
+#: 12 and 14 widths from the wedge they make there
+LONE_REACH = 16
 
 
 #: two line ends aimed at one blob from either side and facing each other to this cosine (about 14
@@ -1143,10 +1159,10 @@ def behind_direction(points: np.ndarray, tip: np.ndarray, direction: np.ndarray,
     ``BEHIND_TO`` line widths back, when it differs from ``direction`` (the one measured at the end,
     over its last few pixels) by more than ``BEHIND_COS``; else None.
 
-    Thinning leaves a stub a few pixels long turned off the line at some ends, where connectors leaving
+    Thinning leaves a stub a few pixels long turned off the line at some ends: where connectors leaving
     one point of a shape run together (the junction their merged stroke leaves a few widths off the
-    outline). Measured there, the end points sideways, and a walk on along it (:func:`_follow`) leaves
-    the stroke at once.
+    outline), and where a thick line meets its head. Measured there, the end points sideways: past its
+    head (:func:`_pointing_end`), and off the stroke a walk on along it follows (:func:`_follow`).
 
     >>> pts = np.array([[10.0, y] for y in range(0, 40)] + [[11.0, 40.0], [12.0, 40.0], [13.0, 40.0]])
     >>> behind_direction(pts, np.array([13.0, 40.0]), np.array([1.0, 0.0]), 2).round(2).tolist()
