@@ -45,10 +45,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmark.dataset import DEFAULT_ROOT  # noqa: E402
 from benchmark.errors import DiagQAError  # noqa: E402
 from benchmark.render import render_file  # noqa: E402
-from benchmark.report.diagrams import class_id, parse_svg_id  # noqa: E402
+from benchmark.report.diagrams import GROUP_OPEN, class_id, parse_svg_id  # noqa: E402
 
-#: a shape's or connection's group: its class is the base64 of its id, then the names of its D2 classes
-_GROUP = re.compile(r'<g class="([A-Za-z0-9+/]+=*)(?: [^"]*)?">(.*?)</g>', re.S)
+_GROUP = re.compile(GROUP_OPEN + r'>(.*?)</g>', re.S)
 _CONNECTION = re.compile(r'<path d="([^"]+)"[^>]*class="connection')
 _TOKEN = re.compile(r"[A-Za-z]|-?\d+(?:\.\d+)?(?:[eE]-?\d+)?")
 #: points taken on each cubic or quadratic piece of a path
@@ -185,7 +184,7 @@ def hidden(conns: list[tuple[str, list[np.ndarray]]], tol: float, share: float, 
 
 _FACE = re.compile(r'font-family: (d2-\d+-font-[a-z]+);\s*src: url\("data:application/font-woff;base64,([^"]+)"')
 _FACE_OF = re.compile(r'\.d2-\d+ \.(text[-a-z]*) \{\s*font-family: "([^"]+)"')
-_OPEN = re.compile(r'<g class="([A-Za-z0-9+/]+=*)(?: [^"]*)?">|<text ([^>]*)>(.*?)</text>', re.S)
+_OPEN = re.compile(GROUP_OPEN + r'>|<text ([^>]*)>(.*?)</text>', re.S)
 _ATTR = re.compile(r'([a-z-]+)="([^"]*)"')
 _TSPAN = re.compile(r'<tspan ([^>]*)>(.*?)</tspan>', re.S)
 _SIZE = re.compile(r"font-size:([\d.]+)px")

@@ -35,9 +35,10 @@ from benchmark.render import STYLES, d2_binary, d2_version
 #: the flags every drill-down diagram is rendered with (the dataset's PNG style)
 FLAGS = ["--omit-version", "--pad=20", *STYLES["default"]]
 
-#: a shape's or connection's group: its class is the base64 of its id, then the names of its D2 classes
-#: (``class: data`` draws ``<g class="KGEgLT4gYilbMF0= data">``)
-_GROUP = re.compile(r'<g class="([A-Za-z0-9+/]+=*)(?: [^"]*)?"')
+#: the opening of a shape's or connection's group: its class is the base64 of its id (group 1), then the
+#: names of its D2 classes (``class: data`` draws ``<g class="KGEgLT4gYilbMF0= data">``)
+GROUP_OPEN = r'<g class="([A-Za-z0-9+/]+=*)(?: [^"]*)?"'
+_GROUP = re.compile(GROUP_OPEN)
 _EDGE = re.compile(r"^(?:(?P<prefix>.*?)\.)?\((?P<src>.+?) (?P<arrow><->|->|<-|--) (?P<dst>.+?)\)\[(?P<i>\d+)\]$")
 #: embedded font subsets: left out (the page's sans-serif stands in), they are most of an SVG's bytes
 _FONT = re.compile(r"@font-face\s*\{[^}]*\}")
