@@ -715,3 +715,28 @@ def test_a_thick_connector_ending_in_a_stub_off_its_line_takes_its_head():
     # "ipa" is drawn three pixels wide (its class's stroke-width): thinning left its piece ending in a
     # stub turned sideways beside its head, measured there it pointed past the head, which no line took
     assert ("code-signing", "->", "testflight", "ipa") in crop_edges("cicd_mobile_release", 0, 3000, 300, 1800)
+
+
+def crop_words(name: str, x0: int, x1: int, y0: int, y1: int) -> list[str]:
+    """The words tesseract reads in a part of a bundled diagram's render (drawn by d2)."""
+    from benchmark.dataset import DEFAULT_ROOT
+    from benchmark.extract.ocr import read_words
+    from benchmark.extract.raster import load_rgb
+
+    rgb = load_rgb(DEFAULT_ROOT / "diagrams" / f"{name}.png")
+    return [w.text for w in read_words(rgb[y0:y1, x0:x1].copy())]
+
+
+@needs_tesseract
+def test_an_edge_label_beside_a_shapes_label_is_read_on_its_own():
+    # the grey italic "syslog" is set just right of the bold "Test Rack": read as one line with it,
+    # tesseract read it as "5559"
+    assert sorted(crop_words("net_office", 4700, 5500, 2100, 2350)) == ["Enginee", "Rack", "Test", "syslog"]
+
+
+@needs_tesseract
+def test_an_edge_label_touching_a_shapes_label_is_read_on_its_own():
+    # the first "s" of the grey "sessions" touches the last "s" of "Batch Jobs": one piece of ink, whose
+    # grey part is the edge label's (read together: "Job$@ss/0"s")
+    assert sorted(crop_words("etl_clickstream", 3400, 4000, 1800, 1980)) == ["Batch", "Jobs", "sessions"]
+

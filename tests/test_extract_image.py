@@ -150,3 +150,22 @@ def test_one_empty_png_does_not_stop_the_ocr_finders(ru_png, tmp_path, monkeypat
     assert isinstance(got[empty], InputError) and "0 bytes" in str(got[empty]) and "empty.png" in str(got[empty])
     assert isinstance(got[bomb], InputError) and "pixels is larger than" in str(got[bomb])
     assert "Проверка" in got[ru_png]
+
+
+@needs_tesseract
+def test_a_text_mosaic_taller_than_tesseract_takes_is_read_in_bands(monkeypatch):
+    # tesseract refuses an image with a side over 32 767 pixels ("Image too large"): a Mermaid drawing
+    # read in d2's colours made patches as large as the drawing, and its whole extraction failed. The
+    # mosaic is read in bands of rows; here with the limit lowered to a few rows of patches
+    from benchmark.dataset import DEFAULT_ROOT
+    from benchmark.extract import ocr
+    from benchmark.extract.raster import load_rgb, make_raster
+
+    r = make_raster(load_rgb(DEFAULT_ROOT / "diagrams" / "net_office.png"))
+    whole = sorted(w.text for w in ocr.read_words(r))
+    img, slots = ocr.text_image(r)
+    monkeypatch.setattr(ocr, "TESSERACT_MAX_SIDE", img.shape[1])   # the mosaic's width: it is taller
+    assert len(ocr.mosaic_bands(slots, img.shape[0])) >= 3
+    banded = sorted(w.text for w in ocr.read_words(r))
+    assert len(whole) > 100
+    assert banded == whole

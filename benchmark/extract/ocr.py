@@ -37,7 +37,7 @@ MIN_CONF = 20
 #: corners); comparisons and operators stand alone between spaces in labels like ``attempts < 3?``
 LONE_SYMBOLS = "?!&+-/<>=≤≥≠%#*:~|→←"
 #: bump when :func:`read_words` may read other words from the same image (invalidates stored words)
-WORDS_VERSION = "2"
+WORDS_VERSION = "3"
 
 _CYR_TO_LAT = str.maketrans("аеорсухкмнтвАЕОРСУХКМНТВ", "aeopcyxkmhtbAEOPCYXKMHTB")
 _LAT_TO_CYR = str.maketrans("aeopcyxkAEOPCYXKMHTB", "аеорсухкАЕОРСУХКМНТВ")
@@ -134,7 +134,7 @@ class Slot:
     h: int
     mx: int         # patch origin in the mosaic
     my: int
-    cluster: int    # label of the ink cluster it holds
+    piece: int      # index of the piece of text ink it holds (:func:`text_pieces`)
 
 
 def text_patches(r: Raster) -> tuple[list[tuple[int, int, int, int, int]], Any]:
@@ -220,30 +220,103 @@ def strokes_through_glyphs(ink: np.ndarray, stroke: np.ndarray, lw: int) -> np.n
     return out
 
 
-def text_image(r: Raster) -> tuple[np.ndarray, list[Slot]]:
+#: a glyph fewer than this share of whose pixels are at most :data:`GREY_INK_MIN` light is grey text
+#: (d2's edge labels), one with more dark text (its node labels); a dark glyph holds grey text too
+#: (a grey letter touching a dark one) when this share of it is grey ink off its dark core
+DARK_GLYPH_SHARE = 0.2
+#: how far anti-aliasing greys a dark glyph's edge, in pixels
+DARK_RIM = 2
+#: a patch with less grey ink off its dark text's core than this share of its ink holds dark text only
+OFF_CORE_MIN = 0.05
+
+
+def split_tones(ink: np.ndarray, lum: np.ndarray) -> list[np.ndarray]:
+    """The ink of one text patch as its dark text and its grey text when it holds both, else as it is.
+
+    A connected piece of ink fewer than :data:`DARK_GLYPH_SHARE` of whose pixels are dark is grey;
+    in a dark piece, the grey ink off its dark core (more than :data:`DARK_RIM` pixels from it) is
+    grey when there is that share of it (a grey letter touching a dark one).
+
+    >>> lum = np.full((12, 40), 255, np.uint8); lum[2:8, 2:6] = 10; lum[2:8, 8:12] = 110
+    >>> lum[2:8, 16:20] = 10; lum[2:8, 20:26] = 110   # a grey letter touching a dark one
+    >>> lum[2, 8] = 30                                  # a dark speck on a grey glyph
+    >>> dark, grey = split_tones(lum < 200, lum)
+    >>> bool(grey[2:8, 8:12].all()), bool(grey[:, :7].any()), bool(grey[2:8, 16:22].any()), bool(grey[2:8, 23:26].all())
+    (True, False, False, True)
+    >>> len(split_tones(lum[:, :7] < 200, lum[:, :7])), len(split_tones(lum[:, 7:14] < 200, lum[:, 7:14]))
+    (1, 1)
+    """
+    import cv2
+
+    dark_px = ink & (lum <= GREY_INK_MIN)
+    if not dark_px.any():
+        return [ink]
+    size = 2 * DARK_RIM + 1
+    off_core = ink & (cv2.dilate(dark_px.view(np.uint8), np.ones((size, size), np.uint8)) == 0)
+    if np.count_nonzero(off_core) < OFF_CORE_MIN * np.count_nonzero(ink):
+        return [ink]
+    n, lab = cv2.connectedComponents(ink.view(np.uint8), connectivity=8)
+    count = np.bincount(lab.ravel(), minlength=n)
+    grey_piece = np.bincount(lab.ravel(), weights=dark_px.ravel(), minlength=n) < DARK_GLYPH_SHARE * count
+    mixed = ~grey_piece & (np.bincount(lab.ravel(), weights=off_core.ravel(), minlength=n) >= DARK_GLYPH_SHARE * count)
+    grey_piece[0] = mixed[0] = False
+    grey = grey_piece[lab] | (mixed[lab] & off_core)
+    dark = ink & ~grey
+    if not (grey.any() and dark.any()):
+        return [ink]
+    return [dark, grey]
+
+
+def text_pieces(r: Raster, tones: bool = True) -> list[tuple[int, int, int, int, np.ndarray]]:
+    """The text patches (:func:`text_patches`) as boxes (x, y, w, h) with the ink each shows.
+
+    A patch holding dark and grey text (:func:`split_tones`: d2 writes node labels in near-black
+    and edge labels in a lighter grey italic) becomes two, each boxed around its own ink: an edge
+    label set beside a node's name is read on its own, not as one line with it (tesseract read
+    ``Test Rack``'s ``syslog`` as ``5559``). Not with ``tones`` False: the structure reader's text
+    (:mod:`.generic`) has no such two tones, and light italic letters on d2's dark theme, inverted,
+    are dark in part, which split their words.
+    """
+    found, labels = text_patches(r)
+    pad = 2 * r.line_width
+    out = []
+    for bx, by, bw, bh, lab in found:
+        ink = r.ink[by:by + bh, bx:bx + bw] & (labels.box(bx, by, bx + bw, by + bh) == lab)
+        parts = split_tones(ink, r.lum[by:by + bh, bx:bx + bw]) if tones else [ink]
+        if len(parts) == 1:
+            out.append((bx, by, bw, bh, ink))
+            continue
+        for part in parts:
+            ys, xs = np.nonzero(part)
+            x0, y0 = max(0, int(xs.min()) - pad), max(0, int(ys.min()) - pad)
+            x1, y1 = min(bw, int(xs.max()) + 1 + pad), min(bh, int(ys.max()) + 1 + pad)
+            out.append((bx + x0, by + y0, x1 - x0, y1 - y0, part[y0:y1, x0:x1]))
+    return out
+
+
+def text_image(r: Raster, tones: bool = True) -> tuple[np.ndarray, list[Slot]]:
     """A compact greyscale mosaic of the text patches (dark ink on white) and where each came from.
 
     Diagrams are mostly empty space; tesseract's time grows with the area it is given, so the
-    patches are packed into rows of a small canvas, with white gaps wider than a word space.
+    patches (:func:`text_pieces`) are packed into rows of a small canvas, with white gaps wider
+    than a word space.
     """
-    found, labels = text_patches(r)
-    boxes = sorted(found, key=lambda b: (-b[3], b[1], b[0]))
-    if not boxes:
+    pieces = sorted(text_pieces(r, tones), key=lambda b: (-b[3], b[1], b[0]))
+    if not pieces:
         return np.full((8, 8), 255, np.uint8), []
     gap = 12 * r.line_width
-    width = max(max(b[2] for b in boxes) + 2 * gap, 1600)
+    width = max(max(b[2] for b in pieces) + 2 * gap, 1600)
     slots: list[Slot] = []
     x = y = gap
     row_h = 0
-    for bx, by, bw, bh, lab in boxes:
+    for i, (bx, by, bw, bh, _) in enumerate(pieces):
         if x + bw + gap > width:
             x, y, row_h = gap, y + row_h + gap, 0
-        slots.append(Slot(bx, by, bw, bh, x, y, lab))
+        slots.append(Slot(bx, by, bw, bh, x, y, i))
         x += bw + gap
         row_h = max(row_h, bh)
     canvas = np.full((y + row_h + gap, width), 255, np.uint8)
-    for s in slots:
-        patch_ink = r.ink[s.y:s.y + s.h, s.x:s.x + s.w] & (labels.box(s.x, s.y, s.x + s.w, s.y + s.h) == s.cluster)
+    for s, (_, _, _, _, patch_ink) in zip(slots, pieces):
         lum = r.lum[s.y:s.y + s.h, s.x:s.x + s.w]
         stroke = r.stroke[s.y:s.y + s.h, s.x:s.x + s.w]
         patch = np.where(patch_ink, lum, 255).astype(np.uint8)
@@ -263,21 +336,55 @@ def _slot_of(slots: list[Slot], x: float, y: float) -> Slot | None:
     return None
 
 
-def read_words(image: Raster | np.ndarray, lang: str = LANG) -> list[Word]:
-    """Every word tesseract finds in an RGB image (or raster), in reading order."""
+#: tesseract refuses an image with a side longer than this many pixels
+TESSERACT_MAX_SIDE = 32767
+
+
+def mosaic_bands(slots: list[Slot], height: int) -> list[tuple[int, int]]:
+    """The mosaic's rows of patches in bands (first row, end row) each at most
+    :data:`TESSERACT_MAX_SIDE` tall, cut in the gaps between rows (one tesseract call each): a
+    drawing read in d2's colours whose connectors are dark, not blue (a Mermaid render), can make
+    patches as large as the drawing.
+
+    >>> slots = [Slot(0, 0, 10, 10, 5, y, i) for i, y in enumerate((5, 20000, 40000))]
+    >>> mosaic_bands(slots, 40015), mosaic_bands(slots[:2], 20015)
+    ([(0, 30005), (30005, 40015)], [(0, 20015)])
+    """
+    rows: dict[int, int] = {}
+    for s in slots:
+        rows[s.my] = max(rows.get(s.my, 0), s.my + s.h)
+    bands, start, end = [], 0, 0
+    for top in sorted(rows):
+        cut = (end + top) // 2 if end else 0
+        if top > start and rows[top] - start > TESSERACT_MAX_SIDE:
+            bands.append((start, cut))
+            start = cut
+        end = rows[top]
+    bands.append((start, height))
+    # a row taller than tesseract takes is read in its first part
+    return [(a, min(b, a + TESSERACT_MAX_SIDE)) for a, b in bands]
+
+
+def read_words(image: Raster | np.ndarray, lang: str = LANG, tones: bool = True) -> list[Word]:
+    """Every word tesseract finds in an RGB image (or raster), in reading order. ``tones``: patches
+    holding dark and grey text are read as two (:func:`text_pieces`; d2's light renders)."""
     require_tesseract()
     import pytesseract
 
     r = image if isinstance(image, Raster) else make_raster(image)
 
-    img, slots = text_image(r)
+    img, slots = text_image(r, tones)
     if not slots:
         return []
-    data = pytesseract.image_to_data(img, lang=lang, config="--psm 11",
-                                     output_type=pytesseract.Output.DICT)
+    found: dict[str, list] = {k: [] for k in ("text", "left", "top", "width", "height", "conf")}
+    for a, b in mosaic_bands(slots, img.shape[0]):
+        data = pytesseract.image_to_data(img[a:b, :TESSERACT_MAX_SIDE], lang=lang, config="--psm 11",
+                                         output_type=pytesseract.Output.DICT)
+        for k, v in found.items():
+            v.extend(data[k] if k != "top" else [t + a for t in data[k]])
     words = []
-    for text, left, top, w, h, conf in zip(data["text"], data["left"], data["top"], data["width"],
-                                           data["height"], data["conf"]):
+    for text, left, top, w, h, conf in zip(found["text"], found["left"], found["top"], found["width"],
+                                           found["height"], found["conf"]):
         text = (text or "").strip()
         conf = float(conf)
         if not text or conf < 0:
