@@ -291,3 +291,25 @@ def test_a_grids_straight_connectors_reach_containers_read_by_structure(tmp_path
     graph, read = edges_read("etl_clickstream", "dark", tmp_path)
     assert graph["reader"] == "any"
     assert {("lake", "cold"), ("privacy.erasure_job", "lake")} <= read
+
+
+@pytest.mark.skipif(not _available("graphviz"), reason="graphviz is not installed")
+def test_an_edge_labels_letter_touching_its_line_is_read(tmp_path):
+    # Graphviz sets "yes" against the line from "Token available?" to "Take one token": its "y" touches
+    # the line and was one piece of ink with it, left out of the text ("es"); "yes" from "Client on
+    # allowlist?" is set the same way
+    graph = _graphviz_drawing("algo_token_bucket", tmp_path)
+    labels = {(e["src"], e["dst"]): e["label"] for e in graph["edges"]}
+    assert labels[("token-available", "take-one-token")] == "yes"
+    assert labels[("client-on-allowlist", "forward-to-service")] == "yes"
+
+
+@pytest.mark.skipif(not _available("graphviz"), reason="graphviz is not installed")
+def test_the_line_beside_an_edge_label_is_no_letter_of_it(tmp_path):
+    # the stub of line beside "result" was read as a letter of it ("tresult"); the line a label's first
+    # letter touches is taken off the text, not the letter's edge with it ("equal" read "aqual"), and
+    # a real "l" beside a line is no stub of it ("less" read "ess")
+    labels = {(e["src"], e["dst"]): e["label"] for e in _graphviz_drawing("arch_payment", tmp_path)["edges"]}
+    assert labels[("payment-provider", "webhook-handler")] == "result"
+    labels = {e["label"] for e in _graphviz_drawing("algo_binary_search", tmp_path)["edges"]}
+    assert {"equal", "less", "greater"} <= labels

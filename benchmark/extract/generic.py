@@ -114,6 +114,96 @@ def ink_mask(lum: np.ndarray) -> np.ndarray:
     return (background.astype(np.int16) - lum) > INK_CONTRAST
 
 
+#: a straight run of ink at least this many letter heights long is a line, not part of a letter
+#: (:func:`letters_on_lines`)
+STRAIGHT_RUN = 2.5
+#: directions a straight run is looked for in (over half a turn)
+STRAIGHT_ANGLES = 16
+
+
+def line_kernels(length: int) -> list[np.ndarray]:
+    """Segments ``length`` pixels long through the middle of a square, in :data:`STRAIGHT_ANGLES`
+    directions (structuring elements for :func:`straight_runs`)."""
+    c = length // 2
+    out = []
+    for i in range(STRAIGHT_ANGLES):
+        a = np.pi * i / STRAIGHT_ANGLES
+        dx, dy = np.cos(a) * (length - 1) / 2, np.sin(a) * (length - 1) / 2
+        k = np.zeros((length, length), np.uint8)
+        cv2.line(k, (int(round(c - dx)), int(round(c - dy))), (int(round(c + dx)), int(round(c + dy))), 1, 1)
+        out.append(k)
+    return out
+
+
+def straight_runs(lines: np.ndarray, length: int) -> np.ndarray:
+    """The pixels of ``lines`` on a straight run at least ``length`` long, in any direction (an
+    opening by each of :func:`line_kernels` of the lines thickened by a pixel, so that a one-pixel
+    line at a slant between two directions is kept whole, thinned back by that pixel after).
+
+    >>> m = np.zeros((40, 60), bool); m[20, 2:58] = True; m[5:15, 30:33] = True
+    >>> s = straight_runs(m, 21); bool(s[20, 5:55].all()), bool(s[5:15, 30:33].any())
+    (True, False)
+    """
+    square = np.ones((3, 3), np.uint8)
+    thick = cv2.dilate(lines.view(np.uint8), square)
+    out = np.zeros(lines.shape, np.uint8)
+    for k in line_kernels(length):
+        out |= cv2.morphologyEx(thick, cv2.MORPH_OPEN, k)
+    # thinned back by the pixel it was thickened by: a letter touching the line keeps its edge
+    return (cv2.erode(out, square) > 0) & lines
+
+
+def letters_on_lines(text: np.ndarray, lines: np.ndarray, th: int) -> tuple[np.ndarray, np.ndarray]:
+    """The letters glued to a line, and the straight runs of the lines beside the text (both masks).
+
+    Graphviz sets an edge label against its line: the ``y`` of ``yes`` touching it made one piece of
+    ink with the line, left out of the text (read ``es``), and the stub of line beside a word was
+    read as a letter of it (``‘yes``, ``tresult``). Where a piece of the line layer reaches within a
+    letter's height of the text, its straight runs (:func:`straight_runs`, :data:`STRAIGHT_RUN`
+    letter heights long) are line; what is left of it, no larger than a letter and that near the
+    text, is letters.
+    """
+    glued, straight = np.zeros(lines.shape, bool), np.zeros(lines.shape, bool)
+    if th <= 0 or not text.any():
+        return glued, straight
+    from benchmark.extract.components import component_stats
+
+    rect = cv2.getStructuringElement(cv2.MORPH_RECT, (2 * th + 1, th + 1))
+    disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (th | 1,) * 2)
+    length = max(7, int(round(STRAIGHT_RUN * th))) | 1
+    around = cv2.dilate(text, rect)
+    h_img, w_img = lines.shape
+    # each stretch of text on its own, with a run's length of the image around it
+    n, boxes = component_stats(around)
+    for x, y, w, h in boxes[1:n, :4].tolist():
+        x0, y0 = max(0, x - length), max(0, y - length)
+        x1, y1 = min(w_img, x + w + length), min(h_img, y + h + length)
+        ln = np.ascontiguousarray(lines[y0:y1, x0:x1])
+        near = cv2.dilate(text[y0:y1, x0:x1], disc) > 0
+        beside = ln & (around[y0:y1, x0:x1] > 0)
+        m, labels, stats, _ = cv2.connectedComponentsWithStats(beside.view(np.uint8), 8)
+        touches = np.bincount(labels[near & beside], minlength=m) > 0
+        touches[0] = False
+        if not touches.any():
+            continue
+        on_line = np.zeros(ln.shape, bool)
+        hh, ww = ln.shape
+        for px, py, pw, ph in stats[touches, :4].tolist():
+            # a line through the piece is seen a run's length on each side of it
+            a0, b0 = max(0, px - length), max(0, py - length)
+            a1, b1 = min(ww, px + pw + length), min(hh, py + ph + length)
+            on_line[b0:b1, a0:a1] |= straight_runs(np.ascontiguousarray(ln[b0:b1, a0:a1]), length)
+        rest = beside & touches[labels] & ~on_line
+        m, labels, stats, _ = cv2.connectedComponentsWithStats(rest.view(np.uint8), 8)
+        keep = np.bincount(labels[near & rest], minlength=m) > 0
+        keep &= ((stats[:, cv2.CC_STAT_HEIGHT] <= 1.6 * th) & (stats[:, cv2.CC_STAT_WIDTH] <= 1.6 * th)
+                 & (stats[:, cv2.CC_STAT_AREA] >= 4))
+        keep[0] = False
+        glued[y0:y1, x0:x1] |= keep[labels]
+        straight[y0:y1, x0:x1] |= on_line
+    return glued, straight
+
+
 def text_layer(ink: np.ndarray) -> tuple[np.ndarray, int]:
     """The ink pieces the size of letters (uint8 mask) and the letter height measured.
 
@@ -391,11 +481,13 @@ def extract_any(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] | N
     text, th = text_layer(ink)
     lines = ink & (text == 0)
     lw = max(1, stroke_width(lines))
-    text, lines = sort_by_colour(rgb, text, lines, th, lw)
-    # the text mosaic shows all ink next to the letter-sized pieces: a letter that touches a
-    # line (Graphviz puts edge labels against their line) is read with a stub of the line
+    text, lines, by_colour = sort_by_colour(rgb, text, lines, th, lw)
+    # the text mosaic shows the ink next to the letter-sized pieces, with the letters glued to a line
+    # and without the line's straight runs (where colour does not tell text from lines; those a
+    # glyph's ink lies on both sides of are drawn back in, :func:`.ocr.strokes_through_glyphs`)
     near = cv2.dilate(text, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (max(3, th // 2) | 1,) * 2))
-    r_text = Raster(rgb=rgb, lum=lum, stroke=lines, ink=ink & (near > 0), line_width=lw)
+    glued, straight = letters_on_lines(text, lines, th) if not by_colour else (np.zeros_like(lines),) * 2
+    r_text = Raster(rgb=rgb, lum=lum, stroke=straight, ink=((ink & (near > 0)) | glued) & ~straight, line_width=lw)
     factor = 1
     full_lines = lines
     if min(lines.shape) >= 200 and lw >= 4:
@@ -413,7 +505,7 @@ def extract_any(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] | N
     regions, drawn = with_boxes(find_regions(lines, lw, max(2 * th, 6 * lw), small, lum, text, boxes), boxes, lw)
     clock.lap("shapes")
     words = [Word(w.text, w.x, w.y, w.w, w.h, w.conf, 0.0).scaled(1 / factor)
-             for w in strip_line_stubs(read_words(r_text, lang=lang), full_lines)]
+             for w in strip_line_stubs(read_words(r_text, lang=lang, tones=False), full_lines & ~glued)]
     clock.lap("ocr")
     blocks = group_blocks(group_lines(words))
     # (not on a dark page: d2's dark theme draws long straight connectors over shapes, across their corners)

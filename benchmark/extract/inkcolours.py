@@ -73,11 +73,12 @@ def learn_rule(text_pixels: np.ndarray, line_pixels: np.ndarray) -> ColourRule |
     return ColourRule(w.astype(np.float32), float((mt + ml) @ w / 2), separation)
 
 
-def sort_by_colour(rgb: np.ndarray, text: np.ndarray, lines: np.ndarray, th: int, lw: int) -> tuple[np.ndarray, np.ndarray]:
-    """(text, lines) with letters taken off the lines they touch and dashes given back to the lines,
-    where the drawing's text and lines differ in colour; the masks as given otherwise. ``text`` is
-    the uint8 letter mask and ``lines`` the bool rest of the ink (:func:`.generic.text_layer`),
-    ``th`` the letter height, ``lw`` the line width.
+def sort_by_colour(rgb: np.ndarray, text: np.ndarray, lines: np.ndarray, th: int,
+                   lw: int) -> tuple[np.ndarray, np.ndarray, bool]:
+    """(text, lines, sorted) with letters taken off the lines they touch and dashes given back to the
+    lines, where the drawing's text and lines differ in colour (``sorted`` True); the masks as given
+    otherwise. ``text`` is the uint8 letter mask and ``lines`` the bool rest of the ink
+    (:func:`.generic.text_layer`), ``th`` the letter height, ``lw`` the line width.
 
     >>> rgb = np.full((60, 200, 3), 30, np.uint8)
     >>> text = np.zeros((60, 200), np.uint8); lines = np.zeros((60, 200), bool)
@@ -88,21 +89,21 @@ def sort_by_colour(rgb: np.ndarray, text: np.ndarray, lines: np.ndarray, th: int
     >>> rgb[45:47, 150:158] = L; text[45:47, 150:158] = 1       # a dash, letter-sized
     >>> noise = np.random.default_rng(0).integers(-6, 7, rgb.shape)
     >>> rgb = np.clip(rgb.astype(int) + noise, 0, 255).astype(np.uint8)
-    >>> t, l = sort_by_colour(rgb, text, lines, 8, 2)
-    >>> int(t[26, 103]), bool(l[31, 103]), bool(l[46, 154]), int(t[46, 154])
-    (1, True, True, 0)
-    >>> t, l = sort_by_colour(np.full_like(rgb, 200), text, lines, 8, 2)   # one colour: as given
-    >>> bool((t == text).all() and (l == lines).all())
-    True
+    >>> t, l, by_colour = sort_by_colour(rgb, text, lines, 8, 2)
+    >>> int(t[26, 103]), bool(l[31, 103]), bool(l[46, 154]), int(t[46, 154]), by_colour
+    (1, True, True, 0, True)
+    >>> t, l, by_colour = sort_by_colour(np.full_like(rgb, 200), text, lines, 8, 2)   # one colour: as given
+    >>> bool((t == text).all() and (l == lines).all()), by_colour
+    (True, False)
     """
     if th <= 0:
-        return text, lines
+        return text, lines, False
     k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * lw + 1,) * 2)
     near_text = cv2.dilate(text, k) > 0
     near_lines = cv2.dilate(lines.view(np.uint8), k) > 0
     rule = learn_rule(rgb[(text > 0) & ~near_lines], rgb[lines & ~near_text])
     if rule is None or rule.separation < SEPARATION_MIN:
-        return text, lines
+        return text, lines, False
     # letters on lines: text-coloured parts of the line layer, letter-sized, thicker than a line's fringe
     ys, xs = nonzero(lines)
     on = rule.text_coloured(rgb[ys, xs])
@@ -129,4 +130,4 @@ def sort_by_colour(rgb: np.ndarray, text: np.ndarray, lines: np.ndarray, th: int
     dy, dx, _ = pixels_of(text, labels, dash)
     dashes[dy, dx] = True
     new_text = ((text > 0) & ~dashes) | found
-    return new_text.view(np.uint8), (lines & ~found) | dashes
+    return new_text.view(np.uint8), (lines & ~found) | dashes, True
