@@ -740,3 +740,11 @@ def test_an_edge_label_touching_a_shapes_label_is_read_on_its_own():
     # grey part is the edge label's (read together: "Job$@ss/0"s")
     assert sorted(crop_words("etl_clickstream", 3400, 4000, 1800, 1980)) == ["Batch", "Jobs", "sessions"]
 
+
+@needs_tesseract
+def test_two_labels_set_side_by_side_on_two_close_connectors_go_one_to_each():
+    # "no" and "approved" sit side by side where the two connectors into "Compound dose" run close
+    # together, read as one line "no approved": it went whole to one connector, the other had none
+    got = {(src.split(".")[-1][:10], label) for src, _, dst, label in crop_edges(
+        "med_medication_order", 3450, 6500, 3400, 4700) if dst == "compound-dose"}
+    assert got == {("restricted", "no"), ("microbiolo", "approved")}

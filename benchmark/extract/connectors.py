@@ -629,6 +629,7 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
         for e in edges:
             e.a, e.b = index_of[e.a], index_of[e.b]
     edges = _grid_edges(edges, r.stroke, shapes, blobs, gaps, lw)
+    edge_blocks = split_shared_labels(edges, edge_blocks, lw)
     _label_edges(edges, edge_blocks, lw)
     kept = drop_repeats(edges)
     if len(kept) < len(edges):      # the labels the repeats held go to the edges left
@@ -636,6 +637,65 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
             e.label, e.label_block = "", None
         _label_edges(kept, edge_blocks, lw)
     return kept
+
+
+def split_shared_labels(edges: list[RawEdge], blocks: list[Block], lw: int) -> list[Block]:
+    """``blocks`` with each one-line block that two connectors share split between them: two
+    labels set side by side on two connectors running close together were read as one line
+    (``med_medication_order``'s ``no`` and ``approved``, ``cicd_ru_deploy``'s ``чтение секретов``
+    and ``стенд готов``). A block is shared by the connectors joined across it and, where one is,
+    the connectors whose path runs through it with their middle beside it, when they are two. d2
+    sets a label at its connector's middle and cuts both lines under both labels: each word goes to
+    the connector whose middle is nearest it, and the block is split when that gives the first
+    words to one and the rest to the other. The second part is added at the end, and the connector
+    it goes to was joined across it.
+    """
+    sharing: dict[int, list[int]] = {}
+    for ei, e in enumerate(edges):
+        for bi in sorted(set(e.crossed)):
+            sharing.setdefault(bi, []).append(ei)
+    for bi in list(sharing):
+        # and a connector whose path runs through the block, its middle beside it
+        b = blocks[bi]
+        if len(b.lines) != 1 or len(b.lines[0]) < 2:
+            continue
+        x, y, w, h = b.box
+        cx, cy = b.centre
+        for ei, e in enumerate(edges):
+            if ei in sharing[bi]:
+                continue
+            path = _edge_path(e, lw)
+            if _points_box_distance(path, b.box) > 0:
+                continue
+            mid = _edge_middle(e, path)
+            if np.hypot(mid[0] - cx, mid[1] - cy) <= w / 2 + 3 * h:
+                sharing[bi].append(ei)
+    out = list(blocks)
+    for bi, pair in sorted(sharing.items()):
+        b = blocks[bi]
+        if len(pair) != 2 or len(b.lines) != 1 or len(b.lines[0]) < 2:
+            continue
+        words = sorted(b.lines[0], key=lambda w: w.x)
+        middles = [_edge_middle(edges[ei], _edge_path(edges[ei], lw)) for ei in pair]
+        nearest = [int(np.argmin([np.hypot(m[0] - w.cx, m[1] - w.cy) for m in middles])) for w in words]
+        cuts = [i for i in range(1, len(words)) if nearest[i] != nearest[i - 1]]
+        if len(cuts) != 1:
+            continue
+        out[bi] = Block([words[:cuts[0]]], b.grey)
+        out.append(Block([words[cuts[0]:]], b.grey))
+        second = edges[pair[nearest[-1]]]
+        second.crossed = [len(out) - 1 if c == bi else c for c in second.crossed]
+    return out
+
+
+def _edge_path(e: RawEdge, lw: int) -> np.ndarray:
+    """The traced pixels of an edge and the path between them (its gaps bridged)."""
+    return e.points if e.route is None else np.concatenate([e.points, dense_path(e.route, lw)], axis=0)
+
+
+def _edge_middle(e: RawEdge, path: np.ndarray) -> np.ndarray:
+    """The point halfway along an edge's route (the mean of ``path``, its :func:`_edge_path`, without one)."""
+    return path_middle(e.route) if e.route is not None and len(e.route) > 1 else path.mean(axis=0)
 
 
 #: a container's outline is drawn over by a connector running along it where its stroke is at least
@@ -1782,9 +1842,9 @@ def _label_edges(edges: list[RawEdge], blocks: list[Block], lw: int) -> None:
     for ei, e in enumerate(edges):
         # the traced pixels, and the path between them: a stretch along a container's outline, cut
         # out of the connectors with the outline, is bridged straight, and a label may sit on it
-        pts = e.points if e.route is None else np.concatenate([e.points, dense_path(e.route, lw)], axis=0)
+        pts = _edge_path(e, lw)
         lo, hi = pts.min(axis=0), pts.max(axis=0)
-        mid = path_middle(e.route) if e.route is not None and len(e.route) > 1 else pts.mean(axis=0)
+        mid = _edge_middle(e, pts)
         for bi, b in enumerate(blocks):
             x, y, w, h = b.box
             reach = 3 * lw + 4 * max(b.line_height, usual)
