@@ -313,3 +313,16 @@ def test_the_line_beside_an_edge_label_is_no_letter_of_it(tmp_path):
     assert labels[("payment-provider", "webhook-handler")] == "result"
     labels = {e["label"] for e in _graphviz_drawing("algo_binary_search", tmp_path)["edges"]}
     assert {"equal", "less", "greater"} <= labels
+
+
+@pytest.mark.skipif(not _available("mermaid"), reason="mermaid-cli is not installed")
+def test_a_label_on_a_box_of_its_own_keeps_no_speck_of_its_line(tmp_path):
+    # Mermaid sets an edge label on a grey box that hides its line: no line reaches its letters, and
+    # what was left of the line's end beside the box, once its straight run was taken off, was read
+    # as a letter ("‘no", "yes’")
+    from benchmark.extract.pipeline import extract
+
+    png = tmp_path / "lockout.png"
+    render_file(Path(__file__).resolve().parent.parent / "diagrams" / "algo_login_lockout_b.d2", png, style="mermaid")
+    labels = sorted(e["label"] for e in extract(png)["edges"] if e["label"])
+    assert labels == ["no", "no", "no", "yes", "yes", "yes"]

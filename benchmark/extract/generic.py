@@ -119,6 +119,11 @@ def ink_mask(lum: np.ndarray) -> np.ndarray:
 STRAIGHT_RUN = 2.5
 #: directions a straight run is looked for in (over half a turn)
 STRAIGHT_ANGLES = 16
+#: a piece glued to a line is a letter when at least this many letter heights tall (what is left of
+#: a line's end beside a word is a speck, read as ``‘`` or ``_``)
+GLUED_MIN = 0.4
+#: text whose ground is this much lighter or darker than the page's is set on a fill of its own
+FILL_CONTRAST = 10
 
 
 def line_kernels(length: int) -> list[np.ndarray]:
@@ -153,7 +158,8 @@ def straight_runs(lines: np.ndarray, length: int) -> np.ndarray:
     return (cv2.erode(out, square) > 0) & lines
 
 
-def letters_on_lines(text: np.ndarray, lines: np.ndarray, th: int) -> tuple[np.ndarray, np.ndarray]:
+def letters_on_lines(text: np.ndarray, lines: np.ndarray, th: int,
+                     lum: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The letters glued to a line, and the straight runs of the lines beside the text (both masks).
 
     Graphviz sets an edge label against its line: the ``y`` of ``yes`` touching it made one piece of
@@ -162,14 +168,20 @@ def letters_on_lines(text: np.ndarray, lines: np.ndarray, th: int) -> tuple[np.n
     letter's height of the text, its straight runs (:func:`straight_runs`, :data:`STRAIGHT_RUN`
     letter heights long) are line; what is left of it, no larger than a letter and that near the
     text, is letters.
+
+    Text set on a fill of its own (Mermaid draws an edge label on a grey box that hides its line) is
+    left as it is, and marked in the third mask: no line reaches its letters there, and what is
+    left of a line's end beside the box was read as ``‘`` or ``_``.
     """
-    glued, straight = np.zeros(lines.shape, bool), np.zeros(lines.shape, bool)
+    glued, straight, on_fill = (np.zeros(lines.shape, bool) for _ in range(3))
     if th <= 0 or not text.any():
-        return glued, straight
+        return glued, straight, on_fill
+    paper = float(np.median(lum[::7, ::7]))
     from benchmark.extract.components import component_stats
 
     rect = cv2.getStructuringElement(cv2.MORPH_RECT, (2 * th + 1, th + 1))
     disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (th | 1,) * 2)
+    tight = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (max(3, th // 3) | 1,) * 2)
     length = max(7, int(round(STRAIGHT_RUN * th))) | 1
     around = cv2.dilate(text, rect)
     h_img, w_img = lines.shape
@@ -179,8 +191,15 @@ def letters_on_lines(text: np.ndarray, lines: np.ndarray, th: int) -> tuple[np.n
         x0, y0 = max(0, x - length), max(0, y - length)
         x1, y1 = min(w_img, x + w + length), min(h_img, y + h + length)
         ln = np.ascontiguousarray(lines[y0:y1, x0:x1])
+        by_text = around[y0:y1, x0:x1] > 0
+        # the ground right around the letters (a label's box is a little larger than its text)
+        close = cv2.dilate(text[y0:y1, x0:x1], tight) > 0
+        ground = lum[y0:y1, x0:x1][close & ~ln & (text[y0:y1, x0:x1] == 0)]
+        if ground.size and abs(float(np.median(ground)) - paper) > FILL_CONTRAST:
+            on_fill[y0:y1, x0:x1] |= by_text
+            continue
         near = cv2.dilate(text[y0:y1, x0:x1], disc) > 0
-        beside = ln & (around[y0:y1, x0:x1] > 0)
+        beside = ln & by_text
         m, labels, stats, _ = cv2.connectedComponentsWithStats(beside.view(np.uint8), 8)
         touches = np.bincount(labels[near & beside], minlength=m) > 0
         touches[0] = False
@@ -197,11 +216,11 @@ def letters_on_lines(text: np.ndarray, lines: np.ndarray, th: int) -> tuple[np.n
         m, labels, stats, _ = cv2.connectedComponentsWithStats(rest.view(np.uint8), 8)
         keep = np.bincount(labels[near & rest], minlength=m) > 0
         keep &= ((stats[:, cv2.CC_STAT_HEIGHT] <= 1.6 * th) & (stats[:, cv2.CC_STAT_WIDTH] <= 1.6 * th)
-                 & (stats[:, cv2.CC_STAT_AREA] >= 4))
+                 & (stats[:, cv2.CC_STAT_HEIGHT] >= GLUED_MIN * th))
         keep[0] = False
         glued[y0:y1, x0:x1] |= keep[labels]
         straight[y0:y1, x0:x1] |= on_line
-    return glued, straight
+    return glued, straight & ~on_fill, on_fill
 
 
 def text_layer(ink: np.ndarray) -> tuple[np.ndarray, int]:
@@ -486,8 +505,13 @@ def extract_any(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] | N
     # and without the line's straight runs (where colour does not tell text from lines; those a
     # glyph's ink lies on both sides of are drawn back in, :func:`.ocr.strokes_through_glyphs`)
     near = cv2.dilate(text, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (max(3, th // 2) | 1,) * 2))
-    glued, straight = letters_on_lines(text, lines, th) if not by_colour else (np.zeros_like(lines),) * 2
-    r_text = Raster(rgb=rgb, lum=lum, stroke=straight, ink=((ink & (near > 0)) | glued) & ~straight, line_width=lw)
+    if by_colour:
+        glued, straight = np.zeros_like(lines), np.zeros_like(lines)
+        text_ink = ink & (near > 0)
+    else:
+        glued, straight, on_fill = letters_on_lines(text, lines, th, lum)
+        text_ink = (ink & (near > 0) & ~(lines & ~on_fill)) | glued
+    r_text = Raster(rgb=rgb, lum=lum, stroke=straight, ink=text_ink, line_width=lw)
     factor = 1
     full_lines = lines
     if min(lines.shape) >= 200 and lw >= 4:
