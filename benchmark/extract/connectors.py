@@ -653,37 +653,32 @@ def split_shared_labels(edges: list[RawEdge], blocks: list[Block], lw: int) -> l
     sharing: dict[int, list[int]] = {}
     for ei, e in enumerate(edges):
         for bi in sorted(set(e.crossed)):
-            sharing.setdefault(bi, []).append(ei)
-    for bi in list(sharing):
-        # and a connector whose path runs through the block, its middle beside it
-        b = blocks[bi]
-        if len(b.lines) != 1 or len(b.lines[0]) < 2:
-            continue
-        x, y, w, h = b.box
-        cx, cy = b.centre
-        for ei, e in enumerate(edges):
-            if ei in sharing[bi]:
-                continue
-            path = _edge_path(e, lw)
-            if _points_box_distance(path, b.box) > 0:
-                continue
-            mid = _edge_middle(e, path)
-            if np.hypot(mid[0] - cx, mid[1] - cy) <= w / 2 + 3 * h:
-                sharing[bi].append(ei)
+            if len(blocks[bi].lines) == 1 and len(blocks[bi].lines[0]) >= 2:
+                sharing.setdefault(bi, []).append(ei)
     out = list(blocks)
-    for bi, pair in sorted(sharing.items()):
+    if not sharing:
+        return out
+    paths = [_edge_path(e, lw) for e in edges]
+    middles = [_edge_middle(e, p) for e, p in zip(edges, paths)]
+    for bi, owners in sorted(sharing.items()):
         b = blocks[bi]
-        if len(pair) != 2 or len(b.lines) != 1 or len(b.lines[0]) < 2:
+        # and a connector whose path runs through the block, its middle beside it
+        _, _, w, h = b.box
+        cx, cy = b.centre
+        owners += [ei for ei in range(len(edges)) if ei not in owners
+                   and _points_box_distance(paths[ei], b.box) == 0
+                   and np.hypot(middles[ei][0] - cx, middles[ei][1] - cy) <= w / 2 + 3 * h]
+        if len(owners) != 2:
             continue
         words = sorted(b.lines[0], key=lambda w: w.x)
-        middles = [_edge_middle(edges[ei], _edge_path(edges[ei], lw)) for ei in pair]
-        nearest = [int(np.argmin([np.hypot(m[0] - w.cx, m[1] - w.cy) for m in middles])) for w in words]
+        nearest = [int(np.argmin([np.hypot(middles[ei][0] - w.cx, middles[ei][1] - w.cy) for ei in owners]))
+                   for w in words]
         cuts = [i for i in range(1, len(words)) if nearest[i] != nearest[i - 1]]
         if len(cuts) != 1:
             continue
         out[bi] = Block([words[:cuts[0]]], b.grey)
         out.append(Block([words[cuts[0]:]], b.grey))
-        second = edges[pair[nearest[-1]]]
+        second = edges[owners[nearest[-1]]]
         second.crossed = [len(out) - 1 if c == bi else c for c in second.crossed]
     return out
 

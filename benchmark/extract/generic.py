@@ -31,7 +31,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from benchmark.extract.components import components, nonzero
+from benchmark.extract.components import component_stats, components, nonzero
 from benchmark.extract.connectors import find_edges
 from benchmark.extract.inkcolours import sort_by_colour
 from benchmark.extract.labels import Block, assign_node_labels, group_blocks, group_lines
@@ -177,8 +177,6 @@ def letters_on_lines(text: np.ndarray, lines: np.ndarray, th: int,
     if th <= 0 or not text.any():
         return glued, straight, on_fill
     paper = float(np.median(lum[::7, ::7]))
-    from benchmark.extract.components import component_stats
-
     rect = cv2.getStructuringElement(cv2.MORPH_RECT, (2 * th + 1, th + 1))
     disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (th | 1,) * 2)
     tight = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (max(3, th // 3) | 1,) * 2)
