@@ -748,3 +748,40 @@ def test_two_labels_set_side_by_side_on_two_close_connectors_go_one_to_each():
     got = {(src.split(".")[-1][:10], label) for src, _, dst, label in crop_edges(
         "med_medication_order", 3450, 6500, 3400, 4700) if dst == "compound-dose"}
     assert got == {("restricted", "no"), ("microbiolo", "approved")}
+
+
+@needs_tesseract
+def test_a_connector_crossing_another_at_a_shallow_angle_keeps_its_own_path():
+    # "нет" leaves "Риск высокий?" and crosses a longer line at about 25 degrees on its way round to
+    # "Сплит-платёж": the crossing's skeleton forks into two junctions a few pixels apart, and the
+    # curve's upper arm went on along the other line
+    assert ("риск-высокий", "->", "сплит-платёж", "нет") in crop_edges("arch_ru_marketplace", 4900, 6500, 4300, 5700)
+
+
+@pytest.mark.parametrize("degrees", [15, 25])
+def test_two_lines_crossing_at_a_shallow_angle_trace_as_two(degrees):
+    import cv2
+
+    from benchmark.extract.skeleton import thin, trace
+
+    rise = int(round(110 * np.tan(np.radians(degrees))))
+    lines = [((10, 60), (230, 60)), ((10, 60 + rise), (230, 60 - rise))]
+    m = np.zeros((140, 240), np.uint8)
+    for a, b in lines:
+        cv2.line(m, a, b, 1, 3)
+    chains = trace(thin(m > 0), spur=6, reach=8)
+    assert len(chains) == 2
+    for c in chains:   # each chain runs from one end of a drawn line to its other end
+        ends = [np.array(c.ends[k][0]) for k in (0, 1)]
+        assert any(sorted(float(np.hypot(*(e - np.array(p)))) < 3 for e in ends for p in line) == [False, False, True, True]
+                   for line in lines)
+
+
+@needs_tesseract
+def test_two_connectors_meeting_in_a_sharp_corner_are_two():
+    # "no" runs straight down from "Escalate to MLRO?" and the line from "MLRO verdict" meets it in a
+    # sharp corner just above the "not suspicious" label: traced as one piece turning back on itself,
+    # the two read Escalate to MLRO? -- MLRO verdict, and neither reached "Close case"
+    assert crop_edges("fin_wire_transfer_aml", 3478, 4600, 7906, 9386) == {
+        ("escalate-to-mlro", "->", "close-case-no-further-action", "no"),
+        ("mlro-verdict", "->", "close-case-no-further-action", "not suspicious")}

@@ -250,11 +250,52 @@ def _out_direction(points: np.ndarray, tip: np.ndarray, reach: float) -> np.ndar
     return v / n if n > 0 else np.zeros(2)
 
 
+#: a piece with two tips is looked at for a turn back (:func:`split_at_reversal`) only when the
+#: directions out of its tips differ from opposite ones by more than this cosine (about 80 degrees):
+#: a straight line's are opposite, a V's differ by its turn
+TURN_BACK_COS = -0.2
+
+
+def _turns_back(pts: np.ndarray, tips: np.ndarray, reach: float) -> bool:
+    """Does the piece turn by more than about 80 degrees between its two tips (``TURN_BACK_COS``)?"""
+    d0, d1 = (_out_direction(pts, pts[t], reach) for t in tips)
+    return float(np.dot(d0, d1)) > TURN_BACK_COS
+
+
+#: two lines crossing at a shallow angle are one line's width apart along a stretch as long as
+#: their width over the angle's sine: their skeleton forks into two junctions joined by that
+#: stretch. The arms across the stretch continue each other straight to this cosine
+CROSSING_COS = -0.8
+#: ... and that stretch is shorter than this many ``reach`` lengths: lines three pixels wide crossing
+#: at 15 degrees are read apart (at twice ``reach``, only from about 25 degrees)
+CROSSING_MAX = 4
+
+
+def _shallow_crossing(s: _Seg, arms: dict[int, list[np.ndarray]]) -> bool:
+    """Is the segment ``s``, between two junctions of three arms each (``arms``: the directions out
+    of every junction of the segments that end there), the overlap of two lines crossing at a
+    shallow angle: do its junctions' other arms pair across it into two straight lines?"""
+    a, b = s.nodes
+    if len(arms.get(a, ())) != 3 or len(arms.get(b, ())) != 3:
+        return False
+    # the junctions' arms but the segment itself (whose direction out of either junction is one of them)
+    own = list(s.dirs)
+    other_a = [d for d in arms[a] if not any(d is o for o in own)]
+    other_b = [d for d in arms[b] if not any(d is o for o in own)]
+    if len(other_a) != 2 or len(other_b) != 2:
+        return False
+    (p, q), (r, t) = other_a, other_b
+    return any(float(np.dot(x, y)) < CROSSING_COS and float(np.dot(u, v)) < CROSSING_COS
+               for (x, y), (u, v) in (((p, r), (q, t)), ((p, t), (q, r))))
+
+
 def trace(skel: np.ndarray, spur: float, reach: float) -> list[Chain]:
     """Chains of a skeleton.
 
     Segments are the skeleton minus its junction pixels; junction clusters joined by a very
-    short segment (the two forks of a shallow crossing) count as one junction; spurs shorter than
+    short segment, or by the overlap of two lines crossing at a shallow angle
+    (:func:`_shallow_crossing`), count as one junction; a piece turning back on itself is split
+    at the turn (:func:`split_at_reversal`); spurs shorter than
     ``spur`` are dropped; at each junction the segments whose directions (measured over
     ``reach`` pixels) are most nearly opposite continue each other.
     """
@@ -296,7 +337,7 @@ def trace(skel: np.ndarray, spur: float, reach: float) -> list[Chain]:
         tips_idx = np.nonzero(tip_mask)[0]
         if len(tips_idx) == 0:
             continue                                   # a closed loop: no connector
-        if len(tips_idx) > 2:
+        if len(tips_idx) > 2 or (len(tips_idx) == 2 and _turns_back(pts, tips_idx, reach)):
             halves = split_at_reversal(pts, reach)
             if halves is not None:                     # two connectors meeting in a V
                 for half in halves:
@@ -327,10 +368,16 @@ def trace(skel: np.ndarray, spur: float, reach: float) -> list[Chain]:
             i = parent[i]
         return i
 
+    arms: dict[int, list[np.ndarray]] = {}
+    for s in segs:
+        for n, d in zip(s.nodes, s.dirs):
+            if n is not None:
+                arms.setdefault(n, []).append(d)
     keep = []
     for s in segs:
         a, b = s.nodes
-        if a is not None and b is not None and a != b and len(s.points) < spur:
+        if a is not None and b is not None and a != b and (
+                len(s.points) < spur or (len(s.points) < CROSSING_MAX * reach and _shallow_crossing(s, arms))):
             parent[find(a)] = find(b)
             continue
         keep.append(s)
