@@ -785,3 +785,51 @@ def test_two_connectors_meeting_in_a_sharp_corner_are_two():
     assert crop_edges("fin_wire_transfer_aml", 3478, 4600, 7906, 9386) == {
         ("escalate-to-mlro", "->", "close-case-no-further-action", "no"),
         ("mlro-verdict", "->", "close-case-no-further-action", "not suspicious")}
+
+
+@needs_tesseract
+def test_a_connector_leaving_a_shape_under_another_edges_label_is_attached_to_it():
+    # the label of a connector crossing below "CDN" covers the start of CDN -> WAF: d2 blanks the
+    # label's box out of it, and its piece starts past the box, too far from CDN to attach
+    got = {(src, arrow, dst) for src, arrow, dst, _ in crop_edges("arch_ru_marketplace", 4916, 5348, 1992, 2752)}
+    assert got == {("cdn", "->", "waf")}
+
+
+@needs_tesseract
+def test_a_connector_whose_head_is_under_another_edges_label_points_into_it():
+    # "Хранилище данных" -> "Витрина признаков" ends under the label of a connector passing above
+    # "Витрина признаков": its head is blanked with the label's box, and no head shows at either end
+    got = {(src, arrow, dst) for src, arrow, dst, _ in crop_edges("arch_ru_marketplace", 6510, 7776, 4720, 5688)}
+    assert ("хранилище-данных", "->", "витрина-признаков") in got
+
+
+@needs_tesseract
+def test_straight_connectors_of_a_grid_whose_heads_are_under_a_label_point_into_them():
+    # arch_event_driven is a grid layout: its connectors are straight lines between the shapes'
+    # centres. "partner order" and "till sale" end at "Order Service" under the label "checkout",
+    # and "complaint" at "Helpdesk Portal" under "spans": their heads are blanked with the labels'
+    # boxes, and no head shows at their other ends
+    got = crop_edges("arch_event_driven", 0, 8950, 0, 6838)
+    assert {("sales-channels.marketplace-connector", "->", "order-service", "partner order"),
+            ("sales-channels.in-store-pos", "->", "order-service", "till sale"),
+            ("customer", "->", "customer-care.helpdesk-portal", "complaint")} <= got
+
+
+def test_a_hidden_end_is_read_as_a_head_only_where_connectors_show_their_heads():
+    from benchmark.extract.connectors import RawEdge, _heads_under_labels
+
+    def edge(heads: tuple[bool, bool], under: tuple[bool, bool]) -> RawEdge:
+        return RawEdge(0, 1, heads[0], heads[1], np.zeros((2, 2)), under_label=under)
+
+    directed = [edge((False, True), (False, False)) for _ in range(8)]
+    hidden, both, plain = edge((False, False), (True, False)), edge((False, False), (True, True)), \
+        edge((False, False), (False, False))
+    _heads_under_labels(directed + [hidden, both, plain])
+    assert (hidden.head_a, hidden.head_b) == (True, False)
+    assert not (both.head_a or both.head_b or plain.head_a or plain.head_b)
+    # a drawing whose connectors mostly show no head (a network drawn with --): the hidden end is as
+    # headless as the others
+    undirected = [edge((False, False), (False, False)) for _ in range(8)]
+    hidden = edge((False, False), (False, True))
+    _heads_under_labels(undirected + [hidden])
+    assert not (hidden.head_a or hidden.head_b)
