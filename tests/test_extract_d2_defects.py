@@ -833,3 +833,10 @@ def test_a_hidden_end_is_read_as_a_head_only_where_connectors_show_their_heads()
     hidden = edge((False, False), (False, True))
     _heads_under_labels(undirected + [hidden])
     assert not (hidden.head_a or hidden.head_b)
+
+
+@needs_tesseract
+def test_a_connector_stopping_short_of_a_labels_gap_where_it_crosses_another_is_joined_across_it():
+    # "yes" from "Authorised?" crosses another line just before its label: the crossing's stretch up to
+    # the label's gap is dropped, and the piece ends too far from the label's box to be joined across it
+    assert ("authorised", "->", "payments-topic", "yes") in crop_edges("arch_event_driven", 3926, 5454, 1810, 2708)

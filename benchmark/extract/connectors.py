@@ -592,7 +592,7 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     if d2_heads:
         _attach_across_labels(ends, shapes, edge_blocks, lw)
     _heads_across_labels(unclaimed, ends, edge_blocks, lw)
-    groups = _join(ends, chains, lw)
+    groups = _join(ends, chains, lw, edge_blocks)
     edges = []
     outlines = _Outlines(shapes, label_boxes)
     met: list[tuple[_End, int, bool]] = []
@@ -1796,22 +1796,65 @@ def _join_pairs(ends: list[_End], free: list[int], near: float) -> list[tuple[in
     return sorted(pairs)
 
 
-def _join(ends: list[_End], chains: list[Chain], lw: int) -> list[tuple[list[int], list[int], tuple[_End, _End], list[int]]]:
+#: an end at an edge label's box and one further off continue each other across the box when both
+#: aim along the way between them to this cosine (about 25 degrees)
+ACROSS_COS = 0.9
+
+
+def _across_label_pairs(ends: list[_End], free: list[int], blocks: list[Block], near: float,
+                        lw: int) -> dict[tuple[int, int], int]:
+    """Pairs (i, j), i < j, of free ends, one at an edge label's box and the other not, that continue
+    each other straight across the box: the way between them crosses it, and both aim along it
+    (``ACROSS_COS``), with the label block's index. A connector crossing another one just before the
+    label loses its traced stretch up to the label's gap there (the crossing's spur), and its end
+    stops short of the box."""
+    out: dict[tuple[int, int], int] = {}
+    if not free:
+        return out
+    pts = np.array([ends[i].point for i in free], float).reshape(-1, 2)
+    for a, i in enumerate(free):
+        e = ends[i]
+        for bi in set(e.label_boxes):
+            x, y, w, h = blocks[bi].box
+            reach = float(np.hypot(w, h)) + 2 * near
+            dist = np.hypot(*(pts - e.point).T)
+            for b in np.flatnonzero((dist > near) & (dist <= reach)):
+                j = free[b]
+                o = ends[j]
+                if o.chain == e.chain or bi in o.label_boxes:
+                    continue
+                u = (o.point - e.point) / dist[b]
+                if min(float(np.dot(e.direction, u)), float(np.dot(o.direction, -u))) < ACROSS_COS:
+                    continue
+                t = np.linspace(0.0, 1.0, max(2, int(dist[b] / lw)))[:, None]
+                way = e.point[None, :] + t * (o.point - e.point)[None, :]
+                if ((way[:, 0] >= x - lw) & (way[:, 0] <= x + w + lw) & (way[:, 1] >= y - lw)
+                        & (way[:, 1] <= y + h + lw)).any():
+                    out[(min(i, j), max(i, j))] = bi
+    return out
+
+
+def _join(ends: list[_End], chains: list[Chain], lw: int,
+          blocks: list[Block] | None = None) -> list[tuple[list[int], list[int], tuple[_End, _End], list[int]]]:
     """Join free chain ends to collinear partners; returns (chain ids in order along the group,
     the end of each chain the walk enters it by, the group's outer ends, the edge label blocks
-    whose gaps the group crosses) per group."""
+    whose gaps the group crosses) per group. Two ends are joined across an edge label's gap
+    when both are at its box, or (with ``blocks``) when one is and the other continues it straight
+    across the box from further off (:func:`_across_label_pairs`)."""
     def free(e: _End) -> bool:
         return not e.arrow and (e.shape is None or e.at_container)
 
     cands = []
     near = 8 * lw + 8
-    for i, j in _join_pairs(ends, [i for i, e in enumerate(ends) if free(e)], near):
+    loose_ends = [i for i, e in enumerate(ends) if free(e)]
+    across = _across_label_pairs(ends, loose_ends, blocks, near, lw) if blocks else {}
+    for i, j in sorted(set(_join_pairs(ends, loose_ends, near)) | set(across)):
         e1, e2 = ends[i], ends[j]
         if e2.chain == e1.chain:
             continue
         v = e2.point - e1.point
         dist = float(np.hypot(*v))
-        in_label = bool(set(e1.label_boxes) & set(e2.label_boxes))
+        in_label = bool(set(e1.label_boxes) & set(e2.label_boxes)) or (i, j) in across
         if dist > near and not in_label:
             continue
         if e1.at_container != e2.at_container and not in_label and dist > 2 * lw:
@@ -1842,7 +1885,8 @@ def _join(ends: list[_End], chains: list[Chain], lw: int) -> list[tuple[list[int
             continue
         partner[i], partner[j] = j, i
         ends[i].joined = ends[j].joined = True
-        shared = sorted(set(ends[i].label_boxes) & set(ends[j].label_boxes))
+        shared = sorted(set(ends[i].label_boxes) & set(ends[j].label_boxes)) or \
+            ([across[(min(i, j), max(i, j))]] if (min(i, j), max(i, j)) in across else [])
         if shared:
             via_label[i] = via_label[j] = shared[0]
     # walk the joins: chain c has ends 2c and 2c+1
