@@ -840,3 +840,13 @@ def test_a_connector_stopping_short_of_a_labels_gap_where_it_crosses_another_is_
     # "yes" from "Authorised?" crosses another line just before its label: the crossing's stretch up to
     # the label's gap is dropped, and the piece ends too far from the label's box to be joined across it
     assert ("authorised", "->", "payments-topic", "yes") in crop_edges("arch_event_driven", 3926, 5454, 1810, 2708)
+
+
+@needs_tesseract
+def test_a_grid_connector_drawn_end_to_end_with_others_along_one_line_is_read():
+    # arch_search is a grid layout. "Hybrid Retriever" -> "Score Blender" lies, inside its container's
+    # cell, along a straight line from a shape above through both their centres, read as no edge
+    # (which connector runs where along it cannot be seen); the traced edge was dropped as a piece of
+    # that line, and the connector was lost
+    got = crop_edges("arch_search", 0, 8000, 0, 4200)
+    assert ("retrieval.hybrid-retriever", "->", "retrieval.score-blender", "") in got

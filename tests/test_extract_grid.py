@@ -201,28 +201,51 @@ def test_a_head_beside_a_lines_end_is_not_its_own_when_its_other_end_has_a_head_
     assert read(True, over_box_0=True) == {(0, 1, False, True)}
 
 
+def _seg(p, q, n=50):
+    t = np.linspace(0.0, 1.0, n)[:, None]
+    return np.array(p, float) + t * (np.array(q, float) - np.array(p, float))
+
+
+def _grid_lines():
+    """Three straight lines between cells, each over another shape: enough for a grid."""
+    from benchmark.extract.straight import Line
+
+    return [Line(0, 1, False, True, _seg((10, 10), (190, 10)), {5}), Line(0, 2, False, True, _seg((10, 20), (10, 190)), {6}),
+            Line(1, 2, True, False, _seg((190, 20), (20, 190)), {7})]
+
+
 def test_a_grid_keeps_the_traced_edges_of_a_container_cell_but_the_pieces_of_lines_crossing_it(monkeypatch):
     # the straight lines replace the traced edges between cells; of the traced edges within the
-    # container's cell, the one lying along a line (a crossing connector's piece, here along the
-    # ambiguous one) goes, the other stays
+    # container's cell, the one lying along a line (a crossing connector's piece, here along an
+    # ambiguous one from shape 5 to shape 6, over shapes 3, 4 and 8) goes, the other stays
     import benchmark.extract.connectors as C
     from benchmark.extract.straight import Line
 
-    def seg(p, q, n=50):
-        t = np.linspace(0.0, 1.0, n)[:, None]
-        return np.array(p, float) + t * (np.array(q, float) - np.array(p, float))
-
-    lines = [Line(0, 1, False, True, seg((10, 10), (190, 10)), {5}), Line(0, 2, False, True, seg((10, 20), (10, 190)), {6}),
-             Line(1, 2, True, False, seg((190, 20), (20, 190)), {7}),
-             Line(3, 4, False, False, seg((60, 100), (160, 100)), {8}, ambiguous=True)]
+    lines = _grid_lines() + [Line(5, 6, False, False, _seg((60, 100), (160, 100)), {3, 4, 8}, ambiguous=True,
+                                  centres={8})]
     monkeypatch.setattr(C, "straight_lines", lambda *a, **k: lines)
-    cells = [None, None, None, 9, 9]              # shapes 3 and 4 lie in one container's cell
-    traced = [C.RawEdge(0, 1, False, False, seg((10, 12), (120, 12))),      # between cells: replaced
-              C.RawEdge(3, 4, False, True, seg((62, 101), (158, 101))),     # along the ambiguous line
-              C.RawEdge(3, 4, True, False, seg((60, 140), (160, 170)))]     # the cell's own
+    cells = [None, None, None, 9, 9, None, None]   # shapes 3 and 4 lie in one container's cell
+    traced = [C.RawEdge(0, 1, False, False, _seg((10, 12), (120, 12))),      # between cells: replaced
+              C.RawEdge(3, 4, False, True, _seg((62, 101), (158, 101))),     # along the ambiguous line
+              C.RawEdge(3, 4, True, False, _seg((60, 140), (160, 170)))]     # the cell's own
     got = C._grid_edges(traced, np.zeros((200, 200), bool), [], [], np.zeros((200, 200), bool), 2, cells)
     assert [(e.a, e.b, e.head_a, e.head_b) for e in got] == [(3, 4, True, False), (0, 1, False, True), (0, 2, False, True),
                                                             (1, 2, True, False)]
+
+
+def test_a_grid_keeps_a_traced_edge_between_two_stops_of_a_line_read_as_no_edge(monkeypatch):
+    # an ambiguous line from shape 0 through the centre of shape 3 to shape 4 is read as no edge: the
+    # traced edge 3 -> 4 along it, between two of the shapes it stops at or passes, is a connector
+    # drawn end to end with another along that line, and stays
+    import benchmark.extract.connectors as C
+    from benchmark.extract.straight import Line
+
+    lines = _grid_lines() + [Line(0, 4, False, True, _seg((60, 30), (60, 180)), {3}, ambiguous=True, centres={3})]
+    monkeypatch.setattr(C, "straight_lines", lambda *a, **k: lines)
+    cells = [None, None, None, 9, 9]
+    traced = [C.RawEdge(3, 4, False, True, _seg((60, 120), (60, 178)))]
+    got = C._grid_edges(traced, np.zeros((200, 200), bool), [], [], np.zeros((200, 200), bool), 2, cells)
+    assert (3, 4, False, True) in [(e.a, e.b, e.head_a, e.head_b) for e in got]
 
 
 def test_a_line_through_a_shape_under_another_edges_label_and_stopping_short_of_the_far_outline_is_one():

@@ -867,7 +867,9 @@ def _grid_edges(edges: list[RawEdge], stroke: np.ndarray, shapes: list[Shape], b
     of the traced edges between its cells, when the drawing is a grid (:func:`.straight.is_grid`).
     Traced edges within one container's cell stay (the container's own layout routed them), but
     for those that run along a straight line (``ALONG_LINE_MIN`` of their points within a line's
-    width of it, ambiguous lines included): the pieces of a connector crossing the cell. A straight
+    width of it): the pieces of a connector crossing the cell. An ambiguous line (through other
+    shapes' centres, read as no edge) counts but for the traced edges between two of the shapes it
+    stops at or passes: connectors drawn end to end along it. A straight
     connector's end in an edge label's gap (``gaps``) is marked ``under_label``."""
     cells = cells if cells is not None else cells_of(shapes)
     lines = straight_lines(stroke, shapes, blobs, gaps, lw, cells)
@@ -875,12 +877,21 @@ def _grid_edges(edges: list[RawEdge], stroke: np.ndarray, shapes: list[Shape], b
         return edges
     along = np.zeros(stroke.shape, np.uint8)
     for ln in lines:
-        p, q = ln.points[0].astype(int), ln.points[-1].astype(int)
-        cv2.line(along, (int(p[0]), int(p[1])), (int(q[0]), int(q[1])), 1, 2 * lw + 1)
+        if not ln.ambiguous:
+            p, q = ln.points[0].astype(int), ln.points[-1].astype(int)
+            cv2.line(along, (int(p[0]), int(p[1])), (int(q[0]), int(q[1])), 1, 2 * lw + 1)
+    unread = [ln for ln in lines if ln.ambiguous]
 
     def off_the_lines(e: RawEdge) -> bool:
         pts = e.points.astype(int)
-        return float(along[pts[:, 1], pts[:, 0]].mean()) < ALONG_LINE_MIN
+        on = along[pts[:, 1], pts[:, 0]] > 0
+        for ln in unread:
+            # a line through shapes' centres, read as no edge: a traced edge between two of the shapes
+            # it stops at or passes is a connector of its own, drawn end to end with others along it
+            if {e.a, e.b} <= {ln.a, ln.b} | ln.centres:
+                continue
+            on |= _near_segment(e.points, ln.points[0], ln.points[-1], lw + 0.5)
+        return float(on.mean()) < ALONG_LINE_MIN
 
     def under(p: np.ndarray) -> bool:
         x, y = int(round(p[0])), int(round(p[1]))
@@ -890,6 +901,18 @@ def _grid_edges(edges: list[RawEdge], stroke: np.ndarray, shapes: list[Shape], b
     return inside + [RawEdge(ln.a, ln.b, ln.head_a, ln.head_b, ln.points, route=ln.points,
                              under_label=(under(ln.points[0]), under(ln.points[-1])))
                      for ln in lines if not ln.ambiguous]
+
+
+def _near_segment(points: np.ndarray, p: np.ndarray, q: np.ndarray, reach: float) -> np.ndarray:
+    """Which points lie within ``reach`` of the segment p-q.
+
+    >>> _near_segment(np.array([[5., 1.], [5., 4.], [13., 0.]]), np.array([0., 0.]), np.array([10., 0.]), 2).tolist()
+    [True, False, False]
+    """
+    v = q - p
+    t = np.clip(((points - p) @ v) / max(float(v @ v), 1e-9), 0.0, 1.0)
+    d = points - (p[None, :] + t[:, None] * v[None, :])
+    return np.hypot(d[:, 0], d[:, 1]) <= reach
 
 
 #: share of a traced edge's points lying along a grid's straight lines that makes it a piece of one
