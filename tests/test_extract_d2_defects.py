@@ -850,3 +850,11 @@ def test_a_grid_connector_drawn_end_to_end_with_others_along_one_line_is_read():
     # that line, and the connector was lost
     got = crop_edges("arch_search", 0, 8000, 0, 4200)
     assert ("retrieval.hybrid-retriever", "->", "retrieval.score-blender", "") in got
+
+
+@needs_tesseract
+def test_a_wedge_larger_than_the_images_heads_is_the_head_dropped_not_the_real_one():
+    # a line drawn over "Zero results?" crosses its side where "yes" leaves it: the wedge there, larger
+    # than the image's heads, was taken for a head too, and of the connector's two heads the smaller
+    # (its real one, at "Fallback Recommendations") was dropped: the edge read backwards
+    assert ("zero-results", "->", "fallback-recommendations", "yes") in crop_edges("arch_search", 6500, 8200, 1600, 2600)

@@ -580,6 +580,7 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     for i, blob in enumerate(blobs):
         cut[blob[:, 1].astype(int), blob[:, 0].astype(int)] = 0
         blob_ids[blob[:, 1].astype(int), blob[:, 0].astype(int)] = i + 1
+    typical = float(np.median([len(b) for b in blobs])) if blobs else 0.0
     skel = thin(cut > 0)
     chains = [c for c in trace(skel, spur=3 * lw, reach=4 * lw) if c.length() >= 4 * lw]
     unclaimed: list[np.ndarray] = []
@@ -623,7 +624,7 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
         pts = np.concatenate([chains[i].points for i in members], axis=0)
         if e1.shape == e2.shape and _along_outline(pts, shapes[e1.shape], lw):
             continue  # a stretch of a rough outline, not a loop leaving the shape and coming back
-        _drop_lesser_head(e1, e2)
+        _drop_lesser_head(e1, e2, typical if d2_heads else 0.0)
         route = _route([chains[i] for i in members], entries, e1.point, e2.point, lw)
         edges.append(RawEdge(e1.shape, e2.shape, e1.arrow, e2.arrow, pts, route=route, crossed=crossed,
                              under_label=(bool(e1.label_boxes), bool(e2.label_boxes))))
@@ -1120,6 +1121,11 @@ def _give_head(e: _End, blob: np.ndarray) -> None:
     e.head_size = len(blob)
 
 
+#: a head blob within this share of the image's typical (median) blob is of the image's head size;
+#: one at least ``WEDGE_HEAD`` times as large, at the other end of its connector, is no head
+#: (:func:`_drop_lesser_head`). The sketch style's heads differ more (0.8 to 1.45 times the median
+#: on one drawing): there the smaller of two unlike heads is still the one dropped
+TYPICAL_HEAD, WEDGE_HEAD = 0.1, 1.3
 #: the two heads of one connector are drawn alike: one whose blob is smaller than this share of
 #: the other's is no head. Two-headed connectors read on the bundled diagrams' sketch drawings: 0.87
 #: to 0.98 where d2 drew both heads, 0.46 to 0.80 where one "head" was the thick join of the line's
@@ -1127,10 +1133,14 @@ def _give_head(e: _End, blob: np.ndarray) -> None:
 HEADS_ALIKE = 0.8
 
 
-def _drop_lesser_head(e1: _End, e2: _End) -> None:
+def _drop_lesser_head(e1: _End, e2: _End, typical: float = 0.0) -> None:
     """Of a connector's two heads, drop the one much smaller than the other (``HEADS_ALIKE``):
     every tool draws a two-headed connector's heads the same, so a head blob far smaller than
-    the one at the other end is where the line leaves its shape through a thick outline.
+    the one at the other end is where the line leaves its shape through a thick outline. With the
+    image's ``typical`` head blob (its median; given on d2's drawings, whose heads are one size),
+    when the smaller is of that size (``TYPICAL_HEAD``)
+    and the larger far beyond it (``WEDGE_HEAD``), the larger is dropped instead: a wedge where lines
+    cross an outline together (a line drawn over a diamond, crossing its side where another leaves it).
 
     >>> a, b = _End(0, 0, np.zeros(2), np.zeros(2), True), _End(0, 1, np.zeros(2), np.zeros(2), True)
     >>> a.head_size, b.head_size = 98, 164
@@ -1139,11 +1149,18 @@ def _drop_lesser_head(e1: _End, e2: _End) -> None:
     >>> a.arrow, a.head_size = True, 140
     >>> _drop_lesser_head(a, b); a.arrow, b.arrow
     (True, True)
+    >>> a.head_size, b.head_size = 113, 169        # the larger is the odd one out here
+    >>> _drop_lesser_head(a, b, typical=115.0); a.arrow, b.arrow
+    (True, False)
     """
     if not (e1.arrow and e2.arrow and e1.head_size and e2.head_size):
         return
     small, large = (e1, e2) if e1.head_size < e2.head_size else (e2, e1)
-    if small.head_size < HEADS_ALIKE * large.head_size:
+    if small.head_size >= HEADS_ALIKE * large.head_size:
+        return
+    if typical > 0 and abs(small.head_size / typical - 1) <= TYPICAL_HEAD and large.head_size >= WEDGE_HEAD * typical:
+        large.arrow = False
+    else:
         small.arrow = False
 
 
