@@ -580,7 +580,7 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     for i, blob in enumerate(blobs):
         cut[blob[:, 1].astype(int), blob[:, 0].astype(int)] = 0
         blob_ids[blob[:, 1].astype(int), blob[:, 0].astype(int)] = i + 1
-    typical = float(np.median([len(b) for b in blobs])) if blobs else 0.0
+    typical = typical_blob(blobs)
     skel = thin(cut > 0)
     chains = [c for c in trace(skel, spur=3 * lw, reach=4 * lw) if c.length() >= 4 * lw]
     unclaimed: list[np.ndarray] = []
@@ -870,8 +870,8 @@ def _grid_edges(edges: list[RawEdge], stroke: np.ndarray, shapes: list[Shape], b
     for those that run along a straight line (``ALONG_LINE_MIN`` of their points within a line's
     width of it): the pieces of a connector crossing the cell. An ambiguous line (through other
     shapes' centres, read as no edge) counts but for the traced edges between two of the shapes it
-    stops at or passes: connectors drawn end to end along it. A straight
-    connector's end in an edge label's gap (``gaps``) is marked ``under_label``."""
+    stops at or passes: connectors drawn end to end along it. A straight connector's end in an
+    edge label's gap (``gaps``) is marked ``under_label``."""
     cells = cells if cells is not None else cells_of(shapes)
     lines = straight_lines(stroke, shapes, blobs, gaps, lw, cells)
     if not is_grid(lines):
@@ -957,6 +957,11 @@ def drop_repeats(edges: list[RawEdge]) -> list[RawEdge]:
     return out
 
 
+def typical_blob(blobs: list[np.ndarray]) -> float:
+    """The image's typical head blob size in pixels: the median (most blobs are heads; 0 without any)."""
+    return float(np.median([len(b) for b in blobs])) if blobs else 0.0
+
+
 def _make_ends(chains: list[Chain], blobs: list[np.ndarray], lw: int,
                unclaimed: list[np.ndarray] | None = None, through: float = 4, doubles: bool = False) -> list[_End]:
     """The two ends of every chain, with arrowheads given to the ends they belong to (heads no
@@ -973,7 +978,7 @@ def _make_ends(chains: list[Chain], blobs: list[np.ndarray], lw: int,
     # each arrowhead goes to the nearest chain end that points at it (thinning shortens line
     # ends a little, so the gap between a line's end and its head can be a few widths)
     left = []
-    typical = float(np.median([len(b) for b in blobs])) if blobs else 0.0
+    typical = typical_blob(blobs)
     for blob in blobs:
         if _passed_through(blob, ends, through * lw, lw):
             continue
@@ -1137,10 +1142,10 @@ def _drop_lesser_head(e1: _End, e2: _End, typical: float = 0.0) -> None:
     """Of a connector's two heads, drop the one much smaller than the other (``HEADS_ALIKE``):
     every tool draws a two-headed connector's heads the same, so a head blob far smaller than
     the one at the other end is where the line leaves its shape through a thick outline. With the
-    image's ``typical`` head blob (its median; given on d2's drawings, whose heads are one size),
-    when the smaller is of that size (``TYPICAL_HEAD``)
-    and the larger far beyond it (``WEDGE_HEAD``), the larger is dropped instead: a wedge where lines
-    cross an outline together (a line drawn over a diamond, crossing its side where another leaves it).
+    image's ``typical`` head blob (:func:`typical_blob`; given on d2's drawings, whose heads are one
+    size), when the smaller is of that size (``TYPICAL_HEAD``) and the larger far beyond it
+    (``WEDGE_HEAD``), the larger is dropped instead: a wedge where lines cross an outline together
+    (a line drawn over a diamond, crossing its side where another leaves it).
 
     >>> a, b = _End(0, 0, np.zeros(2), np.zeros(2), True), _End(0, 1, np.zeros(2), np.zeros(2), True)
     >>> a.head_size, b.head_size = 98, 164
@@ -1852,12 +1857,14 @@ def _across_label_pairs(ends: list[_End], free: list[int], blocks: list[Block], 
     if not free:
         return out
     pts = np.array([ends[i].point for i in free], float).reshape(-1, 2)
-    for a, i in enumerate(free):
+    for i in free:
         e = ends[i]
+        if not e.label_boxes:
+            continue
+        dist = np.hypot(*(pts - e.point).T)
         for bi in set(e.label_boxes):
             x, y, w, h = blocks[bi].box
             reach = float(np.hypot(w, h)) + 2 * near
-            dist = np.hypot(*(pts - e.point).T)
             for b in np.flatnonzero((dist > near) & (dist <= reach)):
                 j = free[b]
                 o = ends[j]
@@ -1926,7 +1933,7 @@ def _join(ends: list[_End], chains: list[Chain], lw: int,
         partner[i], partner[j] = j, i
         ends[i].joined = ends[j].joined = True
         shared = sorted(set(ends[i].label_boxes) & set(ends[j].label_boxes)) or \
-            ([across[(min(i, j), max(i, j))]] if (min(i, j), max(i, j)) in across else [])
+            ([across[(i, j)]] if (i, j) in across else [])
         if shared:
             via_label[i] = via_label[j] = shared[0]
     # walk the joins: chain c has ends 2c and 2c+1

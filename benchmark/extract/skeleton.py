@@ -271,20 +271,14 @@ CROSSING_COS = -0.8
 CROSSING_MAX = 4
 
 
-def _shallow_crossing(s: _Seg, arms: dict[int, list[np.ndarray]]) -> bool:
-    """Is the segment ``s``, between two junctions of three arms each (``arms``: the directions out
-    of every junction of the segments that end there), the overlap of two lines crossing at a
-    shallow angle: do its junctions' other arms pair across it into two straight lines?"""
+def _shallow_crossing(i: int, s: _Seg, arms: dict[int, list[tuple[int, np.ndarray]]]) -> bool:
+    """Is segment ``i`` (``s``), between two junctions of three arms each (``arms``: the segments
+    ending at every junction, with their directions out of it), the overlap of two lines crossing at
+    a shallow angle: do its junctions' other arms pair across it into two straight lines?"""
     a, b = s.nodes
     if len(arms.get(a, ())) != 3 or len(arms.get(b, ())) != 3:
         return False
-    # the junctions' arms but the segment itself (whose direction out of either junction is one of them)
-    own = list(s.dirs)
-    other_a = [d for d in arms[a] if not any(d is o for o in own)]
-    other_b = [d for d in arms[b] if not any(d is o for o in own)]
-    if len(other_a) != 2 or len(other_b) != 2:
-        return False
-    (p, q), (r, t) = other_a, other_b
+    (p, q), (r, t) = ([d for j, d in arms[n] if j != i] for n in (a, b))
     return any(float(np.dot(x, y)) < CROSSING_COS and float(np.dot(u, v)) < CROSSING_COS
                for (x, y), (u, v) in (((p, r), (q, t)), ((p, t), (q, r))))
 
@@ -368,16 +362,16 @@ def trace(skel: np.ndarray, spur: float, reach: float) -> list[Chain]:
             i = parent[i]
         return i
 
-    arms: dict[int, list[np.ndarray]] = {}
-    for s in segs:
+    arms: dict[int, list[tuple[int, np.ndarray]]] = {}
+    for i, s in enumerate(segs):
         for n, d in zip(s.nodes, s.dirs):
             if n is not None:
-                arms.setdefault(n, []).append(d)
+                arms.setdefault(n, []).append((i, d))
     keep = []
-    for s in segs:
+    for i, s in enumerate(segs):
         a, b = s.nodes
         if a is not None and b is not None and a != b and (
-                len(s.points) < spur or (len(s.points) < CROSSING_MAX * reach and _shallow_crossing(s, arms))):
+                len(s.points) < spur or (len(s.points) < CROSSING_MAX * reach and _shallow_crossing(i, s, arms))):
             parent[find(a)] = find(b)
             continue
         keep.append(s)
