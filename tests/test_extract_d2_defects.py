@@ -858,3 +858,12 @@ def test_a_wedge_larger_than_the_images_heads_is_the_head_dropped_not_the_real_o
     # than the image's heads, was taken for a head too, and of the connector's two heads the smaller
     # (its real one, at "Fallback Recommendations") was dropped: the edge read backwards
     assert ("zero-results", "->", "fallback-recommendations", "yes") in crop_edges("arch_search", 6500, 8200, 1600, 2600)
+
+
+@needs_tesseract
+def test_a_head_arriving_along_a_persons_shoulder_into_its_neck_is_found():
+    # "failed tests" arrives at "Data On-call" along the person's shoulder into its neck: its head's
+    # core lies near the outline all over and was taken for a wedge where a line meets an outline, and
+    # the edge lost its direction
+    assert ("batch-jobs.hold-and-page-data-team", "->", "data-quality.data-on-call", "failed tests") in \
+        crop_edges("etl_clickstream", 0, 8156, 0, 5414)

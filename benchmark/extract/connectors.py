@@ -163,7 +163,9 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
     stroke pixel near a core (its thin corners, the line's last stretch) belongs to the head.
     A head that ends in a notch of a shape (a person's neck) merges with the outline's corner
     into one elongated core; with ``outline`` (:func:`outline_band`) given, such a core is opened
-    again without the outline, and the compact piece left is the head. With
+    again without the outline, and the compact piece left is the head. So is a core lying near an
+    outline all over (a wedge, see :func:`_on_outline`) but more than ``HEAD_CORE_ONE`` opening
+    areas large: a head arriving along the side of a notch (a person's shoulder) into its end. With
     ``outline_distance`` (:class:`OutlineDistance` of every shape), a core lying wholly on a shape's
     outline is where a line meets or crosses a thick outline (the sketch style's rough strokes), not
     a head: a head only touches the outline with its tip and reaches a head's length away from it.
@@ -234,7 +236,14 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
             and _compact(core) else 0.0
         near = outline_distance.window(y0, y1, x0, x1, exact) if outline_distance is not None else None
         if near is not None and _on_outline(core, near, k, sure):
-            continue
+            # a head arriving along a side of a shape's notch (a person's neck) at a shallow angle
+            # lies near the outline all over, and is larger than a wedge: what is left of it without
+            # the outline's band is still a head's core
+            off = None if outline is None or thick or big or a < HEAD_CORE_ONE * k * k else \
+                _core_off_outline(mask[y0:y1, x0:x1], outline[y0:y1, x0:x1], core, k, least)
+            if off is None:
+                continue
+            core = off
         if bundle:
             core = _bundle_head(core, near, k, lw, least, exact)
             if core is None:
