@@ -867,3 +867,31 @@ def test_a_head_arriving_along_a_persons_shoulder_into_its_neck_is_found():
     # the edge lost its direction
     assert ("batch-jobs.hold-and-page-data-team", "->", "data-quality.data-on-call", "failed tests") in \
         crop_edges("etl_clickstream", 0, 8156, 0, 5414)
+
+
+@needs_tesseract
+@pytest.mark.parametrize("name, edge", [
+    ("fin_wire_transfer_aml", ("transaction-monitoring", "->", "financiat-intelligence-unit", "alerts for investigation")),
+    ("net_office", ("remote-branch-site", "->", "vpn-concentrator", "site-to-site IPsec")),
+])
+def test_an_edge_label_read_unsurely_among_all_the_text_is_read_again_alone(name, edge):
+    # in the mosaic of all the image's text tesseract read "lerts for investigation" and
+    # "site-to-site [Р5ес", less surely than clean words; read alone, the lines read right
+    assert edge in crop_edges(name, 0, 20000, 0, 20000)
+
+
+def test_a_line_read_again_replaces_the_first_reading_only_when_surer():
+    from benchmark.extract.labels import Block, reread_unsure_labels, surer_reading
+    from benchmark.extract.ocr import Word
+
+    assert surer_reading([("sev", 17), ("l", 17)], [("sev", 59), ("1", 59)])
+    # as sure, fewer or more words, or a mark at a word's end the first reading lacked: kept as read
+    assert not surer_reading([("da", 90)], [("aa", 91)])
+    assert not surer_reading([("recv", 92), ("ack", 96)], [("recvack", 99)])
+    assert not surer_reading([("poisk", 76)], [("\u201epoisk", 90)])
+    assert surer_reading([("trigge.,", 37)], [("trigger,", 74)])
+    # a sure label is not read again, nor is a dark (a shape's) one: no tesseract call is made
+    sure = Block([[Word("checkout", 0, 0, 60, 12, 96.0, 110.0)]], grey=True)
+    dark = Block([[Word("Checkout", 0, 0, 60, 12, 40.0, 10.0)]], grey=False)
+    reread_unsure_labels([sure, dark], None, 1, "eng")
+    assert (sure.text, dark.text) == ("checkout", "Checkout")
