@@ -895,3 +895,11 @@ def test_a_line_read_again_replaces_the_first_reading_only_when_surer():
     dark = Block([[Word("Checkout", 0, 0, 60, 12, 40.0, 10.0)]], grey=False)
     reread_unsure_labels([sure, dark], None, 1, "eng")
     assert (sure.text, dark.text) == ("checkout", "Checkout")
+
+
+@needs_tesseract
+def test_a_small_head_arriving_along_a_diamonds_side_at_a_very_shallow_angle_is_found():
+    # "инсульт" arrives at "Шкала FAST положительна?" almost along its upper side: the head's core, on a
+    # diagram drawn with thin lines, is drawn out to 1.58 times its width and was taken for a wedge
+    assert ("профиль-пациента", "->", "шкала-fast-положительна", "инсульт") in \
+        crop_edges("med_triage_ru", 0, 3600, 8500, 9700)

@@ -333,8 +333,9 @@ OFF_THICK_OUTLINE = 2.0
 #: longest side of a head's core against its shortest (its smallest enclosing rectangle's) for a
 #: core lying close along an outline to be taken for a head: a wedge where a line meets a rough
 #: outline (the sketch style) lies drawn out along it; a d2 head arriving along a diamond's side
-#: at a shallow angle measures between 1.25 and 1.4 (``med_triage_ru``)
-COMPACT_MAX = 1.4
+#: at a shallow angle measures between 1.25 and 1.4 (``med_triage_ru``), and 1.58 arriving almost
+#: along it on a diagram drawn with thin lines (``инсульт``)
+COMPACT_MAX = 1.6
 
 
 def _compact(core: np.ndarray) -> bool:
