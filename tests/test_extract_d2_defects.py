@@ -903,3 +903,13 @@ def test_a_small_head_arriving_along_a_diamonds_side_at_a_very_shallow_angle_is_
     # diagram drawn with thin lines, is drawn out to 1.58 times its width and was taken for a wedge
     assert ("профиль-пациента", "->", "шкала-fast-положительна", "инсульт") in \
         crop_edges("med_triage_ru", 0, 3600, 8500, 9700)
+
+
+@needs_tesseract
+def test_a_connector_drawn_over_a_diamond_is_one_edge_though_a_wedge_at_its_outline_looks_like_a_head():
+    # the grey dashed "renal function" runs from "Lab information system" over "Second pharmacist
+    # check": the wedge where it crosses the diamond's outline near its tip was taken for a head, and
+    # the connector read as two edges, into and out of the diamond
+    got = crop_edges("med_medication_order", 0, 6500, 2700, 5500)
+    assert ("laboratory.lab-information-system", "->", "pharmacy.pharmacist-verification", "renal function") in got
+    assert not {e for e in got if "second-pharmacist-check" in (e[0], e[2]) and "lab-information" in e[0] + e[2]}

@@ -1491,7 +1491,10 @@ def _through_shapes(ends: list[_End], shapes: list[Shape], stroke: np.ndarray, l
     the stroke running on between them: a connector crossing an outline or another connector at
     a shallow angle, whose traced pieces stop short of each other. Two dashed chains (``dashed``)
     facing each other across a shape may have no stroke over it: d2 can draw a dashed
-    connector under the shapes in its way.
+    connector under the shapes in its way. An end with a head is one of such a pair only when the
+    stroke runs on between them over the shape's inside (its middle at least three line widths
+    inside the outline): no connector is drawn into a shape, so its head is a wedge where a line
+    passing over the shape crosses the outline.
 
     Facing is read from the ends' own directions, or, for two straight pieces (``chains``), from
     the pieces as wholes: both lie along one line (:func:`_in_line`). A short piece between two
@@ -1512,7 +1515,7 @@ def _through_shapes(ends: list[_End], shapes: list[Shape], stroke: np.ndarray, l
     by_shape: dict[int, list[int]] = {}
     leaves = [s for s in shapes if not s.is_container]
     for i, e in enumerate(ends):
-        if e.arrow or e.at_container:
+        if e.at_container:
             continue
         si = e.shape if e.shape is not None else _near_leaf(e, leaves, NEAR_LEAF * lw)
         if si is not None:
@@ -1531,6 +1534,16 @@ def _through_shapes(ends: list[_End], shapes: list[Shape], stroke: np.ndarray, l
                 u = v / dist
                 if min(float(np.dot(e1.direction, u)), float(np.dot(e2.direction, -u))) < 0.97 and \
                         not _in_line(lines, e1, e2, lw):
+                    continue
+                if e1.arrow or e2.arrow:
+                    # a connector ends at a shape's outline: a line drawn on over the shape's inside
+                    # (not along its outline) from a headed end is one passing over it, and the head a
+                    # wedge where it crosses the outline
+                    mid = (e1.point + e2.point) / 2
+                    cover = stroke_cover(stroke, e1.point, e2.point, lw) if \
+                        shapes[si].contains(mid[0], mid[1], -3 * lw) else 0.0
+                    if cover >= 0.9:
+                        cands.append((-cover, dist, idx[a], idx[b]))
                     continue
                 cover = cover_of(e1.point, e2.point)
                 if cover < 0.9 and e1.chain in dashed and e2.chain in dashed:
