@@ -233,7 +233,7 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
         # head size (an image of larger heads raises the least core taken for one)
         sure = a / max(1.0, least / (HEAD_CORE_MIN * k * k)) if container_distance is not None and \
             k > 2 * lw - 1 and float(container_distance.window(y0, y1, x0, x1, exact)[core > 0].min()) > 2 * lw \
-            and _compact(core) else 0.0
+            and _compact(core, COMPACT_MAX_THICK if thick else COMPACT_MAX) else 0.0
         near = outline_distance.window(y0, y1, x0, x1, exact) if outline_distance is not None else None
         if near is not None and _on_outline(core, near, k, sure):
             # a head arriving along a side of a shape's notch (a person's neck) at a shallow angle
@@ -336,12 +336,15 @@ OFF_THICK_OUTLINE = 2.0
 #: at a shallow angle measures between 1.25 and 1.4 (``med_triage_ru``), and 1.58 arriving almost
 #: along it on a diagram drawn with thin lines (``инсульт``)
 COMPACT_MAX = 1.6
+#: the same where outlines are thicker than lines (:func:`thick_outlines`): up to 1.6 there, the
+#: wedges of lines meeting the sketch style's rough outlines were taken for heads (six edges lost)
+COMPACT_MAX_THICK = 1.4
 
 
-def _compact(core: np.ndarray) -> bool:
+def _compact(core: np.ndarray, most: float = COMPACT_MAX) -> bool:
     cy, cx = nonzero(core)
     (_, _), (rw, rh), _ = cv2.minAreaRect(np.stack([cx, cy], axis=1).astype(np.float32))
-    return max(rw, rh) <= COMPACT_MAX * max(1.0, min(rw, rh))
+    return max(rw, rh) <= most * max(1.0, min(rw, rh))
 
 
 def head_core_min(stats: np.ndarray, k: int, lw: int) -> float:
