@@ -106,6 +106,17 @@ def group_blocks(lines: list[list[Word]]) -> list[Block]:
     return blocks
 
 
+def _line_boxes(blocks: list[Block], factor: int) -> list[tuple[int, int, int, int]]:
+    """The blocks' boxes in the full image, ``factor`` times larger than the blocks' coordinates."""
+    return [tuple(int(v * factor) for v in b.box) for b in blocks]
+
+
+def _reread_line(old: list[Word], got: list[tuple[str, float]]) -> list[list[Word]]:
+    """A one-line block's words (``old``, in reading order) with the texts and confidences of a new
+    reading of as many words, each word keeping its box and ink."""
+    return [[Word(text, w.x, w.y, w.w, w.h, conf, w.ink) for w, (text, conf) in zip(old, got)]]
+
+
 def reread_foreign_labels(blocks: list[Block], rgb, factor: int, lang: str) -> None:
     """Edge labels (grey one-line blocks) with a word written only in letters of the other script
     than the image's own (:func:`.ocr.dominant_script` of all its words) are read again in the
@@ -131,8 +142,7 @@ def reread_foreign_labels(blocks: list[Block], rgb, factor: int, lang: str) -> N
     todo = [b for b in blocks if b.grey and len(b.lines) == 1 and any(foreign(w.text) for w in b.words)]
     if not todo:
         return
-    boxes = [tuple(int(v * factor) for v in b.box) for b in todo]
-    for b, got in zip(todo, reread_in_script(rgb, boxes, script, lang)):
+    for b, got in zip(todo, reread_in_script(rgb, _line_boxes(todo, factor), script, lang)):
         old = sorted(b.lines[0], key=lambda w: w.x)
         if len(got) != len(old):
             continue
@@ -145,8 +155,7 @@ def reread_foreign_labels(blocks: list[Block], rgb, factor: int, lang: str) -> N
                 ok = False
                 break
         if ok:
-            b.lines = [[Word(text, w.x, w.y, w.w, w.h, conf, w.ink) for w, (text, conf) in zip(old, got)]]
-
+            b.lines = _reread_line(old, got)
 
 
 #: an edge label one of whose words tesseract read less surely than this in the image's text
@@ -202,12 +211,12 @@ def reread_unsure_labels(blocks: list[Block], rgb, factor: int, lang: str) -> No
     todo = [b for b in blocks if b.grey and len(b.lines) == 1 and min(w.conf for w in b.words) < UNSURE_CONF]
     if not todo:
         return
-    boxes = [tuple(int(v * factor) for v in b.box) for b in todo]
-    for b, got in zip(todo, read_lines(rgb, boxes, lang)):
+    for b, got in zip(todo, read_lines(rgb, _line_boxes(todo, factor), lang)):
         old = sorted(b.lines[0], key=lambda w: w.x)
         got = [(fix_script(t), c) for t, c in got]
         if surer_reading([(w.text, w.conf) for w in old], got):
-            b.lines = [[Word(text, w.x, w.y, w.w, w.h, conf, w.ink) for w, (text, conf) in zip(old, got)]]
+            b.lines = _reread_line(old, got)
+
 
 #: d2 writes edge labels in italics leaning about this much (x shift per pixel of height)
 ITALIC_SLANT = 0.2
