@@ -913,3 +913,12 @@ def test_a_connector_drawn_over_a_diamond_is_one_edge_though_a_wedge_at_its_outl
     got = crop_edges("med_medication_order", 0, 6500, 2700, 5500)
     assert ("laboratory.lab-information-system", "->", "pharmacy.pharmacist-verification", "renal function") in got
     assert not {e for e in got if "second-pharmacist-check" in (e[0], e[2]) and "lab-information" in e[0] + e[2]}
+
+
+@needs_tesseract
+def test_heads_piled_up_where_several_connectors_arrive_at_one_point_are_each_ones_head():
+    # four connectors arrive at one point of "Enter medication order"'s left side, their heads drawn
+    # one over another: the pile was too large for a head and dropped, and the connectors (among them
+    # "no" from "Discrepancy found?") were read without direction
+    assert ("discrepancy-found", "->", "enter-medication-order", "no") in \
+        crop_edges("med_medication_order", 0, 5500, 600, 1600)

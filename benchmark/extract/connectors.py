@@ -245,9 +245,12 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
                 continue
             core = off
         if bundle:
-            core = _bundle_head(core, near, k, lw, least, exact)
-            if core is None:
+            head = _bundle_head(core, near, k, lw, least, exact)
+            if head is None and outline is not None:
+                head = _stacked_heads(core, outline[y0:y1, x0:x1], k, lw, least)
+            if head is None:
                 continue
+            core = head
         elif big or _elongated(core):
             if outline is None:
                 continue  # an elongated core is where several connectors run together, not a head
@@ -526,6 +529,78 @@ def _bundle_head(core: np.ndarray, distance: np.ndarray, k: int, lw: int, least:
     return head if lw < off <= exact else None
 
 
+#: heads drawn one over another at a shape (:func:`_stacked_heads`) lie within this many line widths
+#: of its outline's band (d2 draws its heads about five and a half line widths long, their tips on
+#: the outline, which the band covers a line width deep)
+STACK_REACH = 5
+#: ... and they are at least this many of the image's least head cores (:func:`head_core_min`) large
+STACK_MIN = 3.0
+#: ... and their lines come in at more than 30 degrees to the outline (the cosine)
+STACK_ALONG = 0.87
+
+
+def _stacked_heads(core: np.ndarray, outline: np.ndarray, k: int, lw: int, least: float) -> np.ndarray | None:
+    """The heads piled up where several connectors arrive at one point of a shape, drawn one over
+    another (a large diagram drawn at a reduced scale, whose lines converge on the point): their lines
+    run together on the way in, so the core is too large for a head and is no single head at a
+    bundle's end (:func:`_bundle_head`). What lies within a head's length of the shape's outline band
+    (``outline``, :func:`outline_band`; ``STACK_REACH``), opened again as wide as a bundle's
+    (``BUNDLE_OPENING``: lines run together along an outline are gone), is the heads: one piece of at
+    least ``STACK_MIN`` least cores, reaching the band but for what the opening rounds off the tips
+    (half its width), the core's lines beyond it coming in across the band (``STACK_ALONG``). None
+    without one.
+
+    >>> band = np.zeros((60, 60), np.uint8); band[:, 50:53] = 1          # a shape's side at x = 51
+    >>> core = np.zeros((60, 60), np.uint8)
+    >>> for y0, y in ((5, 20), (30, 26), (55, 32)):                        # three heads and their lines
+    ...     _ = cv2.fillPoly(core, [np.array([[50, y], [34, y - 8], [34, y + 8]], np.int32)], 1)
+    ...     _ = cv2.line(core, (2, y0), (34, y), 1, 3)
+    >>> heads = _stacked_heads(core, band, 5, 3, 30.0)
+    >>> heads is not None and bool(heads[:, :30].sum() == 0) and bool(heads[:, 40:50].any())
+    True
+    >>> _stacked_heads(core * (np.arange(60) < 36)[None, :].astype(np.uint8), band, 5, 3, 30.0) is None
+    True
+    >>> side = np.zeros((60, 60), np.uint8); side[40:43, :] = 1          # a shape's top at y = 41
+    >>> pile = np.zeros((60, 60), np.uint8); pile[28:40, 38:58] = 1
+    >>> across, along = pile.copy(), pile.copy()
+    >>> _ = cv2.line(across, (46, 0), (46, 30), 1, 5); _ = cv2.line(along, (0, 18), (45, 30), 1, 5)
+    >>> _stacked_heads(across, side, 5, 3, 30.0) is None, _stacked_heads(along, side, 5, 3, 30.0) is None
+    (False, True)
+    """
+    if not outline.any():
+        return None
+    off = cv2.distanceTransform((outline == 0).astype(np.uint8), cv2.DIST_L2, 3)
+    near = core & (off <= STACK_REACH * lw).astype(np.uint8)
+    k2 = max(k + 2, BUNDLE_OPENING * lw)
+    opened = cv2.morphologyEx(near, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k2, k2)))
+    n, labels, stats, _ = components(opened)
+    if n < 2:
+        return None
+    j = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+    piece = (labels == j).astype(np.uint8)
+    if stats[j, cv2.CC_STAT_AREA] < STACK_MIN * least or float(off[piece > 0].min()) > k2 / 2:
+        return None
+    # the lines come in across the outline; lines run together along it (at a shallow angle, over a
+    # shape's side) leave such a piece too
+    band = outline & cv2.dilate(piece, np.ones((2 * k2 + 1, 2 * k2 + 1), np.uint8))
+    lines = core & (off > STACK_REACH * lw).astype(np.uint8)
+    if cv2.countNonZero(band) < k2 or cv2.countNonZero(lines) < k2:
+        return None
+    ys, xs = nonzero(band)
+    pts = np.stack([xs, ys], axis=1).astype(float)
+    along = np.linalg.svd(pts - pts.mean(axis=0), full_matrices=False)[2][0]
+    way = _centre(piece) - _centre(lines)   # from the lines into the piece
+    if abs(float(np.dot(along, way))) > STACK_ALONG * float(np.hypot(*way)):
+        return None
+    return piece
+
+
+def _centre(mask: np.ndarray) -> np.ndarray:
+    """The mean (x, y) of a mask's pixels."""
+    ys, xs = nonzero(mask)
+    return np.array([xs.mean(), ys.mean()])
+
+
 def _core_off_outline(mask: np.ndarray, outline: np.ndarray, core: np.ndarray, k: int,
                       least: float = 0.0) -> np.ndarray | None:
     """The compact head core left when the outline band is taken out of an elongated core's
@@ -629,6 +704,7 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     _drop_fan_out_heads(groups, met, taken)
     if d2_heads:   # d2's own drawings (dagre's bundles); elsewhere such ends are mostly crossings
         _along_trunks(groups, chains, lw)
+        _shared_heads(groups, blobs, set(taken.values()), typical, lw, shapes, label_boxes, outlines)
     for members, entries, (e1, e2), crossed in groups:
         if e1.shape is None or e2.shape is None:
             continue
@@ -1421,6 +1497,48 @@ def _drop_fan_out_heads(groups: list[tuple[list[int], list[int], tuple[_End, _En
         for e, other in ((e1, e2), (e2, e1)):
             if e.arrow and other.arrow and taken.get(id(e)) in leaving:
                 e.arrow = False
+
+
+#: a connector leaving a shape where heads are piled up, its line stopped at the outline of a container
+#: around the shape, runs on to the pile at most this many line widths (:func:`_shared_heads`)
+SHARED_REACH = 10
+
+
+def _shared_heads(groups: list[tuple[list[int], list[int], tuple[_End, _End], list[int]]],
+                  blobs: list[np.ndarray], claimed: set[int], typical: float, lw: int, shapes: list[Shape],
+                  label_boxes: dict[int, list[tuple[int, int, int, int]]], outlines: _Outlines) -> None:
+    """Heads drawn one over another where three or more connectors arrive at one point of a shape
+    (d2's drawings): their blob, at least ``DOUBLE_HEAD`` heads large, went to one end or two
+    (:func:`_make_ends`), and the other connectors aimed at it were left with no head at either
+    end. Such a connector's end at a shape aimed at a blob that large, which another end took
+    (``claimed``: the blob numbers, from 1), takes it too. One with a head at its other end keeps
+    none there: it leaves the shape where the others arrive. The end is attached again at the head's
+    tip: its line may have stopped short of the pile, at the outline of a container around the shape
+    (so is the end of a connector leaving the shape there that stopped at a container's outline)."""
+    shared = [(i + 1, b) for i, b in enumerate(blobs) if i + 1 in claimed and len(b) >= DOUBLE_HEAD * typical]
+    if not shared:
+        return
+    for _, _, (e1, e2), _ in groups:
+        headless = not (e1.arrow or e2.arrow)
+        for e in (e1, e2):
+            if e.shape is None or e.arrow or not (headless or e.at_container):
+                continue
+            # a line stopped at a container's outline runs on straight across its margin to the pile
+            reach, aim = (4 * lw, 0.5) if headless else (SHARED_REACH * lw, 0.9)
+            near = [(d, n, b) for n, b in shared for _, d in _ends_aimed_at(b, [e], reach, aim, lw)]
+            if not near:
+                continue
+            blob = min(near, key=lambda t: t[:2])[2]
+            if headless:
+                _give_head(e, blob)
+                headless = False
+            else:   # a connector leaving the shape there, its line stopped at a container's outline
+                e.point = blob[np.argmax(np.hypot(*(blob - e.point).T))]
+            was = e.shape, e.at_container
+            e.shape = None
+            _attach_one(e, shapes, lw, 4 * lw + 4, label_boxes, outlines)
+            if e.shape is None:
+                e.shape, e.at_container = was
 
 
 def _through_outline(e: _End, shapes: list[Shape], lw: int) -> None:
