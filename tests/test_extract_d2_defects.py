@@ -922,3 +922,20 @@ def test_heads_piled_up_where_several_connectors_arrive_at_one_point_are_each_on
     # "no" from "Discrepancy found?") were read without direction
     assert ("discrepancy-found", "->", "enter-medication-order", "no") in \
         crop_edges("med_medication_order", 0, 5500, 600, 1600)
+
+
+@needs_tesseract
+def test_labels_set_side_by_side_on_three_connectors_go_one_to_each():
+    # "checkout", "checkout API" and "checkout API" touch in one row where three connectors into the
+    # storefront cross it; tesseract boxed the first word of each label over the whole label, and the
+    # row was read as one line, then split into the three "checkout"s and two lone "API"s
+    got = {e for e in crop_edges("arch_event_driven", 0, 2600, 0, 2200) if e[2] == "storefront"}
+    assert {("web-shop", "->", "storefront", "checkout"), ("ios-app", "->", "storefront", "checkout API"),
+            ("android-app", "->", "storefront", "checkout API")} <= got
+
+
+@needs_tesseract
+def test_a_lone_l_in_an_edge_label_is_a_one():
+    # "sev 1" was read as one word "sevl", split at the space as "sev" and "l"
+    assert ("work-the-incident", "->", "call-engineering-manager", "sev 1") in \
+        crop_edges("ops_pager_escalation", 0, 1500, 2000, 3600)

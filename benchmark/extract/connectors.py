@@ -736,15 +736,16 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
 
 
 def split_shared_labels(edges: list[RawEdge], blocks: list[Block], lw: int) -> list[Block]:
-    """``blocks`` with each one-line block that two connectors share split between them: two
-    labels set side by side on two connectors running close together were read as one line
-    (``med_medication_order``'s ``no`` and ``approved``, ``cicd_ru_deploy``'s ``чтение секретов``
-    and ``стенд готов``). A block is shared by the connectors joined across it and, where one is,
-    the connectors whose path runs through it with their middle beside it, when they are two. d2
-    sets a label at its connector's middle and cuts both lines under both labels: each word goes to
-    the connector whose middle is nearest it, and the block is split when that gives the first
-    words to one and the rest to the other. The second part is added at the end, and the connector
-    it goes to was joined across it.
+    """``blocks`` with each one-line block that connectors share split between them: labels set side
+    by side on connectors running close together were read as one line (``med_medication_order``'s
+    ``no`` and ``approved``, ``cicd_ru_deploy``'s ``чтение секретов`` and ``стенд готов``,
+    ``arch_event_driven``'s ``checkout``, ``checkout API`` and ``checkout API``). A block is shared by
+    the connectors joined across it and, where one is, the connectors whose path runs through it with
+    their middle beside it, when they are two or more; a block of three words or more no connector was
+    joined across, by the connectors running through it with their middles in it. d2 sets a label at its connector's middle and
+    cuts all the lines under all the labels: each word goes to the connector whose middle is nearest
+    it, and the block is split when that gives each connector one run of the words, in turn. The
+    later parts are added at the end, and the connectors they go to were joined across it.
     """
     sharing: dict[int, list[int]] = {}
     for ei, e in enumerate(edges):
@@ -752,30 +753,42 @@ def split_shared_labels(edges: list[RawEdge], blocks: list[Block], lw: int) -> l
             if len(blocks[bi].lines) == 1 and len(blocks[bi].lines[0]) >= 2:
                 sharing.setdefault(bi, []).append(ei)
     out = list(blocks)
-    if not sharing:
+    multi = [bi for bi, b in enumerate(blocks) if bi not in sharing and len(b.lines) == 1 and len(b.lines[0]) >= 3]
+    if not sharing and not multi:
         return out
     paths = [_edge_path(e, lw) for e in edges]
     middles = [_edge_middle(e, p) for e, p in zip(edges, paths)]
+    for bi in multi:
+        # a block no connector was joined across is shared by the connectors running through it whose
+        # middles lie in it, when they are two or more
+        x, y, w, h = blocks[bi].box
+        owners = [ei for ei in range(len(edges)) if x <= middles[ei][0] <= x + w
+                  and y - h <= middles[ei][1] <= y + 2 * h and _points_box_distance(paths[ei], blocks[bi].box) == 0]
+        if len(owners) >= 2:
+            sharing[bi] = owners
     for bi, owners in sorted(sharing.items()):
         b = blocks[bi]
         # and a connector whose path runs through the block, its middle beside it
         _, _, w, h = b.box
         cx, cy = b.centre
-        owners += [ei for ei in range(len(edges)) if ei not in owners
-                   and _points_box_distance(paths[ei], b.box) == 0
-                   and np.hypot(middles[ei][0] - cx, middles[ei][1] - cy) <= w / 2 + 3 * h]
-        if len(owners) != 2:
+        if bi not in multi:
+            owners += [ei for ei in range(len(edges)) if ei not in owners
+                       and _points_box_distance(paths[ei], b.box) == 0
+                       and np.hypot(middles[ei][0] - cx, middles[ei][1] - cy) <= w / 2 + 3 * h]
+        if len(owners) < 2:
             continue
         words = sorted(b.lines[0], key=lambda w: w.x)
         nearest = [int(np.argmin([np.hypot(middles[ei][0] - w.cx, middles[ei][1] - w.cy) for ei in owners]))
                    for w in words]
         cuts = [i for i in range(1, len(words)) if nearest[i] != nearest[i - 1]]
-        if len(cuts) != 1:
-            continue
+        if len(cuts) != len(owners) - 1:
+            continue   # each connector takes one run of the words, or the block stays whole
+        runs = list(zip([0] + cuts, cuts + [len(words)]))
         out[bi] = Block([words[:cuts[0]]], b.grey)
-        out.append(Block([words[cuts[0]:]], b.grey))
-        second = edges[owners[nearest[-1]]]
-        second.crossed = [len(out) - 1 if c == bi else c for c in second.crossed]
+        for a, z in runs[1:]:
+            out.append(Block([words[a:z]], b.grey))
+            owner = edges[owners[nearest[a]]]
+            owner.crossed = [len(out) - 1 if c == bi else c for c in owner.crossed]
     return out
 
 

@@ -260,6 +260,7 @@ def split_run_together(blocks: list[Block], rgb, factor: int) -> None:
     """
     import numpy as np
 
+    from benchmark.extract.ocr import fix_script
     from benchmark.extract.raster import make_raster
 
     for b in blocks:
@@ -284,8 +285,9 @@ def split_run_together(blocks: list[Block], rgb, factor: int) -> None:
                 changed = True
                 k = len(parts[0]) / len(w.text)
                 cut = int(round(w.w * k))
-                new_line.append(Word(parts[0], w.x, w.y, max(1, cut), w.h, w.conf, w.ink))
-                new_line.append(Word(parts[1], w.x + cut, w.y, max(1, w.w - cut), w.h, w.conf, w.ink))
+                # each part is a word of its own, its script made one as every word read is
+                new_line.append(Word(fix_script(parts[0]), w.x, w.y, max(1, cut), w.h, w.conf, w.ink))
+                new_line.append(Word(fix_script(parts[1]), w.x + cut, w.y, max(1, w.w - cut), w.h, w.conf, w.ink))
             lines.append(new_line)
         if changed:
             b.lines = lines

@@ -37,7 +37,7 @@ MIN_CONF = 20
 #: corners); comparisons and operators stand alone between spaces in labels like ``attempts < 3?``
 LONE_SYMBOLS = "?!&+-/<>=≤≥≠%#*:~|→←"
 #: bump when :func:`read_words` may read other words from the same image (invalidates stored words)
-WORDS_VERSION = "3"
+WORDS_VERSION = "4"
 
 _CYR_TO_LAT = str.maketrans("аеорсухкмнтвАЕОРСУХКМНТВ", "aeopcyxkmhtbAEOPCYXKMHTB")
 _LAT_TO_CYR = str.maketrans("aeopcyxkAEOPCYXKMHTB", "аеорсухкАЕОРСУХКМНТВ")
@@ -114,7 +114,14 @@ def fix_script(word: str) -> str:
     'API'
     >>> fix_script("Docker-oбраз")   # a Latin "o" in the Russian part
     'Docker-образ'
+
+    A lone ``l`` is a one (``sev 1``): no word of either language is that letter alone.
+
+    >>> fix_script("l")
+    '1'
     """
+    if word == "l":
+        return "1"
     if "-" in word:
         return "-".join(fix_script(p) for p in word.split("-"))
     lat = sum(1 for c in word if c.isalpha() and c.isascii())
@@ -401,8 +408,51 @@ def read_words(image: Raster | np.ndarray, lang: str = LANG, tones: bool = True)
         vals = r.lum[y:y + h, x:x + w][box_ink]
         ink = float(np.percentile(vals, 20)) if vals.size else 255.0
         words.append(Word(fix_script(text), int(x), int(y), int(w), int(h), conf, ink))
+    words = trim_spanning_boxes(words)
     words.sort(key=lambda w: (w.y, w.x))
     return words
+
+
+#: a word's box spans the words after it on its line when theirs start this many of its heights
+#: inside it and the last ends within this many of its heights of its end (:func:`trim_spanning_boxes`)
+SPAN_INSIDE, SPAN_END = 0.3, 0.5
+#: ... their tops and bottoms within these many of its heights of its own
+SPAN_TOP, SPAN_BOTTOM = 0.25, 0.5
+#: the space left between a trimmed word and the next, in its heights
+SPAN_SPACE = 0.25
+
+
+def trim_spanning_boxes(words: list[Word]) -> list[Word]:
+    """``words`` with the box of a line's first word that tesseract drew to the line's end cut back
+    before the next word: it sometimes boxes the first word of a grey edge label over the whole label
+    (``checkout`` over ``checkout API``, ``задание`` over ``задание на сборку``) while it reads the
+    other words with their own boxes, and the words then overlap too much to be read as one line.
+    A box spans the words after it when they are grey too, on its baseline, start well inside it, and
+    the last of them ends where it ends. (Dark text is left as read: trimming the ``Floor`` that
+    tesseract boxed over the ``3`` of a container's ``Floor 3 Finance`` lost the container's match on
+    d2's elk drawing of ``net_office``.)
+
+    >>> ws = [Word("checkout", 100, 10, 230, 31, 96, 109), Word("API", 276, 6, 54, 45, 95, 109)]
+    >>> [(w.text, w.x, w.w) for w in trim_spanning_boxes(ws)]
+    [('checkout', 100, 168), ('API', 276, 54)]
+    >>> dark = [Word("Floor", 100, 10, 154, 41, 96, 16), Word("3", 235, 6, 23, 54, 95, 16)]
+    >>> trim_spanning_boxes(dark) == dark
+    True
+    """
+    out = list(words)
+    for i, a in enumerate(words):
+        if not a.grey:
+            continue
+        end = a.x + a.w
+        inside = [b for b in words if b is not a and b.grey
+                  and b.x >= a.x + SPAN_INSIDE * a.h and b.x + b.w <= end + SPAN_END * a.h
+                  and abs(b.y - a.y) <= SPAN_TOP * a.h and abs(b.y + b.h - a.y - a.h) <= SPAN_BOTTOM * a.h]
+        if not inside or max(b.x + b.w for b in inside) < end - SPAN_END * a.h:
+            continue
+        w = min(b.x for b in inside) - a.x - int(round(SPAN_SPACE * a.h))
+        if w > 0:
+            out[i] = Word(a.text, a.x, a.y, w, a.h, a.conf, a.ink)
+    return out
 
 
 #: the languages of :data:`LANG` by the script they write
