@@ -939,3 +939,14 @@ def test_a_lone_l_in_an_edge_label_is_a_one():
     # "sev 1" was read as one word "sevl", split at the space as "sev" and "l"
     assert ("work-the-incident", "->", "call-engineering-manager", "sev 1") in \
         crop_edges("ops_pager_escalation", 0, 1500, 2000, 3600)
+
+
+@needs_tesseract
+def test_a_dashed_and_a_solid_connector_crossing_under_their_labels_are_each_joined_in_its_own_style():
+    # the dashed "pull" from the registry and the solid "/api" from the ingress controller cross just
+    # under their labels; the pieces were joined the wrong way across the labels' gaps, swapping ends
+    got = {(a.split(".")[-1], arrow, b.split(".")[-1]) for a, arrow, b, _ in
+           crop_edges("net_k8s_cluster", 2400, 4142, 900, 3100)}   # ids without their container's
+    assert ("container-registry", "->", "web-pods") in got
+    assert ("ingress-controller", "->", "api-service") in got
+    assert ("container-registry", "->", "api-service") not in got

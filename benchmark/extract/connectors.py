@@ -649,6 +649,7 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     # core if the outline zone were cut away first
     stroke = fill_small_holes(r.stroke.view(np.uint8), 12 * lw * lw)
     drawn, measure = stroke, None
+    ink_only, bridged = None, 0
     if dashed is not None:
         ink_only, bridged = without_bridges(r, dashed)
         if bridged:
@@ -681,7 +682,7 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     if d2_heads:
         _attach_across_labels(ends, shapes, edge_blocks, lw)
     _heads_across_labels(unclaimed, ends, edge_blocks, lw)
-    groups = _join(ends, chains, lw, edge_blocks)
+    groups = _join(ends, chains, lw, edge_blocks, _gap_shares(chains, ink_only if bridged else None))
     edges = []
     outlines = _Outlines(shapes, label_boxes)
     met: list[tuple[_End, int, bool]] = []
@@ -1614,6 +1615,18 @@ def _dashed_chains(chains: list[Chain], dashed: np.ndarray | None, lw: int) -> s
     return out
 
 
+def _gap_shares(chains: list[Chain], drawn: np.ndarray | None) -> np.ndarray | None:
+    """Each chain's share of points with no ink within a pixel in ``drawn`` (the stroke without the
+    bridges drawn between dashes, :func:`without_bridges`): where it runs over the gaps between
+    dashes. A solid line's is about 0 even where it runs close beside a dashed one; a dashed
+    line's pieces are 0.1 to 0.3 (the pixel of reach shortens each gap). None without ``drawn``."""
+    if drawn is None:
+        return None
+    inked = cv2.dilate(drawn, np.ones((3, 3), np.uint8))
+    return np.array([1.0 - float(inked[c.points[:, 1].astype(int), c.points[:, 0].astype(int)].mean())
+                     for c in chains])
+
+
 def _through_shapes(ends: list[_End], shapes: list[Shape], stroke: np.ndarray, lw: int,
                     dashed: set[int] = frozenset(), chains: list[Chain] | None = None,
                     gaps: np.ndarray | None = None) -> None:
@@ -2038,15 +2051,34 @@ def _across_label_pairs(ends: list[_End], free: list[int], blocks: list[Block], 
     return out
 
 
-def _join(ends: list[_End], chains: list[Chain], lw: int,
-          blocks: list[Block] | None = None) -> list[tuple[list[int], list[int], tuple[_End, _End], list[int]]]:
+#: a traced piece at least this many line widths long is known to be dashed or solid (d2's dashes and
+#: gaps are a few line widths each: such a piece holds several)
+DASH_KNOWN = 15
+#: ... and surely solid when at most this share of its points runs over gaps between dashes
+#: (:func:`_gap_shares`), surely dashed when at least this share does (d2's dashed connectors: 0.1 to
+#: 0.3, a piece taking a stretch of another line where they cross or touch less; solid ones 0 to 0.01)
+SURELY_SOLID, SURELY_DASHED = 0.03, 0.15
+
+
+def _join(ends: list[_End], chains: list[Chain], lw: int, blocks: list[Block] | None = None,
+          gap_shares: np.ndarray | None = None) -> list[tuple[list[int], list[int], tuple[_End, _End], list[int]]]:
     """Join free chain ends to collinear partners; returns (chain ids in order along the group,
     the end of each chain the walk enters it by, the group's outer ends, the edge label blocks
     whose gaps the group crosses) per group. Two ends are joined across an edge label's gap
     when both are at its box, or (with ``blocks``) when one is and the other continues it straight
-    across the box from further off (:func:`_across_label_pairs`)."""
+    across the box from further off (:func:`_across_label_pairs`). A piece surely dashed and one
+    surely solid (by ``gap_shares``, :func:`_gap_shares`: ``SURELY_DASHED``, ``SURELY_SOLID``),
+    both long enough to tell (``DASH_KNOWN``), are never joined: two connectors crossing under a
+    label, one dashed, are each joined on across it in its own line style."""
     def free(e: _End) -> bool:
         return not e.arrow and (e.shape is None or e.at_container)
+
+    def unlike(e1: _End, e2: _End) -> bool:
+        if gap_shares is None:
+            return False
+        lo, hi = sorted((gap_shares[e1.chain], gap_shares[e2.chain]))
+        return lo <= SURELY_SOLID and hi >= SURELY_DASHED and \
+            min(chains[e1.chain].length(), chains[e2.chain].length()) >= DASH_KNOWN * lw
 
     cands = []
     near = 8 * lw + 8
@@ -2076,12 +2108,15 @@ def _join(ends: list[_End], chains: list[Chain], lw: int,
         if loose and (facing < -0.2 or along < 0.0):
             continue
         bend = max(0.0, 2.0 - facing - along)          # 0 when the two pieces continue each other
+        if unlike(e1, e2):
+            continue
         cands.append((dist * (1 + 4 * bend) - (20 * lw if in_label else 0), i, j))
     cands.sort()
     partner: dict[int, int] = {}
     via_label: dict[int, int] = {}
     for i, e in enumerate(ends):
-        if e.through is not None and i not in partner and e.through not in partner:
+        if e.through is not None and i not in partner and e.through not in partner \
+                and not unlike(e, ends[e.through]):
             partner[i], partner[e.through] = e.through, i
             e.joined = ends[e.through].joined = True
     for _, i, j in cands:
