@@ -950,3 +950,13 @@ def test_a_dashed_and_a_solid_connector_crossing_under_their_labels_are_each_joi
     assert ("container-registry", "->", "web-pods") in got
     assert ("ingress-controller", "->", "api-service") in got
     assert ("container-registry", "->", "api-service") not in got
+
+
+@needs_tesseract
+def test_two_connectors_run_together_into_one_stroke_keep_their_way_to_the_shape():
+    # "no" from "Score above threshold?" and "yes" from "Customer confirms payment?" run together into
+    # one stroke two lines wide before "Daily limit exceeded?": a small piece of it the head opening
+    # kept was taken for a head pointing back, and both connectors were lost
+    got = {e[:3] for e in crop_edges("fin_wire_transfer_aml", 1600, 5000, 800, 2400)}
+    assert {("score-above-threshold", "->", "daily-limit-exceeded"),
+            ("customer-confirms-payment", "->", "daily-limit-exceeded")} <= got

@@ -216,6 +216,11 @@ def arrowheads(mask: np.ndarray, lw: int, outline: np.ndarray | None = None,
         if a < least and not (lone and a >= LONE_HEAD_MIN * k * k
                               and _lone_core(mask, outline, stats[i], k)):
             continue
+        # a small core with lines leaving it on opposite sides, away from every outline, is where lines
+        # run together on their way (two connectors merging into one stroke), not a head at a line's end
+        if lone and outline_distance is not None and a < THROUGH_CORE * least and \
+                _runs_through(mask, outline_distance, stats[i], k, lw):
+            continue
         # a larger core is lines run together, or (a rough outline thicker than the opening) an
         # outline with a head arriving along it: the head is what is left without the outline
         big = max(w, h) > 12 * lw
@@ -311,6 +316,54 @@ def _lone_core(mask: np.ndarray, outline: np.ndarray | None, stat: np.ndarray, k
         return True
     arms = int(np.count_nonzero(on & ~np.roll(on, 1)))
     return arms <= 1
+
+
+#: a core smaller than this many of the image's least head cores (:func:`head_core_min`) may be where
+#: lines run together on their way (:func:`_runs_through`)
+THROUGH_CORE = 1.5
+#: ... when two of the strokes leaving it are this far apart around it at least (the cosine of about
+#: 150 degrees)
+THROUGH_ARMS_COS = -0.87
+
+
+def _runs_through(mask: np.ndarray, distance: OutlineDistance, stat: np.ndarray, k: int, lw: int) -> bool:
+    """Do strokes leave the core on opposite sides (``THROUGH_ARMS_COS``), away from every shape's
+    outline (``distance``, :class:`OutlineDistance`: more than two line widths off)? A head ends its
+    line, and its tip touches a shape: the one stroke leaving it is its line. Two connectors run
+    together into one stroke, two lines wide, leave a small core on the way that the opening keeps,
+    with the merging lines on one side and the stroke on the other.
+
+    >>> m = np.zeros((60, 60), np.uint8); m[28:33, 10:50] = 1; stat = np.array([26, 27, 8, 7])
+    >>> far = OutlineDistance([], (60, 60))
+    >>> _runs_through(m, far, stat, 5, 2)
+    True
+    >>> m[:, 35:] = 0; _runs_through(m, far, stat, 5, 2)      # the core ends its line
+    False
+    """
+    x, y, w, h = (int(v) for v in stat[:4])
+    cx, cy = x + w / 2, y + h / 2
+    radius = max(w, h) / 2 + k
+    n = max(16, int(2 * np.pi * radius))
+    t = np.arange(n) * (2 * np.pi / n)
+    px = np.clip(np.round(cx + radius * np.cos(t)).astype(int), 0, mask.shape[1] - 1)
+    py = np.clip(np.round(cy + radius * np.sin(t)).astype(int), 0, mask.shape[0] - 1)
+    x0, y0 = int(px.min()), int(py.min())
+    near = distance.window(y0, int(py.max()) + 1, x0, int(px.max()) + 1, 2.0 * lw + 1)
+    on = (mask[py, px] > 0) & (near[py - y0, px - x0] > 2 * lw)
+    if not on.any() or on.all():
+        return False
+    # the middle of each run of stroke around the ring
+    start = int(np.flatnonzero(~on)[0])
+    arms, run = [], []
+    for j in range(start, start + n):
+        if on[j % n]:
+            run.append(t[j % n] if j < n else t[j % n] + 2 * np.pi)
+        elif run:
+            arms.append(float(np.mean(run)))
+            run = []
+    if run:
+        arms.append(float(np.mean(run)))
+    return any(np.cos(a1 - a2) <= THROUGH_ARMS_COS for i, a1 in enumerate(arms) for a2 in arms[i + 1:])
 
 
 def thick_outlines(opened: np.ndarray, outline: np.ndarray) -> bool:
