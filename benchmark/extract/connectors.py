@@ -289,6 +289,19 @@ THICK_OUTLINES = 0.05
 LONE_HEAD_MIN = 0.6
 
 
+def _ring(stat: np.ndarray, k: int, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The angles and pixels (x, y, within an image of ``shape``) of a ring around a core (its stats
+    x, y, w, h), ``k`` pixels out from its box's half size, about one pixel apart."""
+    x, y, w, h = (int(v) for v in stat[:4])
+    cx, cy = x + w / 2, y + h / 2
+    radius = max(w, h) / 2 + k
+    n = max(16, int(2 * np.pi * radius))
+    t = np.arange(n) * (2 * np.pi / n)
+    px = np.clip(np.round(cx + radius * np.cos(t)).astype(int), 0, shape[1] - 1)
+    py = np.clip(np.round(cy + radius * np.sin(t)).astype(int), 0, shape[0] - 1)
+    return t, px, py
+
+
 def _lone_core(mask: np.ndarray, outline: np.ndarray | None, stat: np.ndarray, k: int) -> bool:
     """Does at most one stroke leave the core (the shapes' ``outline`` band aside)? Where lines
     cross or meet, three or four do; a head has its own line behind it, or none (a dashed line's
@@ -302,13 +315,7 @@ def _lone_core(mask: np.ndarray, outline: np.ndarray | None, stat: np.ndarray, k
     >>> m[19:21, :] = 1; m[:, 19:21] = 1; _lone_core(m, None, stat, 5)   # two lines crossing
     False
     """
-    x, y, w, h = (int(v) for v in stat[:4])
-    cx, cy = x + w / 2, y + h / 2
-    radius = max(w, h) / 2 + k
-    n = max(16, int(2 * np.pi * radius))
-    t = np.arange(n) * (2 * np.pi / n)
-    px = np.clip(np.round(cx + radius * np.cos(t)).astype(int), 0, mask.shape[1] - 1)
-    py = np.clip(np.round(cy + radius * np.sin(t)).astype(int), 0, mask.shape[0] - 1)
+    t, px, py = _ring(stat, k, mask.shape)
     on = mask[py, px] > 0
     if outline is not None:
         on &= outline[py, px] == 0
@@ -340,13 +347,8 @@ def _runs_through(mask: np.ndarray, distance: OutlineDistance, stat: np.ndarray,
     >>> m[:, 35:] = 0; _runs_through(m, far, stat, 5, 2)      # the core ends its line
     False
     """
-    x, y, w, h = (int(v) for v in stat[:4])
-    cx, cy = x + w / 2, y + h / 2
-    radius = max(w, h) / 2 + k
-    n = max(16, int(2 * np.pi * radius))
-    t = np.arange(n) * (2 * np.pi / n)
-    px = np.clip(np.round(cx + radius * np.cos(t)).astype(int), 0, mask.shape[1] - 1)
-    py = np.clip(np.round(cy + radius * np.sin(t)).astype(int), 0, mask.shape[0] - 1)
+    t, px, py = _ring(stat, k, mask.shape)
+    n = len(t)
     x0, y0 = int(px.min()), int(py.min())
     near = distance.window(y0, int(py.max()) + 1, x0, int(px.max()) + 1, 2.0 * lw + 1)
     on = (mask[py, px] > 0) & (near[py - y0, px - x0] > 2 * lw)
