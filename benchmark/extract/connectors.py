@@ -798,10 +798,11 @@ def split_shared_labels(edges: list[RawEdge], blocks: list[Block], lw: int) -> l
     ``arch_event_driven``'s ``checkout``, ``checkout API`` and ``checkout API``). A block is shared by
     the connectors joined across it and, where one is, the connectors whose path runs through it with
     their middle beside it, when they are two or more; a block of three words or more no connector was
-    joined across, by the connectors running through it with their middles in it. d2 sets a label at its connector's middle and
-    cuts all the lines under all the labels: each word goes to the connector whose middle is nearest
-    it, and the block is split when that gives each connector one run of the words, in turn. The
-    later parts are added at the end, and the connectors they go to were joined across it.
+    joined across, by the connectors running through it with their middles in it. d2 sets a label at
+    its connector's middle and cuts all the lines under all the labels: each word goes to the
+    connector whose middle is nearest it, and the block is split when that gives each connector one
+    run of the words, in turn. The later parts are added at the end, and the connectors they go to
+    were joined across it.
     """
     sharing: dict[int, list[int]] = {}
     for ei, e in enumerate(edges):
@@ -809,12 +810,12 @@ def split_shared_labels(edges: list[RawEdge], blocks: list[Block], lw: int) -> l
             if len(blocks[bi].lines) == 1 and len(blocks[bi].lines[0]) >= 2:
                 sharing.setdefault(bi, []).append(ei)
     out = list(blocks)
-    multi = [bi for bi, b in enumerate(blocks) if bi not in sharing and len(b.lines) == 1 and len(b.lines[0]) >= 3]
+    multi = {bi for bi, b in enumerate(blocks) if bi not in sharing and len(b.lines) == 1 and len(b.lines[0]) >= 3}
     if not sharing and not multi:
         return out
     paths = [_edge_path(e, lw) for e in edges]
     middles = [_edge_middle(e, p) for e, p in zip(edges, paths)]
-    for bi in multi:
+    for bi in sorted(multi):
         # a block no connector was joined across is shared by the connectors running through it whose
         # middles lie in it, when they are two or more
         x, y, w, h = blocks[bi].box

@@ -446,7 +446,8 @@ def trim_spanning_boxes(words: list[Word]) -> list[Word]:
         end = a.x + a.w
         inside = [b for b in words if b is not a and b.grey
                   and b.x >= a.x + SPAN_INSIDE * a.h and b.x + b.w <= end + SPAN_END * a.h
-                  and abs(b.y - a.y) <= SPAN_TOP * a.h and abs(b.y + b.h - a.y - a.h) <= SPAN_BOTTOM * a.h]
+                  and abs(b.y - a.y) <= SPAN_TOP * a.h
+                  and abs(b.y + b.h - a.y - a.h) <= SPAN_BOTTOM * a.h]
         if not inside or max(b.x + b.w for b in inside) < end - SPAN_END * a.h:
             continue
         w = min(b.x for b in inside) - a.x - int(round(SPAN_SPACE * a.h))
