@@ -960,3 +960,13 @@ def test_two_connectors_run_together_into_one_stroke_keep_their_way_to_the_shape
     got = {e[:3] for e in crop_edges("fin_wire_transfer_aml", 1600, 5000, 800, 2400)}
     assert {("score-above-threshold", "->", "daily-limit-exceeded"),
             ("customer-confirms-payment", "->", "daily-limit-exceeded")} <= got
+
+
+@needs_tesseract
+def test_a_connector_merging_into_another_just_before_their_shape_shares_its_head():
+    # "Reverse charge applied" and "Tax calculated" both lead into "Charge card"'s right side, their
+    # lines merging into one some 70 pixels before the head: where they merge, the thinning left no
+    # skeleton on either line for a few widths, and the loose end, stopped short of the other line,
+    # was attached to nothing
+    got = {e[:3] for e in crop_edges("state_subscription", 6000, 8588, 5200, 6200)}
+    assert {("reverse-charge-applied", "->", "charge-card"), ("tax-calculated", "->", "charge-card")} <= got

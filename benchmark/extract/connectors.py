@@ -1468,6 +1468,8 @@ def _follow_behind(e: _End, stroke: np.ndarray, blob_ids: np.ndarray, shapes: li
 
 #: a loose end lies on a trunk when the trunk's stroke passes within this many line widths of it
 TRUNK_REACH = 2.5
+#: ... or runs into it within this many line widths ahead of the end
+TRUNK_AHEAD = 8
 #: ... and the trunk runs there along the end's direction to this cosine (about 18 degrees)
 TRUNK_COS = 0.95
 #: ... and the trunk's attached end lies ahead of it, seen from it, to this cosine (about 26 degrees)
@@ -1482,7 +1484,21 @@ def _along_trunks(groups: list[tuple[list[int], list[int], tuple[_End, _End], li
     others stop where they part from it. Such an end, lying on another connector's stroke that runs
     on along the end's direction to a shape ahead, is attached to that shape. It takes the
     arrowhead at that shape when its own connector has none at its other end (the bundle drawn
-    into the shape)."""
+    into the shape). The stroke an end lies on may be a connector attached so itself: the head is
+    still the one at the bundle's shape, whether or not that connector kept it.
+
+    >>> from benchmark.extract.skeleton import Chain
+    >>> def piece(x0, x1, y):
+    ...     return Chain(np.array([[x, y] for x in range(x0, x1 + 1)], float), [])
+    >>> chains = [piece(56, 100, 50), piece(10, 58, 51), piece(10, 57, 52)]
+    >>> right, left = np.array([1.0, 0.0]), np.array([-1.0, 0.0])
+    >>> trunk = (_End(0, 0, np.array([56.0, 50.0]), left, shape=9), _End(0, 1, np.array([100.0, 50.0]), right, True, shape=1))
+    >>> headed = (_End(1, 0, np.array([10.0, 51.0]), left, True, shape=3), _End(1, 1, np.array([58.0, 51.0]), right))
+    >>> plain = (_End(2, 0, np.array([10.0, 52.0]), left, shape=4), _End(2, 1, np.array([57.0, 52.0]), right))
+    >>> _along_trunks([([i], [], g, []) for i, g in enumerate([trunk, headed, plain])], chains, 1)
+    >>> [(e.shape, e.arrow) for e in (headed[1], plain[1])]
+    [(1, False), (1, True)]
+    """
     loose = [(k, e, o) for k, (_, _, (e1, e2), _) in enumerate(groups)
              for e, o in ((e1, e2), (e2, e1)) if e.shape is None and o.shape is not None and e.direction.any()]
     if not loose:
@@ -1491,15 +1507,23 @@ def _along_trunks(groups: list[tuple[list[int], list[int], tuple[_End, _End], li
     owner = np.concatenate([np.full(len(p), k) for k, p in enumerate(pts)])
     allpts = np.concatenate(pts, axis=0)
     reach = TRUNK_REACH * lw + 1
+    root: dict[int, _End] = {}
     for k, e, other in loose:
-        d2 = ((allpts - e.point) ** 2).sum(axis=1)
-        near = (d2 <= reach * reach) & (owner != k)
+        rel = allpts - e.point
+        d2 = (rel ** 2).sum(axis=1)
+        # the end lies on the trunk's stroke, or runs into it a little further on: where two lines
+        # merge, the thinning leaves no skeleton for some widths on either piece
+        ahead = rel @ e.direction
+        across = np.abs(rel @ np.array([-e.direction[1], e.direction[0]]))
+        onto = (ahead >= 0) & (ahead <= TRUNK_AHEAD * lw) & (across <= reach)
+        near = ((d2 <= reach * reach) | onto) & (owner != k)
         best = None
         for h in np.unique(owner[near]).tolist():
             _, _, (h1, h2), _ = groups[h]
             mine = owner == h
-            # the trunk's direction where the end lies on it
-            local = allpts[mine & (d2 <= (4 * lw + 2) ** 2)]
+            # the trunk's direction where the end meets it
+            meet = allpts[np.flatnonzero(mine & near)[np.argmin(d2[mine & near])]]
+            local = allpts[mine & (((allpts - meet) ** 2).sum(axis=1) <= (4 * lw + 2) ** 2)]
             if len(local) < 3:
                 continue
             axis = np.linalg.svd(local - local.mean(axis=0), full_matrices=False)[2][0]
@@ -1515,9 +1539,13 @@ def _along_trunks(groups: list[tuple[list[int], list[int], tuple[_End, _End], li
                         (best is None or gap < best[0]):
                     best = (gap, t)
         if best is not None:
+            # an end attached here may be another's trunk end: the head is the one at the bundle's
+            # shape, whether or not that end kept it (one whose connector has a head at its other
+            # end leaves the shape there)
             t = best[1]
+            root[id(e)] = r = root.get(id(t), t)
             e.point, e.shape, e.at_container = t.point.copy(), t.shape, t.at_container
-            e.arrow = t.arrow and not other.arrow
+            e.arrow = r.arrow and not other.arrow
 
 
 def _walked_heads(met: list[tuple[_End, int, bool]], claimed: set[int] = frozenset()) -> list[_End]:
