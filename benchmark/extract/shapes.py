@@ -181,14 +181,19 @@ def _white_shapes(r: Raster, found: list, min_area: int, stroke8: np.ndarray) ->
     """White-filled shapes on the white page (d2 draws clouds so): white regions closed off by
     an outline (slits a connector cut into them closed, :func:`_close_slits`), compact,
     cloud-shaped, holding dark (node label) text, neither inside a shape already found nor around
-    one, and not the page between shapes (their ring mostly along other shapes' outlines)."""
+    one, and not the page between shapes (their ring mostly along other shapes' outlines).
+
+    Connectors drawn right across a wide cloud cut it into pieces, none of them cloud-shaped, or
+    one cloud-shaped with only part of the label: the pieces beside the one holding the label are
+    joined to it while what they make stays about convex (:func:`_joined_pieces`)."""
     h_img, w_img = r.shape
     lw = r.line_width
     white = colour_mask(r.rgb, WHITE, tol=3)
     out = []
     boxes = [f[1] for f in found]
     dark = (r.lum < 60) & r.ink
-    others = None      # the outlines of the shapes found, drawn when a white region gets that far
+    others: list[np.ndarray | None] = [None]   # the outlines of the shapes found, drawn when first needed
+    pieces = []
     for x, y, w, h, a, sub in enclosed_regions(white, 4 * lw, 4 * lw):
         if a < min_area or a > 0.25 * h_img * w_img:
             continue
@@ -196,32 +201,135 @@ def _white_shapes(r: Raster, found: list, min_area: int, stroke8: np.ndarray) ->
             continue
         if any(x <= bx and y <= by and bx + bw <= x + w and by + bh <= y + h for bx, by, bw, bh in boxes):
             continue  # the page around shapes, fenced in by connectors (a cloud holds its label only)
-        cnt, filled = _outline(sub)
-        cnt, filled = _close_slits(filled, 2 * lw + 3)
-        hull_area = max(cv2.contourArea(cv2.convexHull(cnt)), 1.0)
-        if cv2.contourArea(cnt) / hull_area < 0.8:
+        pieces.append((x, y, w, h, sub))
+    return _joined_pieces(r, pieces, dark, stroke8, found, others)
+
+
+#: pieces of a cloud cut by connectors are joined while the region they make keeps this solidity
+PIECES_SOLIDITY_MIN = 0.9
+#: ... and at most this many are joined to the piece holding the label
+PIECES_MAX = 6
+
+
+def _joined_pieces(r: Raster, pieces: list, dark: np.ndarray, stroke8: np.ndarray, found: list,
+                   others: list) -> list:
+    """The white shapes among the white regions (``pieces``), some of them clouds cut into pieces
+    by connectors drawn across them. From each region holding dark text (most text first), the
+    regions beside it (no more than a connector's width away) are joined one by one, the one
+    leaving the region most convex first, while it stays about convex (``PIECES_SOLIDITY_MIN``:
+    the page beside a cloud, fenced in by the same connectors, juts out of it). The first of these
+    that is a white shape (:func:`_white_cloud`) with its text clear of its sides is one (a region
+    that is one alone is joined to none, unless a connector cut its label: :func:`_text_cut`)."""
+    lw = r.line_width
+    gap = 2 * lw + 3
+    text = [int((dark[y:y + h, x:x + w] & (_outline(sub)[1] > 0)).sum()) for x, y, w, h, sub in pieces]
+    out = []
+    used: set[int] = set()
+    for i in sorted(range(len(pieces)), key=lambda i: -text[i]):
+        if i in used or text[i] < 4 * lw * lw:
             continue
-        if int((dark[y:y + h, x:x + w] & (filled > 0)).sum()) < 4 * lw * lw:
-            continue
-        k = 2 * lw + 3
-        pad = np.zeros((h + 2 * k, w + 2 * k), np.uint8)
-        pad[k:-k, k:-k] = filled
-        ring = cv2.dilate(pad, cv2.getStructuringElement(cv2.MORPH_RECT, (2 * lw + 1, 2 * lw + 1))) - pad
-        ys, xs = nonzero(ring)
-        ys, xs = ys + y - k, xs + x - k
-        ok = (ys >= 0) & (ys < h_img) & (xs >= 0) & (xs < w_img)
-        if ok.sum() == 0 or stroke8[ys[ok], xs[ok]].mean() < 0.6:
-            continue
-        if not _cloud_like(filled):
-            continue  # white regions fenced in by connectors and outlines are not shapes
-        if others is None:
-            others = np.zeros((h_img, w_img), np.uint8)
-            cv2.drawContours(others, [f[0] for f in found], -1, 1, thickness=2 * lw + 1)
-        if others[ys[ok], xs[ok]].mean() > SHARED_OUTLINE_MAX:
-            continue  # the page between shapes (a grid's cells), its sides fenced in by connectors
-        cnt = cnt + np.array([[x, y]], dtype=np.int32)
-        out.append((cnt, (x, y, w, h), float(cv2.contourArea(cnt)), WHITE, filled))
+        x, y, _, _, sub = pieces[i]
+        group, chosen = [i], [i]
+        cloud = _white_cloud(r, x, y, sub, dark, stroke8, found, others)
+        while (cloud is None or _text_cut(cloud, dark, gap)) and len(group) <= PIECES_MAX:
+            box = _union_box([pieces[j] for j in group])
+            best = None
+            for j, p in enumerate(pieces):
+                if j in group or j in used or not _boxes_near(box, p[:4], gap):
+                    continue
+                mask, (ux, uy) = _union_mask([pieces[k] for k in group + [j]], gap)
+                if mask is None:
+                    continue
+                cnt, _ = _close_slits(_closed(mask, gap), gap)
+                solid = cv2.contourArea(cnt) / max(cv2.contourArea(cv2.convexHull(cnt)), 1.0)
+                if solid >= PIECES_SOLIDITY_MIN and (best is None or solid > best[0]):
+                    best = (solid, j, mask, ux, uy)
+            if best is None:
+                break
+            _, j, mask, ux, uy = best
+            group.append(j)
+            grown = _white_cloud(r, ux, uy, mask, dark, stroke8, found, others, joined=True)
+            if grown is not None:
+                cloud, chosen = grown, list(group)
+        if cloud is not None:
+            out.append(cloud)
+            used.update(chosen)
     return out
+
+
+def _text_cut(cloud: tuple, dark: np.ndarray, gap: int) -> bool:
+    """Does the dark text in a found white shape's box reach the box's side (within ``gap``): its label
+    cut by a connector drawn through it, the rest in a piece beside it? (Outlines and connectors are
+    not dark: d2 draws them blue.)"""
+    _, (x, y, w, h), _, _, _ = cloud
+    ys, xs = np.nonzero(dark[y:y + h, x:x + w])
+    return len(xs) > 0 and (xs.min() < gap or xs.max() >= w - gap or ys.min() < gap or ys.max() >= h - gap)
+
+
+def _union_box(pieces: list) -> tuple[int, int, int, int]:
+    x0 = min(p[0] for p in pieces)
+    y0 = min(p[1] for p in pieces)
+    x1 = max(p[0] + p[2] for p in pieces)
+    y1 = max(p[1] + p[3] for p in pieces)
+    return x0, y0, x1 - x0, y1 - y0
+
+
+def _boxes_near(a: tuple[int, int, int, int], b: tuple[int, int, int, int], gap: int) -> bool:
+    return (a[0] - gap <= b[0] + b[2] and b[0] <= a[0] + a[2] + gap
+            and a[1] - gap <= b[1] + b[3] and b[1] <= a[1] + a[3] + gap)
+
+
+def _union_mask(pieces: list, gap: int) -> tuple[np.ndarray | None, tuple[int, int]]:
+    """The pieces' masks drawn together in their joint box, and the box's corner; None when the
+    last piece lies more than ``gap`` pixels from all the others."""
+    ux, uy, uw, uh = _union_box(pieces)
+    mask = np.zeros((uh, uw), np.uint8)
+    for x, y, w, h, sub in pieces[:-1]:
+        mask[y - uy:y - uy + h, x - ux:x - ux + w] |= sub
+    x, y, w, h, sub = pieces[-1]
+    last = np.zeros_like(mask)
+    last[y - uy:y - uy + h, x - ux:x - ux + w] = sub
+    near = cv2.dilate(mask, cv2.getStructuringElement(cv2.MORPH_RECT, (2 * gap + 1, 2 * gap + 1)))
+    if not (near & last).any():
+        return None, (ux, uy)
+    return mask | last, (ux, uy)
+
+
+def _white_cloud(r: Raster, x: int, y: int, sub: np.ndarray, dark: np.ndarray, stroke8: np.ndarray,
+                 found: list, others: list, joined: bool = False) -> tuple | None:
+    """The white region ``sub`` (its box's corner at x, y; ``joined``: pieces of one) as a found
+    shape, or None when it is no cloud (see :func:`_white_shapes`). ``others`` holds the found
+    shapes' outlines, drawn once."""
+    h_img, w_img = r.shape
+    lw = r.line_width
+    h, w = sub.shape
+    if joined:     # pieces with a connector's width between them: closed into one region first
+        sub = _closed(sub, 2 * lw + 3)
+    cnt, filled = _outline(sub)
+    cnt, filled = _close_slits(filled, 2 * lw + 3)
+    hull_area = max(cv2.contourArea(cv2.convexHull(cnt)), 1.0)
+    if cv2.contourArea(cnt) / hull_area < 0.8:
+        return None
+    if int((dark[y:y + h, x:x + w] & (filled > 0)).sum()) < 4 * lw * lw:
+        return None
+    k = 2 * lw + 3
+    pad = np.zeros((h + 2 * k, w + 2 * k), np.uint8)
+    pad[k:-k, k:-k] = filled
+    ring = cv2.dilate(pad, cv2.getStructuringElement(cv2.MORPH_RECT, (2 * lw + 1, 2 * lw + 1))) - pad
+    ys, xs = nonzero(ring)
+    ys, xs = ys + y - k, xs + x - k
+    ok = (ys >= 0) & (ys < h_img) & (xs >= 0) & (xs < w_img)
+    if ok.sum() == 0 or stroke8[ys[ok], xs[ok]].mean() < 0.6:
+        return None
+    if not _cloud_like(filled):
+        return None  # white regions fenced in by connectors and outlines are not shapes
+    if others[0] is None:
+        others[0] = np.zeros((h_img, w_img), np.uint8)
+        cv2.drawContours(others[0], [f[0] for f in found], -1, 1, thickness=2 * lw + 1)
+    if others[0][ys[ok], xs[ok]].mean() > SHARED_OUTLINE_MAX:
+        return None  # the page between shapes (a grid's cells), its sides fenced in by connectors
+    cnt = cnt + np.array([[x, y]], dtype=np.int32)
+    return cnt, (x, y, w, h), float(cv2.contourArea(cnt)), WHITE, filled
 
 
 def _component_outline(labels: np.ndarray, i: int, x: int, y: int, w: int, h: int) -> tuple[np.ndarray, np.ndarray]:
@@ -240,6 +348,13 @@ def _outline(sub: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return cnt, filled
 
 
+def _closed(mask: np.ndarray, k: int) -> np.ndarray:
+    """The mask closed by a ``k`` square, as if the page around its box were empty."""
+    padded = cv2.copyMakeBorder(mask, k, k, k, k, cv2.BORDER_CONSTANT, value=0)
+    closed = cv2.morphologyEx(padded, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (k, k)))
+    return np.ascontiguousarray(closed[k:-k, k:-k])
+
+
 def _close_slits(filled: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """A white region's mask (box coordinates) closed by ``k``, and its outer contour: a connector
     drawn across a white shape on the white page cuts a slit into it from its outline to the label it
@@ -250,9 +365,7 @@ def _close_slits(filled: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     >>> cnt, closed = _close_slits(m, 7); int(closed[10, 30]), int(closed.sum()) == 30 * 50
     (1, True)
     """
-    padded = cv2.copyMakeBorder(filled, k, k, k, k, cv2.BORDER_CONSTANT, value=0)
-    closed = cv2.morphologyEx(padded, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (k, k)))
-    closed = np.ascontiguousarray(closed[k:-k, k:-k])
+    closed = _closed(filled, k)
     contours, _ = cv2.findContours(closed, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     cnt = max(contours, key=cv2.contourArea)
     out = np.zeros_like(closed)
@@ -313,12 +426,23 @@ def _same_fill_children(r: Raster, found: list, min_area: int, stroke8: np.ndarr
     return out
 
 
+#: a white region wider than this many times its height is measured squeezed to this aspect (:func:`_cloud_like`)
+CLOUD_ASPECT = 3.0
+
+
 def _cloud_like(mask: np.ndarray) -> bool:
     """A cloud's outline: bumpy top, flat bottom, no filled corners.
 
     >>> _cloud_like(np.ones((40, 80), np.uint8))
     False
     """
+    h, w = mask.shape
+    if w > CLOUD_ASPECT * h:
+        # d2 stretches one cloud path to the shape's width: a cloud many times wider than tall is
+        # measured squeezed back, where its bumps are bumps still and not a few pixels along a long
+        # outline
+        mask = (cv2.resize(mask.astype(np.float32), (int(CLOUD_ASPECT * h), h), interpolation=cv2.INTER_AREA)
+                >= 0.5).astype(np.uint8)
     f = shape_features(mask)
     return (0.6 <= f["extent"] <= 0.88 and f["corner_top"] < 0.1 and f["bottom_flat"] > 0.5
             and f["solidity"] > 0.85 and f["vertices"] >= 5)
