@@ -990,3 +990,11 @@ def test_wide_clouds_and_clouds_cut_by_connectors_are_found(name, tmp_path):
         ys, xs = np.nonzero(dark[y:y + h, x:x + w])
         assert c.contains(x + xs.mean(), y + ys.mean()), c.box
         assert xs.min() > 0.1 * w and xs.max() < 0.9 * w, c.box
+
+
+@needs_tesseract
+def test_a_solid_and_a_dashed_connector_meeting_at_a_corner_beside_a_label_are_two():
+    # the dashed "stock levels" crosses the solid "fail" right at the top of the "fail" label, whose
+    # box blanks the crossing's lower arm: the thinning joined the solid line from "Pick items" and
+    # the dashed one round the corner into one piece, and "fail" was lost
+    assert ("quality-check", "->", "pick-items", "fail") in crop_edges("biz_order_fulfillment", 0, 1400, 2400, 4600)

@@ -35,7 +35,7 @@ from benchmark.extract.components import (component_labels, component_pixels, co
 from benchmark.extract.labels import Block
 from benchmark.extract.raster import Raster, stroke_colour
 from benchmark.extract.shapes import Shape
-from benchmark.extract.skeleton import Chain, thin, trace
+from benchmark.extract.skeleton import Chain, out_direction, path_order, split_at_reversal, thin, trace
 from benchmark.extract.straight import ancestors, cells_of, is_grid, straight_lines
 
 
@@ -727,6 +727,8 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     typical = typical_blob(blobs)
     skel = thin(cut > 0)
     chains = [c for c in trace(skel, spur=3 * lw, reach=4 * lw) if c.length() >= 4 * lw]
+    if bridged:
+        chains = _split_unlike_arms(chains, ink_only, lw, 4 * lw)
     unclaimed: list[np.ndarray] = []
     ends = _make_ends(chains, blobs, lw, unclaimed, THROUGH_REACH if d2_heads else THROUGH_REACH_OTHER, d2_heads)
     _attach(ends, shapes, lw, label_boxes)
@@ -1709,6 +1711,55 @@ def _gap_shares(chains: list[Chain], drawn: np.ndarray | None) -> np.ndarray | N
     inked = cv2.dilate(drawn, np.ones((3, 3), np.uint8))
     return np.array([1.0 - float(inked[c.points[:, 1].astype(int), c.points[:, 0].astype(int)].mean())
                      for c in chains])
+
+
+#: a piece turning by more than this cosine (about 70 degrees) may be two connectors in different
+#: styles meeting at a corner (:func:`_split_unlike_arms`)
+UNLIKE_ARMS_COS = 0.35
+
+
+def _split_unlike_arms(chains: list[Chain], drawn: np.ndarray, lw: int, reach: float) -> list[Chain]:
+    """Pieces that are a solid connector and a dashed one meeting at a corner, split there. Where a
+    dashed line crosses a solid one right beside an edge label, the label's box blanks one arm of
+    the crossing, and the thinning joins the two lines' other arms round the corner into one piece
+    (``biz_order_fulfillment``'s solid ``fail`` and dashed ``stock levels`` at ``fail``). A
+    piece is split at its sharpest turn (:func:`.skeleton.split_at_reversal`, from about 70 degrees)
+    when one arm is surely solid and the other surely dashed (by their share of points over gaps,
+    :func:`_gap_shares`), both long enough to tell (``DASH_KNOWN``). ``drawn`` is the stroke without
+    the bridges drawn between dashes."""
+    inked = cv2.dilate(drawn, np.ones((3, 3), np.uint8))
+
+    def over_gaps(points: np.ndarray) -> np.ndarray:
+        return inked[points[:, 1].astype(int), points[:, 0].astype(int)] == 0
+
+    out = []
+    for c in chains:
+        # a surely dashed arm long enough to tell has this many points over gaps at least: pieces with
+        # fewer (most, all solid) are not ordered along their path
+        if c.length() < 2 * DASH_KNOWN * lw or over_gaps(c.points).sum() < SURELY_DASHED * DASH_KNOWN * lw:
+            out.append(c)
+            continue
+        arms = split_at_reversal(c.points, reach, UNLIKE_ARMS_COS)
+        if arms is not None and min(len(a) for a in arms) >= DASH_KNOWN * lw:
+            lo, hi = sorted(float(over_gaps(a).mean()) for a in arms)
+            if lo <= SURELY_SOLID and hi >= SURELY_DASHED:
+                out.extend(_arm(a, b, reach) for a, b in (arms, arms[::-1]))
+                continue
+        out.append(c)
+    return out
+
+
+def _arm(points: np.ndarray, other: np.ndarray, reach: float) -> Chain:
+    """The piece made of ``points``, one arm of a piece split at a corner (``other``: the other arm's
+    points), ending at the two ends of its path (:func:`.skeleton.path_order`; the trace's own end may
+    be a pixel of a staircase short of the tip)."""
+    order = path_order(points)
+    if order is None:
+        far = np.hypot(*(points - other.mean(axis=0)).T)
+        tips = [points[int(np.argmax(far))], points[int(np.argmin(far))]]
+    else:
+        tips = [points[int(np.argmin(order))], points[int(np.argmax(order))]]
+    return Chain(points, [(t, out_direction(points, t, reach)) for t in tips])
 
 
 def _through_shapes(ends: list[_End], shapes: list[Shape], stroke: np.ndarray, lw: int,
