@@ -440,20 +440,27 @@ def test_the_page_between_a_grids_cells_is_no_cloud(name, tmp_path):
     # d2 writes a grid cell's container title in the white gap above it, and connectors drawn straight
     # across the grid fence that gap in at its ends: a white region, outlined and holding dark text,
     # that the white-shape rules took for a cloud (and gave the title to, leaving the container
-    # untitled). Its ring lies along the cells' outlines; a cloud's ring is its own
+    # untitled). Its ring lies along the cells' outlines; a cloud's ring is its own. And a connector
+    # drawn straight through a cloud (arch_event_driven's Carrier API) cuts no slit into it from its
+    # outline to its label
+    _assert_clouds_hold_their_labels(name, tmp_path)
+
+
+def _assert_clouds_hold_their_labels(name: str, tmp_path: Path) -> None:
+    """The bundled diagram's clouds are found, as many as its D2 file draws, each around its label:
+    the label's centre inside it and its text clear of the cloud's sides."""
     from benchmark.dataset import DEFAULT_ROOT
 
     d2 = (DEFAULT_ROOT / "diagrams" / f"{name}.d2").read_text(encoding="utf-8")
     shapes, r = _shapes_of(name, "default", tmp_path)
     clouds = [s for s in shapes if s.kind == "cloud"]
     assert len(clouds) == d2.count("shape: cloud")
-    # and a connector drawn straight through a cloud (arch_event_driven's Carrier API) cuts no slit
-    # into it from its outline to its label: the label's centre lies inside it
     dark = (r.lum < 60) & r.ink
     for c in clouds:
         x, y, w, h = c.box
         ys, xs = np.nonzero(dark[y:y + h, x:x + w])
         assert c.contains(x + xs.mean(), y + ys.mean()), c.box
+        assert xs.min() > 0.1 * w and xs.max() < 0.9 * w, c.box
 
 
 def test_a_shape_that_connectors_reach_close_inside_its_containers_side_is_nested(tmp_path):
@@ -978,18 +985,7 @@ def test_wide_clouds_and_clouds_cut_by_connectors_are_found(name, tmp_path):
     # drawn some fifteen times wider than tall, and their bumps, a few pixels along a long outline, did
     # not count as a cloud's. Connectors drawn across "Банк-эквайер", "Offsite Backup Service" and
     # "HVAC Vendor Cloud" cut each into pieces: none cloud-shaped, or one holding part of the label
-    from benchmark.dataset import DEFAULT_ROOT
-
-    d2 = (DEFAULT_ROOT / "diagrams" / f"{name}.d2").read_text(encoding="utf-8")
-    shapes, r = _shapes_of(name, "default", tmp_path)
-    clouds = [s for s in shapes if s.kind == "cloud"]
-    assert len(clouds) == d2.count("shape: cloud")
-    dark = (r.lum < 60) & r.ink
-    for c in clouds:    # each whole, around its label
-        x, y, w, h = c.box
-        ys, xs = np.nonzero(dark[y:y + h, x:x + w])
-        assert c.contains(x + xs.mean(), y + ys.mean()), c.box
-        assert xs.min() > 0.1 * w and xs.max() < 0.9 * w, c.box
+    _assert_clouds_hold_their_labels(name, tmp_path)
 
 
 @needs_tesseract
