@@ -727,8 +727,10 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     typical = typical_blob(blobs)
     skel = thin(cut > 0)
     chains = [c for c in trace(skel, spur=3 * lw, reach=4 * lw) if c.length() >= 4 * lw]
-    if bridged:
-        chains = _split_unlike_arms(chains, ink_only, lw, 4 * lw)
+    # the pixels within one of ink where dashes are not bridged: where a line runs over a dash's gap
+    inked = cv2.dilate(ink_only, np.ones((3, 3), np.uint8)) if bridged else None
+    if inked is not None:
+        chains = _split_unlike_arms(chains, inked, lw, 4 * lw)
     unclaimed: list[np.ndarray] = []
     ends = _make_ends(chains, blobs, lw, unclaimed, THROUGH_REACH if d2_heads else THROUGH_REACH_OTHER, d2_heads)
     _attach(ends, shapes, lw, label_boxes)
@@ -739,7 +741,7 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
     if d2_heads:
         _attach_across_labels(ends, shapes, edge_blocks, lw)
     _heads_across_labels(unclaimed, ends, edge_blocks, lw)
-    groups = _join(ends, chains, lw, edge_blocks, _gap_shares(chains, ink_only if bridged else None))
+    groups = _join(ends, chains, lw, edge_blocks, _gap_shares(chains, inked))
     edges = []
     outlines = _Outlines(shapes, label_boxes)
     met: list[tuple[_End, int, bool]] = []
@@ -1524,7 +1526,8 @@ def _along_trunks(groups: list[tuple[list[int], list[int], tuple[_End, _End], li
             _, _, (h1, h2), _ = groups[h]
             mine = owner == h
             # the trunk's direction where the end meets it
-            meet = allpts[np.flatnonzero(mine & near)[np.argmin(d2[mine & near])]]
+            mine_near = np.flatnonzero(mine & near)
+            meet = allpts[mine_near[np.argmin(d2[mine_near])]]
             local = allpts[mine & (((allpts - meet) ** 2).sum(axis=1) <= (4 * lw + 2) ** 2)]
             if len(local) < 3:
                 continue
@@ -1701,16 +1704,19 @@ def _dashed_chains(chains: list[Chain], dashed: np.ndarray | None, lw: int) -> s
     return out
 
 
-def _gap_shares(chains: list[Chain], drawn: np.ndarray | None) -> np.ndarray | None:
-    """Each chain's share of points with no ink within a pixel in ``drawn`` (the stroke without the
-    bridges drawn between dashes, :func:`without_bridges`): where it runs over the gaps between
-    dashes. A solid line's is about 0 even where it runs close beside a dashed one; a dashed
-    line's pieces are 0.1 to 0.3 (the pixel of reach shortens each gap). None without ``drawn``."""
-    if drawn is None:
+def _over_gaps(inked: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """Which points have no ink within a pixel: ``inked`` is the stroke without the bridges drawn
+    between dashes (:func:`without_bridges`), widened by a pixel."""
+    return inked[points[:, 1].astype(int), points[:, 0].astype(int)] == 0
+
+
+def _gap_shares(chains: list[Chain], inked: np.ndarray | None) -> np.ndarray | None:
+    """Each chain's share of points over the gaps between dashes (:func:`_over_gaps`). A solid
+    line's is about 0 even where it runs close beside a dashed one; a dashed line's pieces are 0.1
+    to 0.3 (the pixel of reach shortens each gap). None without ``inked``."""
+    if inked is None:
         return None
-    inked = cv2.dilate(drawn, np.ones((3, 3), np.uint8))
-    return np.array([1.0 - float(inked[c.points[:, 1].astype(int), c.points[:, 0].astype(int)].mean())
-                     for c in chains])
+    return np.array([float(_over_gaps(inked, c.points).mean()) for c in chains])
 
 
 #: a piece turning by more than this cosine (about 70 degrees) may be two connectors in different
@@ -1718,47 +1724,38 @@ def _gap_shares(chains: list[Chain], drawn: np.ndarray | None) -> np.ndarray | N
 UNLIKE_ARMS_COS = 0.35
 
 
-def _split_unlike_arms(chains: list[Chain], drawn: np.ndarray, lw: int, reach: float) -> list[Chain]:
+def _split_unlike_arms(chains: list[Chain], inked: np.ndarray, lw: int, reach: float) -> list[Chain]:
     """Pieces that are a solid connector and a dashed one meeting at a corner, split there. Where a
     dashed line crosses a solid one right beside an edge label, the label's box blanks one arm of
     the crossing, and the thinning joins the two lines' other arms round the corner into one piece
     (``biz_order_fulfillment``'s solid ``fail`` and dashed ``stock levels`` at ``fail``). A
     piece is split at its sharpest turn (:func:`.skeleton.split_at_reversal`, from about 70 degrees)
     when one arm is surely solid and the other surely dashed (by their share of points over gaps,
-    :func:`_gap_shares`), both long enough to tell (``DASH_KNOWN``). ``drawn`` is the stroke without
-    the bridges drawn between dashes."""
-    inked = cv2.dilate(drawn, np.ones((3, 3), np.uint8))
-
-    def over_gaps(points: np.ndarray) -> np.ndarray:
-        return inked[points[:, 1].astype(int), points[:, 0].astype(int)] == 0
-
+    :func:`_gap_shares`), both long enough to tell (``DASH_KNOWN``). ``inked``: see :func:`_over_gaps`."""
     out = []
     for c in chains:
         # a surely dashed arm long enough to tell has this many points over gaps at least: pieces with
         # fewer (most, all solid) are not ordered along their path
-        if c.length() < 2 * DASH_KNOWN * lw or over_gaps(c.points).sum() < SURELY_DASHED * DASH_KNOWN * lw:
+        if c.length() < 2 * DASH_KNOWN * lw or _over_gaps(inked, c.points).sum() < SURELY_DASHED * DASH_KNOWN * lw:
             out.append(c)
             continue
         arms = split_at_reversal(c.points, reach, UNLIKE_ARMS_COS)
         if arms is not None and min(len(a) for a in arms) >= DASH_KNOWN * lw:
-            lo, hi = sorted(float(over_gaps(a).mean()) for a in arms)
+            lo, hi = sorted(float(_over_gaps(inked, a).mean()) for a in arms)
             if lo <= SURELY_SOLID and hi >= SURELY_DASHED:
-                out.extend(_arm(a, b, reach) for a, b in (arms, arms[::-1]))
+                out.extend(_arm(a, reach) for a in arms)
                 continue
         out.append(c)
     return out
 
 
-def _arm(points: np.ndarray, other: np.ndarray, reach: float) -> Chain:
-    """The piece made of ``points``, one arm of a piece split at a corner (``other``: the other arm's
-    points), ending at the two ends of its path (:func:`.skeleton.path_order`; the trace's own end may
-    be a pixel of a staircase short of the tip)."""
+def _arm(points: np.ndarray, reach: float) -> Chain:
+    """The piece made of ``points``, one arm of a piece split at a corner, ending at the two ends of
+    its path (:func:`.skeleton.path_order`; the trace's own end may be a pixel of a staircase short of
+    the tip). An arm is connected: each of its points is a step nearer the piece's end than one
+    beside it."""
     order = path_order(points)
-    if order is None:
-        far = np.hypot(*(points - other.mean(axis=0)).T)
-        tips = [points[int(np.argmax(far))], points[int(np.argmin(far))]]
-    else:
-        tips = [points[int(np.argmin(order))], points[int(np.argmax(order))]]
+    tips = [points[int(np.argmin(order))], points[int(np.argmax(order))]]
     return Chain(points, [(t, out_direction(points, t, reach)) for t in tips])
 
 

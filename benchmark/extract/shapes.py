@@ -240,7 +240,7 @@ def _joined_pieces(r: Raster, pieces: list, dark: np.ndarray, stroke8: np.ndarra
                 mask, (ux, uy) = _union_mask([pieces[k] for k in group + [j]], gap)
                 if mask is None:
                     continue
-                cnt, _ = _close_slits(_closed(mask, gap), gap)
+                cnt, _ = _close_slits(mask, gap)
                 solid = cv2.contourArea(cnt) / max(cv2.contourArea(cv2.convexHull(cnt)), 1.0)
                 if solid >= PIECES_SOLIDITY_MIN and (best is None or solid > best[0]):
                     best = (solid, j, mask, ux, uy)
