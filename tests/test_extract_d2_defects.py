@@ -622,7 +622,7 @@ def test_an_end_on_a_bundles_stroke_takes_the_shape_ahead_and_its_head_only_with
         t1 = _End(0, 1, trunk.ends[1][0], trunk.ends[1][1], shape=7)
         loose = _End(1, 0, piece.ends[0][0], piece.ends[0][1])
         far = _End(1, 1, piece.ends[1][0], piece.ends[1][1], arrow=far_head, shape=9)
-        _along_trunks([([0], [0], (t0, t1), []), ([1], [0], (loose, far), [])], [trunk, piece], 2)
+        _along_trunks([([0], [0], (t0, t1), []), ([1], [0], (loose, far), [])], [trunk, piece], 2, [])
         return loose.shape, loose.arrow, loose.point.tolist()
 
     # parting at a shallow angle: the end is on the bundle, aimed back along it at shape 5
@@ -994,3 +994,32 @@ def test_a_solid_and_a_dashed_connector_meeting_at_a_corner_beside_a_label_are_t
     # box blanks the crossing's lower arm: the thinning joined the solid line from "Pick items" and
     # the dashed one round the corner into one piece, and "fail" was lost
     assert ("quality-check", "->", "pick-items", "fail") in crop_edges("biz_order_fulfillment", 0, 1400, 2400, 4600)
+
+
+@needs_tesseract
+def test_a_connector_merging_into_another_at_a_containers_outline_shares_its_head_inside():
+    # "return notice" from "Credit funds back" and "statement copy" run together into one stroke just
+    # where they cross the outline of "Customer notifications", and share one head at "Letter to
+    # customer" inside it: "return notice" stopped at the container's outline, headless, and was read
+    # as an edge to the container
+    got = {e[:3] for e in crop_edges("fin_wire_transfer_aml", 3200, 6800, 4380, 11306)}
+    assert ("clearing-and-settlement.credit-funds-back", "->", "customer-notifications.letter-to-customer") in got
+
+
+@needs_tesseract
+def test_a_dashed_connector_crossing_a_containers_outline_at_a_shallow_angle_is_one():
+    # the dashed "daily export" crosses the top of "Revenue analytics" at about 10 degrees: it runs
+    # for some 50 pixels within the zone cut away round the outline, where its dashes merge with it,
+    # and its two pieces were read as two edges, one to the container and one from it
+    got = crop_edges("state_subscription", 500, 7800, 4380, 9200)
+    assert ("billing-cycle.revenue-ledger", "->", "revenue-analytics.mrr-dashboard", "daily export") in got
+    assert not {e for e in got if "revenue-analytics" in (e[0], e[2]) and e[3] != "ticket trends"}
+
+
+@needs_tesseract
+def test_a_loose_end_on_a_curving_line_walks_on_along_the_curve_to_its_shape():
+    # "reindex" leaves the bottom of "Catalog DB" steeply and curves away; two other connectors cross
+    # it just below the outline, and its traced piece stops there. The walk on from that end, straight
+    # along the end's direction, left the curving line after a few pixels
+    assert ("catalog-and-pricing.catalogdb", "->", "catalog-and-pricing.search-index", "reindex") in \
+        crop_edges("arch_event_driven", 960, 3700, 4940, 6800)

@@ -763,7 +763,7 @@ def find_edges(r: Raster, shapes: list[Shape], edge_blocks: list[Block],
         e.arrow = True
     _drop_fan_out_heads(groups, met, taken)
     if d2_heads:   # d2's own drawings (dagre's bundles); elsewhere such ends are mostly crossings
-        _along_trunks(groups, chains, lw)
+        _along_trunks(groups, chains, lw, shapes)
         _shared_heads(groups, blobs, set(taken.values()), typical, lw, shapes, label_boxes, outlines)
     for members, entries, (e1, e2), crossed in groups:
         if e1.shape is None or e2.shape is None:
@@ -1389,36 +1389,72 @@ def _attach_one(e: _End, shapes: list[Shape], lw: int, tol: float,
         e.at_container = best[1].is_container
 
 
+#: the turns (radians) a walk along a loose end's line tries at each step, least first, when the
+#: stroke does not run straight on (:func:`_follow`) ...
+FOLLOW_TURNS = (0.0, 0.2, -0.2, 0.4, -0.4)
+#: ... keeping within this cosine of the end's own direction (about 45 degrees)
+FOLLOW_COS = 0.7
+
+
+def _turned(d: np.ndarray, angle: float) -> np.ndarray:
+    """``d`` turned by ``angle`` radians."""
+    c, s = np.cos(angle), np.sin(angle)
+    return np.array([d[0] * c - d[1] * s, d[0] * s + d[1] * c])
+
+
 def _follow(e: _End, stroke: np.ndarray, blob_ids: np.ndarray, shapes: list[Shape], lw: int,
             label_boxes: dict[int, list[tuple[int, int, int, int]]], outlines: _Outlines) -> int:
     """A loose end where several connectors merged (a fan out of one side of a shape): walk on
-    along its direction while there is stroke, and attach where the walk reaches a shape. Returns
-    the number (in ``blob_ids``) of the first head blob met on the way when it reaches one, else 0."""
+    along its direction while there is stroke, and attach where the walk reaches a shape. A walk
+    straight on that reaches none is tried again bending with a curving line (an end measured where
+    its line still curves points off the line ahead): where the stroke does not run straight on, it
+    takes the least turn (``FOLLOW_TURNS``) that stays on it, within about 45 degrees of the end's
+    direction (``FOLLOW_COS``). Returns the number (in ``blob_ids``) of the first head blob met on
+    the way when it reaches one, else 0."""
+    if not e.direction.any():
+        return 0
+    for turns in ((0.0,), FOLLOW_TURNS):
+        got = _walk(e, turns, stroke, blob_ids, shapes, lw, label_boxes, outlines)
+        if got is not None:
+            e.point, e.shape, e.at_container = got[0], got[1].shape, got[1].at_container
+            return got[2]
+    return 0
+
+
+def _walk(e: _End, turns: tuple[float, ...], stroke: np.ndarray, blob_ids: np.ndarray, shapes: list[Shape],
+          lw: int, label_boxes: dict[int, list[tuple[int, int, int, int]]],
+          outlines: _Outlines) -> tuple[np.ndarray, _End, int] | None:
+    """The walk of :func:`_follow` from ``e``, trying ``turns`` at each step: where it stops, the
+    probe attached there, and the first head blob met; None when it reaches no shape."""
     h, w = stroke.shape
     p = e.point.astype(float).copy()
     d = e.direction
-    if not d.any():
-        return 0
     gap = 0
     met_head = 0
     for step in range(1, 60 * lw):
+        # straight on where the stroke runs on, else the least turn that stays on it
+        for turn in turns:
+            t = _turned(d, turn) if turn else d
+            xx, yy = int(round(p[0] + t[0])), int(round(p[1] + t[1]))
+            if float(np.dot(t, e.direction)) >= FOLLOW_COS and 0 <= xx < w and 0 <= yy < h and stroke[yy, xx]:
+                d = t
+                break
         p = p + d
         x, y = int(round(p[0])), int(round(p[1]))
         if not (0 <= x < w and 0 <= y < h):
-            return 0
+            return None
         win = stroke[max(0, y - 1):y + 2, max(0, x - 1):x + 2]
         gap = 0 if win.any() else gap + 1
         if gap > 2 * lw:
-            return 0
+            return None
         if not met_head:
             met_head = int(blob_ids[max(0, y - lw):y + lw + 1, max(0, x - lw):x + lw + 1].max())
         if step % lw == 0:
             probe = _End(e.chain, e.which, p.copy(), d)
             _attach_one(probe, shapes, lw, 2 * lw + 2, label_boxes, outlines)
             if probe.shape is not None:
-                e.point, e.shape, e.at_container = p, probe.shape, probe.at_container
-                return met_head
-    return 0
+                return p, probe, met_head
+    return None
 
 
 #: a piece's end is measured again behind its last few pixels, from this many line widths back to
@@ -1481,7 +1517,7 @@ TRUNK_AHEAD_COS = 0.9
 
 
 def _along_trunks(groups: list[tuple[list[int], list[int], tuple[_End, _End], list[int]]],
-                  chains: list[Chain], lw: int) -> None:
+                  chains: list[Chain], lw: int, shapes: list[Shape]) -> None:
     """Loose ends where a connector merged into a bundle of connectors sharing one stroke up to
     their shape (dagre draws many edges into one point of a busy shape, and they part only slowly,
     some hundreds of pixels out): the tracing keeps the shared stretch in one connector, and the
@@ -1491,6 +1527,10 @@ def _along_trunks(groups: list[tuple[list[int], list[int], tuple[_End, _End], li
     into the shape). The stroke an end lies on may be a connector attached so itself: the head is
     still the one at the bundle's shape, whether or not that connector kept it.
 
+    So is an end stopped at a container's outline, of a connector with no head at either end, when
+    the stroke it lies on runs on to a shape inside that container: two connectors merged just where
+    they cross the outline, and share the head at that shape.
+
     >>> from benchmark.extract.skeleton import Chain
     >>> def piece(x0, x1, y):
     ...     return Chain(np.array([[x, y] for x in range(x0, x1 + 1)], float), [])
@@ -1499,12 +1539,14 @@ def _along_trunks(groups: list[tuple[list[int], list[int], tuple[_End, _End], li
     >>> trunk = (_End(0, 0, np.array([56.0, 50.0]), left, shape=9), _End(0, 1, np.array([100.0, 50.0]), right, True, shape=1))
     >>> headed = (_End(1, 0, np.array([10.0, 51.0]), left, True, shape=3), _End(1, 1, np.array([58.0, 51.0]), right))
     >>> plain = (_End(2, 0, np.array([10.0, 52.0]), left, shape=4), _End(2, 1, np.array([57.0, 52.0]), right))
-    >>> _along_trunks([([i], [], g, []) for i, g in enumerate([trunk, headed, plain])], chains, 1)
+    >>> _along_trunks([([i], [], g, []) for i, g in enumerate([trunk, headed, plain])], chains, 1, [])
     >>> [(e.shape, e.arrow) for e in (headed[1], plain[1])]
     [(1, False), (1, True)]
     """
     loose = [(k, e, o) for k, (_, _, (e1, e2), _) in enumerate(groups)
-             for e, o in ((e1, e2), (e2, e1)) if e.shape is None and o.shape is not None and e.direction.any()]
+             for e, o in ((e1, e2), (e2, e1))
+             if (e.shape is None or (e.at_container and not (e.arrow or o.arrow)))
+             and o.shape is not None and e.direction.any()]
     if not loose:
         return
     pts = [np.concatenate([chains[i].points for i in g[0]], axis=0) for g in groups]
@@ -1537,6 +1579,8 @@ def _along_trunks(groups: list[tuple[list[int], list[int], tuple[_End, _End], li
             gap = float(np.sqrt(d2[mine].min()))
             for t in (h1, h2):
                 if t.shape is None or t.at_container or t.shape == other.shape:
+                    continue
+                if e.shape is not None and e.shape not in ancestors(shapes, t.shape):
                     continue
                 v = t.point - e.point
                 dist = float(np.hypot(*v))
@@ -1852,6 +1896,8 @@ def _through_shapes(ends: list[_End], shapes: list[Shape], stroke: np.ndarray, l
                         not _in_line(lines, ends[i], ends[j], lw) and not _lines_meet(ends[i], ends[j], lw):
                     continue
                 cover = cover_of(pts[a], pts[b])
+                if cover < 0.9 and _along_cut(ends[i], ends[j], shapes, lw):
+                    cover = 0.9
                 if cover >= 0.9:
                     # of two partners at about the same distance (connectors crossing an outline
                     # side by side), the one better in line comes first
@@ -1860,6 +1906,20 @@ def _through_shapes(ends: list[_End], shapes: list[Shape], stroke: np.ndarray, l
     for _, _, i, j in cands:
         if ends[i].through is None and ends[j].through is None:
             ends[i].through, ends[j].through = j, i
+
+
+def _along_cut(e1: _End, e2: _End, shapes: list[Shape], lw: int) -> bool:
+    """Do two ends at one container's outline lie either side of a stretch of it that a connector
+    runs along? Crossing the outline at a shallow angle, a connector runs for tens of pixels within
+    the zone cut away round it (:func:`connector_mask`), where a dashed line's dashes merge with the
+    outline, unbridged: the stroke between its pieces is not the line's. The way between the ends
+    lies wholly within that zone."""
+    if not (e1.at_container and e2.at_container and e1.shape == e2.shape):
+        return False
+    v = e2.point - e1.point
+    way = e1.point + np.linspace(0.0, 1.0, max(2, int(np.hypot(*v) / lw)))[:, None] * v
+    outline = shapes[e1.shape]
+    return all(outline.border_distance(x, y) <= 2 * lw + 3 for x, y in way)
 
 
 def label_gaps(blocks: list[Block], shape_hw: tuple[int, int], lw: int) -> np.ndarray:
