@@ -201,6 +201,37 @@ def test_a_head_beside_a_lines_end_is_not_its_own_when_its_other_end_has_a_head_
     assert read(True, over_box_0=True) == {(0, 1, False, True)}
 
 
+def test_of_two_lines_meeting_a_shape_at_one_point_the_one_leaving_it_drops_the_head_there():
+    # arch_ru_marketplace: lines from "Сервис возвратов" to two shapes about in line with it overlap
+    # near it, and the head of the one arriving there was found for both: the line leaving it, with
+    # its own head at its far end, was read with a head at each end
+    import cv2
+
+    from benchmark.extract.shapes import Shape
+    from benchmark.extract.straight import straight_lines
+
+    boxes = [(30, 40, 40, 40), (300, 32, 80, 40), (600, 40, 80, 40)]
+    shapes = [Shape(index=i, kind="rectangle", box=b, area=float(b[2] * b[3]), fill=(245, 246, 252),
+                    contour=np.array([[[b[0], b[1]]], [[b[0] + b[2], b[1]]], [[b[0] + b[2], b[1] + b[3]]],
+                                      [[b[0], b[1] + b[3]]]], np.int32)) for i, b in enumerate(boxes)]
+    canvas = np.zeros((120, 720), np.uint8)
+    for x, y, w, h in boxes:
+        cv2.rectangle(canvas, (x, y), (x + w, y + h), 1, 2)
+    blobs = []
+    for (p, q) in (((70, 59), (300, 53)), ((70, 60), (600, 60))):
+        cv2.line(canvas, p, q, 1, 2)
+    for tip, u in (((300.0, 53.0), (230.0, -6.0)), ((71.0, 60.0), (-1.0, 0.0))):
+        tip, u = np.array(tip), np.array(u) / np.hypot(*u)
+        back, side = tip - 16 * u, 8 * np.array([-u[1], u[0]])
+        one = np.zeros_like(canvas)
+        cv2.fillPoly(one, [np.round([tip, back + side, back - side]).astype(np.int32)], 1)
+        canvas |= one
+        ys, xs = np.nonzero(one)
+        blobs.append(np.stack([xs, ys], axis=1).astype(float))
+    lines = straight_lines(canvas > 0, shapes, blobs, np.zeros(canvas.shape, bool), 2)
+    assert {(ln.a, ln.b, ln.head_a, ln.head_b) for ln in lines} == {(0, 1, False, True), (0, 2, True, False)}
+
+
 def _seg(p, q, n=50):
     t = np.linspace(0.0, 1.0, n)[:, None]
     return np.array(p, float) + t * (np.array(q, float) - np.array(p, float))

@@ -130,7 +130,7 @@ def straight_lines(stroke: np.ndarray, shapes: list[Shape], blobs: list[np.ndarr
             line = _try(A, B, shapes, insides, stroke, thick, thick_gap, heads, lw)
             if line is not None:
                 lines.append(line)
-    return resolve_through_centres(lines, shapes, insides, thick, lw)
+    return resolve_through_centres(_one_head_each(lines, lw), shapes, insides, thick, lw)
 
 
 def _try(A: Shape, B: Shape, shapes: list[Shape], insides: _Insides, stroke: np.ndarray, thick: np.ndarray,
@@ -191,6 +191,35 @@ def _try(A: Shape, B: Shape, shapes: list[Shape], insides: _Insides, stroke: np.
                if abs((shapes[k].centre[0] - ca[0]) * u[1] - (shapes[k].centre[1] - ca[1]) * u[0]) <= 2 * lw}
     return Line(A.index, B.index, head_a, head_b, np.stack([xs[s0:s1], ys[s0:s1]], axis=1).astype(float), over,
                 bool(centres), centres)
+
+
+def _one_head_each(lines: list[Line], lw: int) -> list[Line]:
+    """``lines`` where two of them meet a shape at one point, both with a head there: lines to two
+    shapes about in line with it overlap near it, and the one head drawn there was found for both.
+    A line with a head at its other end too leaves the shape there, and drops that head when the
+    other line has none at its other end (that line arrives).
+
+    >>> pts = np.array([[0.0, 0.0], [50.0, 0.0]])
+    >>> arrives, leaves = Line(0, 1, True, False, pts), Line(0, 2, True, True, pts + [0.0, 1.0])
+    >>> [(line.head_a, line.head_b) for line in _one_head_each([arrives, leaves], 2)]
+    [(True, False), (False, True)]
+    """
+    ends = [(line, which, line.a if which == 0 else line.b, line.points[0] if which == 0 else line.points[-1])
+            for line in lines for which in (0, 1) if (line.head_a, line.head_b)[which]]
+    drop = []
+    for n, (l1, w1, s1, p1) in enumerate(ends):
+        for l2, w2, s2, p2 in ends[n + 1:]:
+            if l1 is l2 or s1 != s2 or float(np.hypot(*(p1 - p2))) > 2 * lw:
+                continue
+            far1, far2 = (l1.head_b, l1.head_a)[w1], (l2.head_b, l2.head_a)[w2]
+            if far1 != far2:
+                drop.append((l1, w1) if far1 else (l2, w2))
+    for line, which in drop:
+        if which == 0:
+            line.head_a = False
+        else:
+            line.head_b = False
+    return lines
 
 
 def resolve_through_centres(lines: list[Line], shapes: list[Shape], insides: _Insides, thick: np.ndarray,
