@@ -546,6 +546,21 @@ def _outside_owner(b: Block, shapes: list[Shape]) -> tuple[float, Shape] | None:
     return best
 
 
+#: marks a connector's stub beside an edge label is read as, where it touches the label's first or
+#: last letter: a comma, low quotes, an underscore, a bar. No label starts or ends with one
+STUB_MARKS = ",‚„_|"
+
+
+def without_stub_marks(text: str) -> str:
+    """An edge label without the marks (``STUB_MARKS``) at its start and end that a connector's stub
+    beside it is read as.
+
+    >>> without_stub_marks("trigger,"), without_stub_marks("‚стенд готов"), without_stub_marks("yes, retry")
+    ('trigger', 'стенд готов', 'yes, retry')
+    """
+    return text.strip().strip(STUB_MARKS).strip()
+
+
 def slug(text: str) -> str:
     """An id from a label: lower case, words joined by '-', letters of any script kept.
 

@@ -21,7 +21,7 @@ import numpy as np
 from benchmark.extract.connectors import RawEdge, find_edges
 from benchmark.extract.labels import (assign_node_labels, group_blocks, group_lines, is_dashed_stroke,
                                       read_unlabelled, reread_foreign_labels, reread_unsure_labels, slug,
-                                      split_across_shapes, split_run_together)
+                                      split_across_shapes, split_run_together, without_stub_marks)
 from benchmark.extract.ocr import LANG, Word, read_words
 from benchmark.extract.raster import Raster, load_rgb, make_raster
 from benchmark.extract.shapes import Shape, find_shapes
@@ -192,7 +192,8 @@ def to_parse_json(shapes: list[Shape], labels: dict[int, str], edges: list[RawEd
             src, dst, arrow = a, b, "->"
         else:
             src, dst, arrow = a, b, "--"
-        out_edges.append({"src": src, "dst": dst, "label": e.label, "directed": arrow == "->", "arrow": arrow})
+        out_edges.append({"src": src, "dst": dst, "label": without_stub_marks(e.label), "directed": arrow == "->",
+                          "arrow": arrow})
     out_edges.sort(key=lambda e: (e["src"], e["dst"], e["label"], e["arrow"]))
     return {"nodes": nodes, "edges": out_edges}
 
