@@ -35,7 +35,7 @@ from benchmark.extract.components import (component_labels, component_pixels, co
 from benchmark.extract.labels import Block
 from benchmark.extract.raster import Raster, stroke_colour
 from benchmark.extract.shapes import Shape
-from benchmark.extract.skeleton import Chain, out_direction, path_order, split_at_reversal, thin, trace
+from benchmark.extract.skeleton import Chain, path_tips, split_at_reversal, thin, trace
 from benchmark.extract.straight import ancestors, cells_of, is_grid, straight_lines
 
 
@@ -1795,12 +1795,9 @@ def _split_unlike_arms(chains: list[Chain], inked: np.ndarray, lw: int, reach: f
 
 def _arm(points: np.ndarray, reach: float) -> Chain:
     """The piece made of ``points``, one arm of a piece split at a corner, ending at the two ends of
-    its path (:func:`.skeleton.path_order`; the trace's own end may be a pixel of a staircase short of
-    the tip). An arm is connected: each of its points is a step nearer the piece's end than one
-    beside it."""
-    order = path_order(points)
-    tips = [points[int(np.argmin(order))], points[int(np.argmax(order))]]
-    return Chain(points, [(t, out_direction(points, t, reach)) for t in tips])
+    its path (:func:`.skeleton.path_tips`; the trace's own end may be a pixel of a staircase short of
+    the tip)."""
+    return Chain(points, path_tips(points, reach))
 
 
 def _through_shapes(ends: list[_End], shapes: list[Shape], stroke: np.ndarray, lw: int,

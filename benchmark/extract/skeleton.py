@@ -153,7 +153,7 @@ def _junctions(padded: np.ndarray, ys: np.ndarray, xs: np.ndarray, shape: tuple[
     return out
 
 
-def path_order(points: np.ndarray) -> np.ndarray | None:
+def _path_order(points: np.ndarray) -> np.ndarray | None:
     """Geodesic distance of every pixel of a thin 8-connected piece from one of its ends (the
     pixel farthest from an arbitrary start), or None when the piece is not connected."""
     from collections import deque
@@ -197,7 +197,7 @@ def split_at_reversal(points: np.ndarray, reach: float, max_cos: float = -0.3) -
     >>> split_at_reversal(np.argwhere(m)[:, ::-1].astype(float), 8) is None
     True
     """
-    dist = path_order(points)
+    dist = _path_order(points)
     if dist is None:
         return None
     n = int(dist.max()) + 1
@@ -231,18 +231,20 @@ def _junction_at(jlab: np.ndarray, x: int, y: int) -> int | None:
 def _free_seg(pts: np.ndarray, reach: float, jlab: np.ndarray, x0: int, y0: int) -> _Seg:
     """A segment for one arm of a split piece: its tips are the ends of its path (the one at the
     split is free; the other keeps the junction it touches, if any)."""
-    dist = path_order(pts)
-    ends = [int(np.argmin(dist)), int(np.argmax(dist))] if dist is not None else [0, len(pts) - 1]
-    tips, dirs, nodes = [], [], []
-    for t in ends:
-        tip = pts[t]
-        tips.append(tip)
-        dirs.append(out_direction(pts, tip, reach))
-        nodes.append(_junction_at(jlab, int(tip[0]) - x0, int(tip[1]) - y0))
-    return _Seg(pts, tips, dirs, nodes)
+    ends = path_tips(pts, reach)
+    return _Seg(pts, [tip for tip, _ in ends], [d for _, d in ends],
+                [_junction_at(jlab, int(tip[0]) - x0, int(tip[1]) - y0) for tip, _ in ends])
 
 
-def out_direction(points: np.ndarray, tip: np.ndarray, reach: float) -> np.ndarray:
+def path_tips(points: np.ndarray, reach: float) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The two ends of a thin piece's path (:func:`_path_order`; its first and last points when it is
+    not connected), each with the direction out of the piece there (:func:`_out_direction`)."""
+    dist = _path_order(points)
+    ends = [int(np.argmin(dist)), int(np.argmax(dist))] if dist is not None else [0, len(points) - 1]
+    return [(points[t], _out_direction(points, points[t], reach)) for t in ends]
+
+
+def _out_direction(points: np.ndarray, tip: np.ndarray, reach: float) -> np.ndarray:
     """The unit vector pointing out of a piece at its ``tip``: from the mean of its points within
     ``reach`` of the tip to the tip (zero when they are all at the tip)."""
     d = np.hypot(*(points - tip).T)
@@ -260,7 +262,7 @@ TURN_BACK_COS = -0.2
 
 def _turns_back(pts: np.ndarray, tips: np.ndarray, reach: float) -> bool:
     """Does the piece turn by more than about 80 degrees between its two tips (``TURN_BACK_COS``)?"""
-    d0, d1 = (out_direction(pts, pts[t], reach) for t in tips)
+    d0, d1 = (_out_direction(pts, pts[t], reach) for t in tips)
     return float(np.dot(d0, d1)) > TURN_BACK_COS
 
 
@@ -351,7 +353,7 @@ def trace(skel: np.ndarray, spur: float, reach: float) -> list[Chain]:
         for t in tips_idx:
             tip = pts[t]
             tips.append(tip)
-            dirs.append(out_direction(pts, tip, reach))
+            dirs.append(_out_direction(pts, tip, reach))
             nodes.append(_junction_at(jlab, int(sx[t]), int(sy[t])))
         segs.append(_Seg(pts, tips, dirs, nodes))
 

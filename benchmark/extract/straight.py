@@ -215,10 +215,7 @@ def _one_head_each(lines: list[Line], lw: int) -> list[Line]:
             if far1 != far2:
                 drop.append((l1, w1) if far1 else (l2, w2))
     for line, which in drop:
-        if which == 0:
-            line.head_a = False
-        else:
-            line.head_b = False
+        setattr(line, ("head_a", "head_b")[which], False)
     return lines
 
 
