@@ -187,3 +187,52 @@ def test_a_short_label_ocr_skipped_is_read_again_in_its_shape(tmp_path):
     labels = {}
     read_unlabelled(labels, shapes, r, [Word("КТ", x, y, w, h, 96.0, 16.0)], rgb, factor, "eng+rus")
     assert labels == {}
+
+
+@needs_tesseract
+def test_two_labels_set_one_on_the_other_are_both_read():
+    # state_tcp: d2 set "passive open" over "timeout", the "p" of one in the other. In the mosaic of
+    # all the image's text tesseract read them as "assive" two lines tall beside "open" and "timeo",
+    # and each label lost letters; the tall word and its neighbours read again alone read right
+    from benchmark.dataset import DEFAULT_ROOT
+    from benchmark.extract.pipeline import extract
+
+    g = extract(DEFAULT_ROOT / "diagrams" / "state_tcp.png")
+    assert ("closed", "->", "listen", "passive open") in edges(g)
+    assert ("syn-sent", "->", "closed", "timeout") in edges(g)
+
+
+def test_the_lines_of_a_stacked_reading_are_two_labels():
+    from benchmark.extract.labels import group_blocks, group_lines, stacked_regions
+    from benchmark.extract.ocr import Word
+
+    # "candidates" with "no" just under it, centred on it: lines one label's would be
+    words = [Word("candidates", 100, 100, 98, 16, 96, 109), Word("no", 124, 117, 22, 12, 96, 109)]
+    assert [b.text for b in group_blocks(group_lines(words))] == ["candidates\nno"]
+    assert [b.text for b in group_blocks(group_lines(words), [words])] == ["candidates", "no"]
+    # a word that alone is two lines tall, with the words beside it on its rows, is one region;
+    # a word far off, or of a node label, is not in it
+    words = [Word("trigge.,", 100, 100, 67, 28, 37, 109), Word("clicks", 175, 104, 50, 16, 96, 109),
+             Word("far", 400, 104, 30, 16, 96, 109), Word("Indexer", 60, 104, 30, 16, 96, 16)]
+    words += [Word("yes", 0, 300 + 40 * i, 30, 16 + i % 2 * 4, 96, 109) for i in range(8)]
+    regions, tall = stacked_regions(words)
+    assert regions == [[0, 1]] and tall == 20.0
+
+
+def test_a_label_read_just_beside_its_connectors_middle_is_not_shared_with_the_next_one():
+    # arch_search: "read" set right over "zero-result queries". The connector of "read" is joined
+    # across both labels and runs through the other, but its own label lies nearer its middle: the
+    # other block is not split between the two connectors ("zero-result" | "queries")
+    import numpy as np
+
+    from benchmark.extract.connectors import RawEdge, split_shared_labels
+    from benchmark.extract.labels import Block
+    from benchmark.extract.ocr import Word
+
+    read = Block([[Word("read", 100, 80, 41, 16, 95, 109)]], True)
+    other = Block([[Word("zero-result", 40, 96, 96, 16, 88, 109), Word("queries", 141, 100, 64, 16, 96, 109)]], True)
+    down = RawEdge(0, 1, False, True, np.array([[120.0, y] for y in range(-24, 201)]), crossed=[0, 1])
+    across = RawEdge(2, 3, False, True, np.array([[x, 104.0] for x in range(0, 301)]), crossed=[1])
+    blocks = split_shared_labels([down, across], [read, other], 2)
+    assert [b.text for b in blocks] == ["read", "zero-result queries"]
+

@@ -808,23 +808,30 @@ def split_shared_labels(edges: list[RawEdge], blocks: list[Block], lw: int) -> l
     run of the words, in turn. The later parts are added at the end, and the connectors they go to
     were joined across it.
     """
+    paths = [_edge_path(e, lw) for e in edges]
+    middles = [_edge_middle(e, p) for e, p in zip(edges, paths)]
+
+    def nearer_label(ei: int, bi: int) -> bool:
+        # another label lies nearer the connector's middle: its own, set just beside this block
+        d = _points_box_distance(middles[ei][None, :], blocks[bi].box)
+        return any(_points_box_distance(middles[ei][None, :], o.box) < d for oi, o in enumerate(blocks) if oi != bi)
+
     sharing: dict[int, list[int]] = {}
     for ei, e in enumerate(edges):
         for bi in sorted(set(e.crossed)):
-            if len(blocks[bi].lines) == 1 and len(blocks[bi].lines[0]) >= 2:
+            if len(blocks[bi].lines) == 1 and len(blocks[bi].lines[0]) >= 2 and not nearer_label(ei, bi):
                 sharing.setdefault(bi, []).append(ei)
     out = list(blocks)
     multi = {bi for bi, b in enumerate(blocks) if bi not in sharing and len(b.lines) == 1 and len(b.lines[0]) >= 3}
     if not sharing and not multi:
         return out
-    paths = [_edge_path(e, lw) for e in edges]
-    middles = [_edge_middle(e, p) for e, p in zip(edges, paths)]
     for bi in sorted(multi):
         # a block no connector was joined across is shared by the connectors running through it whose
         # middles lie in it, when they are two or more
         x, y, w, h = blocks[bi].box
         owners = [ei for ei in range(len(edges)) if x <= middles[ei][0] <= x + w
-                  and y - h <= middles[ei][1] <= y + 2 * h and _points_box_distance(paths[ei], blocks[bi].box) == 0]
+                  and y - h <= middles[ei][1] <= y + 2 * h and _points_box_distance(paths[ei], blocks[bi].box) == 0
+                  and not nearer_label(ei, bi)]
         if len(owners) >= 2:
             sharing[bi] = owners
     for bi, owners in sorted(sharing.items()):
@@ -835,7 +842,8 @@ def split_shared_labels(edges: list[RawEdge], blocks: list[Block], lw: int) -> l
         if bi not in multi:
             owners += [ei for ei in range(len(edges)) if ei not in owners
                        and _points_box_distance(paths[ei], b.box) == 0
-                       and np.hypot(middles[ei][0] - cx, middles[ei][1] - cy) <= w / 2 + 3 * h]
+                       and np.hypot(middles[ei][0] - cx, middles[ei][1] - cy) <= w / 2 + 3 * h
+                       and not nearer_label(ei, bi)]
         if len(owners) < 2:
             continue
         words = sorted(b.lines[0], key=lambda w: w.x)

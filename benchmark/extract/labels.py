@@ -80,15 +80,26 @@ def group_lines(words: list[Word]) -> list[list[Word]]:
     return lines
 
 
-def group_blocks(lines: list[list[Word]]) -> list[Block]:
-    """Lines stacked under each other (centred, small leading, same ink) as blocks."""
+def group_blocks(lines: list[list[Word]], apart: list[list[Word]] = ()) -> list[Block]:
+    """Lines stacked under each other (centred, small leading, same ink) as blocks. Two lines that
+    hold words of one group of ``apart`` are never one block (the lines of two labels set one on the
+    other: :func:`reread_stacked_words`).
+
+    >>> ws = [Word("candidates", 10, 10, 100, 16, 96, 109), Word("no", 50, 28, 20, 11, 96, 109)]
+    >>> [b.text for b in group_blocks(group_lines(ws))], [b.text for b in group_blocks(group_lines(ws), [ws])]
+    (['candidates\\nno'], ['candidates', 'no'])
+    """
+    group_of = {w: k for k, group in enumerate(apart) for w in group}
     blocks: list[Block] = []
     for line in lines:
         lb = Block([line], line[0].grey)
         lx, ly, lw_, lh = lb.box
         placed = False
+        groups = {group_of[w] for w in line if w in group_of}
         for b in blocks:
             if b.grey != lb.grey:
+                continue
+            if groups and any(group_of.get(w) in groups for w in b.words):
                 continue
             bx, by, bw, bh = b.box
             last = Block([b.lines[-1]], b.grey)
@@ -216,6 +227,126 @@ def reread_unsure_labels(blocks: list[Block], rgb, factor: int, lang: str) -> No
         got = [(fix_script(t), c) for t, c in got]
         if surer_reading([(w.text, w.conf) for w in old], got):
             b.lines = _reread_line(old, got)
+
+
+#: a grey word at least this many times as tall as the image's tall grey words (the
+#: :data:`STACKED_QUANTILE` percentile of their heights: words with ascenders and descenders)
+#: holds two lines of text
+STACKED_HEIGHT, STACKED_QUANTILE = 1.3, 90
+#: a reading of such a word holds two lines when the middles of two of its words are this many tall
+#: words' heights apart up and down
+STACKED_ROWS = 0.4
+#: tesseract's page segmentation modes a stacked region is read again in: a block of lines, and
+#: sparse text
+STACKED_MODES = (6, 11)
+
+
+def tall_height(words: list[Word]) -> float:
+    """The height of ``words``' tall words: the :data:`STACKED_QUANTILE` percentile of the heights of
+    those holding a letter or digit (words with ascenders and descenders; 0 without any).
+
+    >>> tall_height([Word(t, 0, 0, 10, h, 90, 109) for t, h in [("no", 11), ("yes", 15), ("pull", 16), ("|", 40)]])
+    15.8
+    """
+    hs = [w.h for w in words if any(c.isalnum() for c in w.text)]
+    return float(np.percentile(hs, STACKED_QUANTILE)) if hs else 0.0
+
+
+def _sure_letters(words: list[Word]) -> int:
+    """Letters and digits in the words read at least :data:`.ocr.REREAD_MIN_CONF` sure."""
+    from benchmark.extract.ocr import REREAD_MIN_CONF
+
+    return sum(sum(c.isalnum() for c in w.text) for w in words if w.conf >= REREAD_MIN_CONF)
+
+
+def stacked_regions(words: list[Word]) -> tuple[list[list[int]], float]:
+    """Groups of ``words`` (their indexes) round each grey word that holds two lines of text
+    (:data:`STACKED_HEIGHT`), and the tall words' height. A group grows from its tall word by the
+    grey words whose rows meet its box and that lie within half a tall word's height of it beside it;
+    groups that share a word are one.
+
+    >>> ws = [Word("open", 100, 10, 40, 22, 96, 109), Word("assive", 48, 4, 50, 46, 82, 109),
+    ...       Word("timeo", 0, 28, 45, 22, 92, 109), Word("far", 300, 10, 30, 30, 96, 109),
+    ...       Word("send", 0, 200, 40, 30, 96, 109), Word("yes", 0, 300, 30, 22, 96, 109),
+    ...       Word("no", 0, 400, 20, 22, 96, 109), Word("by", 0, 500, 20, 30, 96, 109),
+    ...       Word("Shape", 0, 600, 60, 60, 96, 16)]
+    >>> stacked_regions(ws)
+    ([[0, 1, 2]], 34.8)
+    """
+    grey = [i for i, w in enumerate(words) if w.grey and any(c.isalnum() for c in w.text)]
+    if not grey:
+        return [], 0.0
+    full = tall_height([words[i] for i in grey])
+    regions: list[set[int]] = []
+    for i in grey:
+        if words[i].h < STACKED_HEIGHT * full:
+            continue
+        region = {i}
+        grown = True
+        while grown:
+            x0 = min(words[j].x for j in region)
+            y0 = min(words[j].y for j in region)
+            x1 = max(words[j].x + words[j].w for j in region)
+            y1 = max(words[j].y + words[j].h for j in region)
+            near = {j for j in grey if j not in region and words[j].y < y1 and words[j].y + words[j].h > y0
+                    and words[j].x < x1 + full / 2 and words[j].x + words[j].w > x0 - full / 2}
+            region |= near
+            grown = bool(near)
+        for other in [r for r in regions if r & region]:
+            regions.remove(other)
+            region |= other
+        regions.append(region)
+    return sorted(sorted(r) for r in regions), full
+
+
+def reread_stacked_words(words: list[Word], rgb, factor: int, lang: str) -> tuple[list[Word], list[list[Word]]]:
+    """``words`` with each group of :func:`stacked_regions` read again alone when that reads it
+    better, and the words of each group read again (its lines are labels apart: :func:`group_blocks`).
+
+    d2 puts a connector's label at its middle without moving it off other labels, so two labels
+    are sometimes set one just above the other, or overlapping (``candidates`` over ``no``,
+    ``passive open`` over ``timeout``, ``pull`` beside a raised ``/api``). In the mosaic of all the
+    image's text tesseract reads such a pair as one word two lines tall and loses the other label.
+    Each group (its box in the full image, ``rgb``; ``factor`` times the words' coordinates) is read
+    again in each of :data:`STACKED_MODES`, all groups in one tesseract call per mode. A reading
+    replaces the group's words when it holds two lines (:data:`STACKED_ROWS`), none of its words is
+    two lines tall, and it has more letters read surely (:func:`_sure_letters`) than the group had;
+    of two such readings, the one with more. (A word whose box alone is too tall, ``о`` in
+    ``отчёт о тестировании``, reads again as one line and is left to :func:`reread_unsure_labels`.)
+    """
+    from benchmark.extract.ocr import fix_script, read_crops
+
+    regions, full = stacked_regions(words)
+    if not regions:
+        return words, []
+    boxes = []
+    for region in regions:
+        x0 = min(words[j].x for j in region)
+        y0 = min(words[j].y for j in region)
+        x1 = max(words[j].x + words[j].w for j in region)
+        y1 = max(words[j].y + words[j].h for j in region)
+        boxes.append((x0 * factor, y0 * factor, (x1 - x0) * factor, (y1 - y0) * factor))
+    readings = [read_crops(rgb, boxes, lang, psm, pad=max(4, int(full * factor / 2))) for psm in STACKED_MODES]
+    drop: set[int] = set()
+    added: list[list[Word]] = []
+    for k, region in enumerate(regions):
+        old = [words[j] for j in region]
+        best, best_score = None, None
+        for reading in readings:
+            new = [Word(fix_script(w.text), w.x, w.y, w.w, w.h, w.conf, w.ink).scaled(1 / factor)
+                   for w in reading[k] if any(c.isalnum() for c in w.text)]
+            if not new or any(w.h >= STACKED_HEIGHT * full for w in new):
+                continue   # still a word two lines tall
+            if max(w.cy for w in new) - min(w.cy for w in new) < STACKED_ROWS * full:
+                continue   # one line: no label was hidden under another here
+            score = (_sure_letters(new), sum(w.conf for w in new) / len(new))
+            if score[0] > _sure_letters(old) and (best_score is None or score > best_score):
+                best, best_score = new, score
+        if best is not None:
+            drop |= set(region)
+            added.append(best)
+    kept = [w for i, w in enumerate(words) if i not in drop]
+    return sorted(kept + [w for group in added for w in group], key=lambda w: (w.y, w.x)), added
 
 
 #: d2 writes edge labels in italics leaning about this much (x shift per pixel of height)

@@ -513,38 +513,55 @@ def reread_in_script(rgb: np.ndarray, boxes: list[tuple[int, int, int, int]], sc
 def read_lines(rgb: np.ndarray, boxes: list[tuple[int, int, int, int]], lang: str = LANG) -> list[list[tuple[str, float]]]:
     """Each box of ``rgb`` (x, y, w, h: one line of text) read by tesseract in ``lang``: its words, in
     order, and their confidences. The lines go to tesseract in one call, stacked under each other."""
+    return [[(w.text, w.conf) for w in sorted(words, key=lambda w: w.x)] for words in read_crops(rgb, boxes, lang)]
+
+
+def read_crops(rgb: np.ndarray, boxes: list[tuple[int, int, int, int]], lang: str = LANG,
+               psm: int = 6, pad: int | None = None) -> list[list[Word]]:
+    """Each box of ``rgb`` (x, y, w, h) read by tesseract in ``lang`` with page segmentation mode
+    ``psm``: its words, boxed in ``rgb``'s pixels (texts as tesseract wrote them). The boxes, each
+    kept to its ink and padded by ``pad`` pixels (by default half its height), go to tesseract in
+    one call, stacked under each other well apart; a word belongs to the box whose rows its middle
+    lies in."""
     import pytesseract
 
     if not boxes:
         return []
-    # one tesseract call: the lines stacked under each other, well apart, read as a block
     h_img, w_img = rgb.shape[:2]
-    pieces = []
+    pieces, origins = [], []
     for x, y, w, h in boxes:
-        pad = max(4, h // 2)
-        x0, y0 = max(0, x - pad), max(0, y - pad)
-        crop = rgb[y0:min(h_img, y + h + pad), x0:min(w_img, x + w + pad)]
+        p = max(4, h // 2) if pad is None else pad
+        x0, y0 = max(0, x - p), max(0, y - p)
+        crop = rgb[y0:min(h_img, y + h + p), x0:min(w_img, x + w + p)]
         r = make_raster(crop, measure=False)
-        pieces.append(np.where(r.ink, r.lum, 255).astype(np.uint8))
-    gap = 20 + max(p.shape[0] for p in pieces)
-    width = max(p.shape[1] for p in pieces) + 40
+        pieces.append((np.where(r.ink, r.lum, 255).astype(np.uint8), r))
+        origins.append((x0, y0))
+    gap = 20 + max(p.shape[0] for p, _ in pieces)
+    width = max(p.shape[1] for p, _ in pieces) + 40
     canvas = np.full((gap * len(pieces) + gap, width), 255, np.uint8)
     tops = []
-    for i, p in enumerate(pieces):
+    for i, (p, _) in enumerate(pieces):
         top = gap // 2 + i * gap
         canvas[top:top + p.shape[0], 20:20 + p.shape[1]] = p
         tops.append((top, top + p.shape[0]))
-    data = pytesseract.image_to_data(canvas, lang=lang, config="--psm 6", output_type=pytesseract.Output.DICT)
-    out: list[list[tuple[str, float, int]]] = [[] for _ in boxes]
-    for t, c, left, top, hh in zip(data["text"], data["conf"], data["left"], data["top"], data["height"]):
+    data = pytesseract.image_to_data(canvas, lang=lang, config=f"--psm {psm}", output_type=pytesseract.Output.DICT)
+    out: list[list[Word]] = [[] for _ in boxes]
+    for t, c, left, top, ww, hh in zip(data["text"], data["conf"], data["left"], data["top"], data["width"],
+                                       data["height"]):
         if not (t or "").strip() or float(c) < 0:
             continue
         cy = top + hh / 2
         for i, (a, b) in enumerate(tops):
             if a - 4 <= cy <= b + 4:
-                out[i].append((t.strip(), float(c), int(left)))
+                x, y = int(left) - 20, int(top) - a   # in the padded crop
+                r = pieces[i][1]
+                box_ink = r.ink[max(0, y):y + hh, max(0, x):x + ww]
+                vals = r.lum[max(0, y):y + hh, max(0, x):x + ww][box_ink]
+                ink = float(np.percentile(vals, 20)) if vals.size else 255.0
+                x0, y0 = origins[i]
+                out[i].append(Word(t.strip(), x + x0, y + y0, int(ww), int(hh), float(c), ink))
                 break
-    return [[(t, c) for t, c, _ in sorted(words, key=lambda w: w[2])] for words in out]
+    return out
 
 
 def words_cache_dir() -> Path:

@@ -20,15 +20,16 @@ import numpy as np
 
 from benchmark.extract.connectors import RawEdge, find_edges
 from benchmark.extract.labels import (assign_node_labels, group_blocks, group_lines, is_dashed_stroke,
-                                      read_unlabelled, reread_foreign_labels, reread_unsure_labels, slug,
-                                      split_across_shapes, split_run_together, without_stub_marks)
+                                      read_unlabelled, reread_foreign_labels, reread_stacked_words,
+                                      reread_unsure_labels, slug, split_across_shapes, split_run_together,
+                                      without_stub_marks)
 from benchmark.extract.ocr import LANG, Word, read_words
 from benchmark.extract.raster import Raster, load_rgb, make_raster
 from benchmark.extract.shapes import Shape, find_shapes
 from benchmark.extract.strokes import drawn_strokes
 
 #: bump when the output for the same image may change (invalidates the cache)
-EXTRACTOR_VERSION = "81"
+EXTRACTOR_VERSION = "82"
 #: a graph whose labels hold less than this share of the words OCR read gets a warning
 LOW_COVERAGE = 0.5
 #: a d2-read graph is checked against a reading by structure when more than this share of its
@@ -70,7 +71,8 @@ def extract_image(rgb: np.ndarray, lang: str = LANG, timings: dict[str, float] |
     stroke, line_words, dashed = drawn_strokes(r, words)
     dash_words = count_words([w for i, w in enumerate(words) if i in line_words])
     words = [w for i, w in enumerate(words) if i not in line_words]
-    blocks = [b for b in group_blocks(group_lines(words)) if not (b.grey and is_dashed_stroke(b, r.ink))]
+    words, stacked = reread_stacked_words(words, rgb, factor, lang)
+    blocks = [b for b in group_blocks(group_lines(words), stacked) if not (b.grey and is_dashed_stroke(b, r.ink))]
     reread_unsure_labels(blocks, rgb, factor, lang)
     reread_foreign_labels(blocks, rgb, factor, lang)
     split_run_together(blocks, rgb, factor)
