@@ -236,3 +236,23 @@ def test_a_label_read_just_beside_its_connectors_middle_is_not_shared_with_the_n
     blocks = split_shared_labels([down, across], [read, other], 2)
     assert [b.text for b in blocks] == ["read", "zero-result queries"]
 
+
+@needs_tesseract
+@pytest.mark.parametrize("name, line, text", [
+    # the space before a one-letter word looks narrow only at a slant far from the font's,
+    # where the gaps between letters widen too
+    ("med_triage_ru", [("боль", 2377, 9205, 55, 18), ("вгруди", 2440, 9210, 90, 18)], "боль в груди"),
+    # a space a third of the line's height (its words with ascenders and descenders), and a three
+    # read as the letter "з"
+    ("arch_ru_marketplace", [("забрали", 6930, 2144, 130, 43), ("заз", 7075, 2144, 78, 28)], "забрали за 3"),
+])
+def test_a_word_run_into_a_one_letter_word_over_a_space_is_split(name, line, text):
+    from benchmark.dataset import DEFAULT_ROOT
+    from benchmark.extract.labels import Block, split_run_together
+    from benchmark.extract.ocr import Word
+    from benchmark.extract.raster import load_rgb
+
+    rgb = load_rgb(DEFAULT_ROOT / "diagrams" / f"{name}.png")
+    b = Block([[Word(t, x, y, w, h, 96.0, 109.0) for t, x, y, w, h in line]], True)
+    split_run_together([b], rgb, 1)
+    assert b.text == text

@@ -353,7 +353,7 @@ def reread_stacked_words(words: list[Word], rgb, factor: int, lang: str) -> tupl
 ITALIC_SLANT = 0.2
 #: a blank column run inside a word at least this share of its height, and at least
 #: :data:`SPACE_OVER_GAP` times the largest of its other gaps, is a space tesseract missed
-SPACE_MIN_SHARE, SPACE_OVER_GAP = 0.35, 1.8
+SPACE_MIN_SHARE, SPACE_OVER_GAP = 0.25, 1.8
 
 
 def ink_gaps(ink) -> list[tuple[int, int]]:
@@ -427,7 +427,8 @@ def split_run_together(blocks: list[Block], rgb, factor: int) -> None:
 def _split_at_space(text: str, ink, height: float) -> tuple[str, str] | None:
     """``text`` cut in two at the one wide blank run of its ink, or None. The ink is straightened
     at slants around :data:`ITALIC_SLANT`; the run must be wide at each of them (a gap between
-    two letters only looks wide at the wrong slant). ``height`` is the text line's height.
+    two letters only looks wide at the wrong slant), and much wider than the other gaps at the
+    font's slant and those next to it. ``height`` is the text line's height.
 
     >>> import numpy as np
     >>> m = np.zeros((16, 40), np.uint8)
@@ -451,7 +452,10 @@ def _split_at_space(text: str, ink, height: float) -> tuple[str, str] | None:
             return None
         widest = max(gaps, key=lambda g: g[1])
         others = max(g[1] for g in gaps if g is not widest)
-        if widest[1] < SPACE_MIN_SHARE * height or widest[1] < SPACE_OVER_GAP * max(1, others):
+        if widest[1] < SPACE_MIN_SHARE * height:
+            return None
+        # far from the font's slant the gaps between letters widen too (``в груди`` at 0.3)
+        if abs(slant - ITALIC_SLANT) < 0.075 and widest[1] < SPACE_OVER_GAP * max(1, others):
             return None
         cols = straight.any(axis=0).nonzero()[0]
         found.append((widest[0] + widest[1] / 2 - cols[0]) / max(1, cols[-1] - cols[0]))

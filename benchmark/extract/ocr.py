@@ -39,6 +39,8 @@ LONE_SYMBOLS = "?!&+-/<>=≤≥≠%#*:~|→←"
 #: bump when :func:`read_words` may read other words from the same image (invalidates stored words)
 WORDS_VERSION = "4"
 
+#: letters tesseract reads for a digit standing alone, which no word of either language is
+_LONE_DIGITS = {"l": "1", "з": "3"}
 _CYR_TO_LAT = str.maketrans("аеорсухкмнтвАЕОРСУХКМНТВ", "aeopcyxkmhtbAEOPCYXKMHTB")
 _LAT_TO_CYR = str.maketrans("aeopcyxkAEOPCYXKMHTB", "аеорсухкАЕОРСУХКМНТВ")
 
@@ -115,13 +117,14 @@ def fix_script(word: str) -> str:
     >>> fix_script("Docker-oбраз")   # a Latin "o" in the Russian part
     'Docker-образ'
 
-    A lone ``l`` is a one (``sev 1``): no word of either language is that letter alone.
+    A lone ``l`` is a one (``sev 1``), a lone ``з`` a three (``за 3 дня``): no word of either
+    language is that letter alone.
 
-    >>> fix_script("l")
-    '1'
+    >>> fix_script("l"), fix_script("з")
+    ('1', '3')
     """
-    if word == "l":
-        return "1"
+    if word in _LONE_DIGITS:
+        return _LONE_DIGITS[word]
     if "-" in word:
         return "-".join(fix_script(p) for p in word.split("-"))
     lat = sum(1 for c in word if c.isalpha() and c.isascii())

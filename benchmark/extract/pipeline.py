@@ -29,7 +29,7 @@ from benchmark.extract.shapes import Shape, find_shapes
 from benchmark.extract.strokes import drawn_strokes
 
 #: bump when the output for the same image may change (invalidates the cache)
-EXTRACTOR_VERSION = "82"
+EXTRACTOR_VERSION = "83"
 #: a graph whose labels hold less than this share of the words OCR read gets a warning
 LOW_COVERAGE = 0.5
 #: a d2-read graph is checked against a reading by structure when more than this share of its
