@@ -19,6 +19,13 @@ from benchmark.extract.raster import Raster
 from benchmark.extract.shapes import Shape, innermost
 
 
+def words_box(words: list[Word]) -> tuple[int, int, int, int]:
+    """The box (x, y, w, h) round ``words``."""
+    x0, y0 = min(w.x for w in words), min(w.y for w in words)
+    x1, y1 = max(w.x + w.w for w in words), max(w.y + w.h for w in words)
+    return x0, y0, x1 - x0, y1 - y0
+
+
 @dataclass
 class Block:
     """A label: one or more lines of words, with its box and ink class."""
@@ -32,10 +39,7 @@ class Block:
 
     @property
     def box(self) -> tuple[int, int, int, int]:
-        ws = self.words
-        x0, y0 = min(w.x for w in ws), min(w.y for w in ws)
-        x1, y1 = max(w.x + w.w for w in ws), max(w.y + w.h for w in ws)
-        return x0, y0, x1 - x0, y1 - y0
+        return words_box(self.words)
 
     @property
     def line_height(self) -> float:
@@ -284,12 +288,9 @@ def stacked_regions(words: list[Word]) -> tuple[list[list[int]], float]:
         region = {i}
         grown = True
         while grown:
-            x0 = min(words[j].x for j in region)
-            y0 = min(words[j].y for j in region)
-            x1 = max(words[j].x + words[j].w for j in region)
-            y1 = max(words[j].y + words[j].h for j in region)
-            near = {j for j in grey if j not in region and words[j].y < y1 and words[j].y + words[j].h > y0
-                    and words[j].x < x1 + full / 2 and words[j].x + words[j].w > x0 - full / 2}
+            x0, y0, w, h = words_box([words[j] for j in region])
+            near = {j for j in grey if j not in region and words[j].y < y0 + h and words[j].y + words[j].h > y0
+                    and words[j].x < x0 + w + full / 2 and words[j].x + words[j].w > x0 - full / 2}
             region |= near
             grown = bool(near)
         for other in [r for r in regions if r & region]:
@@ -319,18 +320,12 @@ def reread_stacked_words(words: list[Word], rgb, factor: int, lang: str) -> tupl
     regions, full = stacked_regions(words)
     if not regions:
         return words, []
-    boxes = []
-    for region in regions:
-        x0 = min(words[j].x for j in region)
-        y0 = min(words[j].y for j in region)
-        x1 = max(words[j].x + words[j].w for j in region)
-        y1 = max(words[j].y + words[j].h for j in region)
-        boxes.append((x0 * factor, y0 * factor, (x1 - x0) * factor, (y1 - y0) * factor))
+    boxes = [tuple(v * factor for v in words_box([words[j] for j in region])) for region in regions]
     readings = [read_crops(rgb, boxes, lang, psm, pad=max(4, int(full * factor / 2))) for psm in STACKED_MODES]
     drop: set[int] = set()
     added: list[list[Word]] = []
     for k, region in enumerate(regions):
-        old = [words[j] for j in region]
+        had = _sure_letters([words[j] for j in region])
         best, best_score = None, None
         for reading in readings:
             new = [Word(fix_script(w.text), w.x, w.y, w.w, w.h, w.conf, w.ink).scaled(1 / factor)
@@ -340,7 +335,7 @@ def reread_stacked_words(words: list[Word], rgb, factor: int, lang: str) -> tupl
             if max(w.cy for w in new) - min(w.cy for w in new) < STACKED_ROWS * full:
                 continue   # one line: no label was hidden under another here
             score = (_sure_letters(new), sum(w.conf for w in new) / len(new))
-            if score[0] > _sure_letters(old) and (best_score is None or score > best_score):
+            if score[0] > had and (best_score is None or score > best_score):
                 best, best_score = new, score
         if best is not None:
             drop |= set(region)

@@ -375,6 +375,14 @@ def mosaic_bands(slots: list[Slot], height: int) -> list[tuple[int, int]]:
     return [(a, min(b, a + TESSERACT_MAX_SIDE)) for a, b in bands]
 
 
+def box_ink(r: Raster, x: int, y: int, w: int, h: int) -> float:
+    """How dark a word boxed (x, y, w, h) in ``r`` is: the 20th percentile of its inked pixels'
+    luminance (255 when the box holds no ink)."""
+    x, y = max(0, x), max(0, y)
+    vals = r.lum[y:y + h, x:x + w][r.ink[y:y + h, x:x + w]]
+    return float(np.percentile(vals, 20)) if vals.size else 255.0
+
+
 def read_words(image: Raster | np.ndarray, lang: str = LANG, tones: bool = True) -> list[Word]:
     """Every word tesseract finds in an RGB image (or raster), in reading order. ``tones``: patches
     holding dark and grey text are read as two (:func:`text_pieces`; d2's light renders)."""
@@ -407,10 +415,7 @@ def read_words(image: Raster | np.ndarray, lang: str = LANG, tones: bool = True)
         if slot is None:
             continue
         x, y = left - slot.mx + slot.x, top - slot.my + slot.y
-        box_ink = r.ink[y:y + h, x:x + w]
-        vals = r.lum[y:y + h, x:x + w][box_ink]
-        ink = float(np.percentile(vals, 20)) if vals.size else 255.0
-        words.append(Word(fix_script(text), int(x), int(y), int(w), int(h), conf, ink))
+        words.append(Word(fix_script(text), int(x), int(y), int(w), int(h), conf, box_ink(r, x, y, w, h)))
     words = trim_spanning_boxes(words)
     words.sort(key=lambda w: (w.y, w.x))
     return words
@@ -557,12 +562,9 @@ def read_crops(rgb: np.ndarray, boxes: list[tuple[int, int, int, int]], lang: st
         for i, (a, b) in enumerate(tops):
             if a - 4 <= cy <= b + 4:
                 x, y = int(left) - 20, int(top) - a   # in the padded crop
-                r = pieces[i][1]
-                box_ink = r.ink[max(0, y):y + hh, max(0, x):x + ww]
-                vals = r.lum[max(0, y):y + hh, max(0, x):x + ww][box_ink]
-                ink = float(np.percentile(vals, 20)) if vals.size else 255.0
                 x0, y0 = origins[i]
-                out[i].append(Word(t.strip(), x + x0, y + y0, int(ww), int(hh), float(c), ink))
+                out[i].append(Word(t.strip(), x + x0, y + y0, int(ww), int(hh), float(c),
+                                   box_ink(pieces[i][1], x, y, ww, hh)))
                 break
     return out
 
